@@ -1,0 +1,1 @@
+"""Route Health: everything that ships in the Lambda code asset."""

@@ -1,0 +1,62 @@
+"""The pure core: route keys, verdicts, the route decision and `route_operation`.
+
+Imports nothing from boto3, botocore, httpx, aws_lambda_powertools or os, and never reads a clock.
+"""
+
+from functions.core.errors import (
+    LookupCancelled,
+    RouteFailure,
+    ServiceError,
+    StoreError,
+    UpstreamRejected,
+)
+from functions.core.model import (
+    COOLDOWN_MS,
+    DIRECT_PROBED,
+    DIRECT_TIMEOUT_MS,
+    EMPTY_SNAPSHOT,
+    LOOKUP_BUDGET_MS,
+    MAX_BODY_BYTES,
+    PINNED_TO_RELAY,
+    PROBE_SLOT_MS,
+    SNAPSHOT_TTL_MS,
+    VERDICT_MAX_AGE_MS,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteKey,
+    RouteVerdict,
+    Snapshot,
+    group_of,
+)
+from functions.core.ports import Clock, FailureReporter, VerdictStore
+
+__all__ = [
+    "COOLDOWN_MS",
+    "DIRECT_PROBED",
+    "DIRECT_TIMEOUT_MS",
+    "EMPTY_SNAPSHOT",
+    "LOOKUP_BUDGET_MS",
+    "MAX_BODY_BYTES",
+    "PINNED_TO_RELAY",
+    "PROBE_SLOT_MS",
+    "SNAPSHOT_TTL_MS",
+    "VERDICT_MAX_AGE_MS",
+    "Clock",
+    "FailureReporter",
+    "LookupCancelled",
+    "Reason",
+    "RelayCheck",
+    "RelayGroup",
+    "RouteCheck",
+    "RouteFailure",
+    "RouteKey",
+    "RouteVerdict",
+    "ServiceError",
+    "Snapshot",
+    "StoreError",
+    "UpstreamRejected",
+    "VerdictStore",
+    "group_of",
+]

@@ -1,0 +1,52 @@
+"""Typed settings per function, validated once per container (DESIGN §7). Secret values are not here.
+
+A bad value fails the container's INIT with a message naming the variable, never with a stack of guesses.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Seconds = Annotated[float, Field(gt=0, le=60)]
+
+
+class CommonSettings(BaseSettings):
+    """What every function reads: the verdict store, where secrets live, and the relay base URLs."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
+
+    route_health_table: str | None = Field(default=None, alias="ROUTE_HEALTH_TABLE")
+    """Unset: no verdict store (local/legacy install): relay first wherever a relay is configured."""
+    route_health_secret_id: str | None = Field(default=None, alias="ROUTE_HEALTH_SECRET_ID")
+    """Unset: secret values come from the environment."""
+    secret_max_age_s: int = Field(default=300, ge=0, le=3600, alias="ROUTE_HEALTH_SECRET_MAX_AGE")
+    # Relay URLs are validated by the relay adapter, not here: a bad one must surface as the relay's
+    # `configuration` verdict (DESIGN §4), not as a function that cannot start.
+    oy_relay_url: str | None = Field(default=None, alias="OY_RELAY_URL")
+    convenience_relay_url: str | None = Field(default=None, alias="CONVENIENCE_RELAY_URL")
+    dtryx_relay_url: str | None = Field(default=None, alias="DTRYX_RELAY_URL")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+
+class ApiSettings(CommonSettings):
+    """The lookup function."""
+
+    lookup_budget_s: Seconds = Field(default=10.0, alias="LOOKUP_BUDGET_SECONDS")
+    snapshot_prefetch_s: Annotated[float, Field(ge=0, le=0.3)] = Field(
+        default=0.3, alias="SNAPSHOT_PREFETCH_SECONDS"
+    )
+
+
+class OpsSettings(CommonSettings):
+    """The operator function (GET/POST /api/health/routes)."""
+
+
+class ProbeSettings(CommonSettings):
+    """The scheduled probe."""
