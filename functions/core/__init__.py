@@ -3,6 +3,7 @@
 Imports nothing from boto3, botocore, httpx, aws_lambda_powertools or os, and never reads a clock.
 """
 
+from functions.core.decision import CachedSnapshot, Decision, Path, Rule, decide
 from functions.core.errors import (
     LookupCancelled,
     RouteFailure,
@@ -31,6 +32,10 @@ from functions.core.model import (
     group_of,
 )
 from functions.core.ports import Clock, FailureReporter, VerdictStore
+from functions.core.reporting import BackgroundFailureReporter
+from functions.core.routing import NoRoutingEvents, Router, RoutingEvents
+from functions.core.snapshot_cache import SnapshotCache
+from functions.core.wire import snapshot_from_wire, snapshot_to_wire
 
 __all__ = [
     "COOLDOWN_MS",
@@ -43,9 +48,14 @@ __all__ = [
     "PROBE_SLOT_MS",
     "SNAPSHOT_TTL_MS",
     "VERDICT_MAX_AGE_MS",
+    "BackgroundFailureReporter",
+    "CachedSnapshot",
     "Clock",
+    "Decision",
     "FailureReporter",
     "LookupCancelled",
+    "NoRoutingEvents",
+    "Path",
     "Reason",
     "RelayCheck",
     "RelayGroup",
@@ -53,10 +63,17 @@ __all__ = [
     "RouteFailure",
     "RouteKey",
     "RouteVerdict",
+    "Router",
+    "RoutingEvents",
+    "Rule",
     "ServiceError",
     "Snapshot",
+    "SnapshotCache",
     "StoreError",
     "UpstreamRejected",
     "VerdictStore",
+    "decide",
     "group_of",
+    "snapshot_from_wire",
+    "snapshot_to_wire",
 ]

@@ -1,0 +1,189 @@
+"""`route_operation`: run one lookup over direct or relay within its time budget (DESIGN §3)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from functions.core.decision import CachedSnapshot, Decision, Path, Rule, decide, relay_known_unhealthy
+from functions.core.errors import (
+    LookupCancelled,
+    RouteFailure,
+    ServiceError,
+    UpstreamRejected,
+    route_unavailable,
+    upstream_bad_response,
+    upstream_not_found,
+    upstream_timeout,
+)
+from functions.core.model import (
+    COOLDOWN_MS,
+    DIRECT_TIMEOUT_MS,
+    LOOKUP_BUDGET_MS,
+    Reason,
+    RelayGroup,
+    RouteKey,
+    group_of,
+)
+from functions.core.ports import Clock, FailureReporter
+from functions.core.snapshot_cache import SnapshotCache
+
+__all__ = ["Decision", "NoRoutingEvents", "Path", "Router", "RoutingEvents", "Rule"]
+
+T = TypeVar("T")
+
+
+class RoutingEvents(Protocol):
+    """What the router tells the outside world (logs and metrics); must not raise or block."""
+
+    def decided(self, key: RouteKey, path: Path, rule: str) -> None: ...
+
+    def direct_failed(self, key: RouteKey, reason: Reason) -> None: ...
+
+    def relay_fallback(self, key: RouteKey) -> None: ...
+
+
+class NoRoutingEvents:
+    def decided(self, key: RouteKey, path: Path, rule: str) -> None:
+        pass
+
+    def direct_failed(self, key: RouteKey, reason: Reason) -> None:
+        pass
+
+    def relay_fallback(self, key: RouteKey) -> None:
+        pass
+
+
+class Router:
+    """One per container. `snapshots=None` means no verdict store is configured (legacy order)."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        snapshots: SnapshotCache | None,
+        reporter: FailureReporter | None,
+        relay_configured: Callable[[RelayGroup], bool],
+        events: RoutingEvents | None = None,
+    ) -> None:
+        self._clock = clock
+        self._snapshots = snapshots
+        self._reporter = reporter
+        self._relay_configured = relay_configured
+        self._events: RoutingEvents = events if events is not None else NoRoutingEvents()
+        self._blocks_lock = threading.Lock()
+        self._local_blocks: dict[RouteKey, int] = {}
+
+    def local_block_until(self, key: RouteKey) -> int | None:
+        """When this container's block on direct for `key` ends (epoch ms), if it ever blocked it."""
+        with self._blocks_lock:
+            return self._local_blocks.get(key)
+
+    def route_operation(
+        self,
+        key: RouteKey,
+        direct: Callable[[int], T],
+        relay: Callable[[int], T],
+        *,
+        budget_ms: int = LOOKUP_BUDGET_MS,
+        cancel: threading.Event | None = None,
+    ) -> T:
+        """Run the lookup; raises only ServiceError or LookupCancelled. The callables get their time in ms."""
+        started = self._clock()
+        _raise_if_cancelled(cancel)
+        cached = self._peek_snapshot()
+        decision = decide(
+            key,
+            cached=cached,
+            local_block_until=self.local_block_until(key),
+            now=started,
+            store_configured=self._snapshots is not None,
+            relay_configured=self._relay_configured(group_of(key)),
+        )
+        self._events.decided(key, decision.path, decision.rule)
+        if decision.path is Path.UNAVAILABLE:
+            raise route_unavailable()
+        if budget_ms <= 0:
+            raise upstream_timeout()
+        if decision.path is Path.RELAY:
+            return _call_relay(relay, budget_ms, cancel)
+
+        try:
+            return _call(direct, min(DIRECT_TIMEOUT_MS, budget_ms), cancel)
+        except RouteFailure as failure:
+            # A failure seen while the caller is leaving may be the cancellation itself: never block on it.
+            _raise_if_cancelled(cancel)
+            return self._fall_back(key, failure.reason, relay, cached, started, budget_ms, cancel)
+
+    def _fall_back(
+        self,
+        key: RouteKey,
+        reason: Reason,
+        relay: Callable[[int], T],
+        cached: CachedSnapshot | None,
+        started: int,
+        budget_ms: int,
+        cancel: threading.Event | None,
+    ) -> T:
+        """After a live direct failure: block direct here, report it without waiting, try the relay once."""
+        failed_at = self._clock()
+        self._block(key, failed_at + COOLDOWN_MS)
+        if self._reporter is not None:
+            self._reporter.report(key, failed_at)
+        self._events.direct_failed(key, reason)
+
+        group = group_of(key)
+        if relay_known_unhealthy(cached.snapshot if cached else None, group, failed_at):
+            raise route_unavailable()
+        remaining = budget_ms - (failed_at - started)
+        if remaining <= 0:
+            raise upstream_timeout()
+        if not self._relay_configured(group):
+            raise _route_failure_error(reason)
+        self._events.relay_fallback(key)
+        return _call_relay(relay, remaining, cancel)
+
+    def _peek_snapshot(self) -> CachedSnapshot | None:
+        if self._snapshots is None:
+            return None
+        self._snapshots.refresh_if_stale()
+        return self._snapshots.peek()
+
+    def _block(self, key: RouteKey, until: int) -> None:
+        with self._blocks_lock:
+            self._local_blocks[key] = max(until, self._local_blocks.get(key, until))
+
+
+def _call(operation: Callable[[int], T], time_ms: int, cancel: threading.Event | None) -> T:
+    """Call one path, mapping "the upstream said no" to the API's errors. RouteFailure passes through."""
+    _raise_if_cancelled(cancel)
+    try:
+        result = operation(time_ms)
+    except UpstreamRejected as rejected:
+        raise _rejected_error(rejected.status) from None
+    _raise_if_cancelled(cancel)
+    return result
+
+
+def _call_relay(relay: Callable[[int], T], time_ms: int, cancel: threading.Event | None) -> T:
+    # Relay transports answer with ServiceError; a RouteFailure from one still must not escape.
+    try:
+        return _call(relay, time_ms, cancel)
+    except RouteFailure as failure:
+        raise _route_failure_error(failure.reason) from None
+
+
+def _route_failure_error(reason: Reason) -> ServiceError:
+    return upstream_timeout() if reason is Reason.TIMEOUT else upstream_bad_response()
+
+
+def _rejected_error(status: int) -> ServiceError:
+    if status == 404:
+        return upstream_not_found()
+    return ServiceError("UPSTREAM_REJECTED", status, "The upstream service rejected the request.")
+
+
+def _raise_if_cancelled(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise LookupCancelled

@@ -1,0 +1,130 @@
+"""The container's cached snapshot: peeked on the request path, refreshed in the background (DESIGN §2).
+
+A request never waits for the store. `refresh_if_stale()` starts at most one background load at a time
+(single flight); a load that has been running longer than `lost_after_ms` is presumed lost (a Lambda
+freeze/thaw can strand a thread mid-call) so a new one may start. Load errors keep the old snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, wait
+from dataclasses import dataclass
+
+from functions.core.decision import CachedSnapshot
+from functions.core.model import SECOND_MS, SNAPSHOT_TTL_MS, Snapshot
+from functions.core.ports import Clock
+
+REFRESH_LOST_AFTER_MS = 5 * SECOND_MS
+"""A refresh in flight for longer than this (by the clock) no longer holds the single-flight slot."""
+RETRY_AFTER_ERROR_MS = 5 * SECOND_MS
+"""After a failed load, wait this long before the next one (no retry storm while the store is down)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Refresh:
+    started_at: int
+    future: Future[None]
+
+
+class SnapshotCache:
+    def __init__(
+        self,
+        load: Callable[[], Snapshot],
+        *,
+        clock: Clock,
+        executor: Executor,
+        ttl_ms: int = SNAPSHOT_TTL_MS,
+        lost_after_ms: int = REFRESH_LOST_AFTER_MS,
+        retry_after_error_ms: int = RETRY_AFTER_ERROR_MS,
+    ) -> None:
+        self._load = load
+        self._clock = clock
+        self._executor = executor
+        self._ttl_ms = ttl_ms
+        self._lost_after_ms = lost_after_ms
+        self._retry_after_error_ms = retry_after_error_ms
+        self._lock = threading.Lock()
+        self._cached: CachedSnapshot | None = None
+        self._refresh: _Refresh | None = None
+        self._load_errors = 0
+        self._last_error_type: str | None = None
+        self._last_error_at: int | None = None
+
+    def peek(self) -> CachedSnapshot | None:
+        """The current snapshot and when it was read, or None before the first successful load. Never blocks."""
+        return self._cached
+
+    def age_ms(self) -> int | None:
+        """How old the cached snapshot is now (the SnapshotAge metric), or None if there is none."""
+        cached = self._cached
+        return None if cached is None else self._clock() - cached.fetched_at
+
+    @property
+    def load_errors(self) -> int:
+        """How many background loads have failed since this container started."""
+        return self._load_errors
+
+    @property
+    def last_error_type(self) -> str | None:
+        """The exception class name of the last failed load (no message: it could carry upstream text)."""
+        return self._last_error_type
+
+    def refresh_if_stale(self) -> None:
+        """Start a background load if the snapshot is missing or older than the TTL; returns immediately."""
+        self._start_refresh(only_if_stale=True)
+
+    def prefetch(self, timeout_s: float) -> bool:
+        """INIT only: load once, waiting at most `timeout_s`. Failure is tolerated; True if a snapshot is cached."""
+        refresh = self._start_refresh(only_if_stale=False)
+        if refresh is not None:
+            wait([refresh.future], timeout=timeout_s)
+        return self._cached is not None
+
+    def _start_refresh(self, *, only_if_stale: bool) -> _Refresh | None:
+        now = self._clock()
+        with self._lock:
+            cached = self._cached
+            if only_if_stale and cached is not None and now - cached.fetched_at <= self._ttl_ms:
+                return None
+            failed_at = self._last_error_at
+            if only_if_stale and failed_at is not None and now - failed_at < self._retry_after_error_ms:
+                return None
+            running = self._refresh
+            if running is not None and now - running.started_at < self._lost_after_ms:
+                return running
+            future: Future[None] = Future()
+            refresh = _Refresh(started_at=now, future=future)
+            self._refresh = refresh
+        try:
+            self._executor.submit(self._run, refresh)
+        except RuntimeError as error:  # the executor is shut down (container ending)
+            self._finish(refresh, error)
+        return refresh
+
+    def _run(self, refresh: _Refresh) -> None:
+        # The read time is taken before the load: data read during a frozen, late load must not look fresh.
+        read_at = self._clock()
+        try:
+            snapshot = self._load()
+        except Exception as error:
+            self._finish(refresh, error)
+            return
+        with self._lock:
+            if self._cached is None or read_at >= self._cached.fetched_at:
+                self._cached = CachedSnapshot(snapshot=snapshot, fetched_at=read_at)
+        self._finish(refresh, None)
+
+    def _finish(self, refresh: _Refresh, error: Exception | None) -> None:
+        finished_at = self._clock()
+        with self._lock:
+            if error is None:
+                self._last_error_at = None
+            else:
+                self._load_errors += 1
+                self._last_error_type = type(error).__name__
+                self._last_error_at = finished_at
+            if self._refresh is refresh:
+                self._refresh = None
+        refresh.future.set_result(None)

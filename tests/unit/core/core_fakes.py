@@ -1,0 +1,225 @@
+"""Fakes for the core's tests: a manual clock, a manual executor, a recording store, scripted upstream calls."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from functions.core import (
+    CachedSnapshot,
+    Path,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteKey,
+    Router,
+    RouteVerdict,
+    Snapshot,
+    SnapshotCache,
+)
+
+T0 = 1_700_000_000_000
+"""A fixed "now" (epoch ms) the tests start from."""
+
+
+class FakeClock:
+    def __init__(self, now: int = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+class ManualExecutor(Executor):
+    """Queues submitted work until the test runs it, so "in the background" is observable."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Future[Any], Callable[[], Any]]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.pending.append((future, lambda: fn(*args, **kwargs)))
+        return future
+
+    def run_all(self) -> int:
+        ran = 0
+        while self.pending:
+            future, work = self.pending.pop(0)
+            try:
+                future.set_result(work())
+            except Exception as error:
+                future.set_exception(error)
+            ran += 1
+        return ran
+
+
+class ClosedExecutor(Executor):
+    """An executor after shutdown: submit raises RuntimeError like concurrent.futures does."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        raise RuntimeError("cannot schedule new futures after shutdown")
+
+
+@dataclass
+class FakeStore:
+    """A VerdictStore that records failure reports (optionally failing them)."""
+
+    snapshot: Snapshot = field(default_factory=Snapshot)
+    failures: list[tuple[RouteKey, int, int]] = field(default_factory=list)
+    error: Exception | None = None
+
+    def read_snapshot(self) -> Snapshot:
+        return self.snapshot
+
+    def write_checks(self, routes: Sequence[RouteCheck], relays: Sequence[RelayCheck], *, now: int) -> None:
+        raise NotImplementedError
+
+    def record_failure(self, key: RouteKey, *, at: int, now: int) -> None:
+        if self.error is not None:
+            raise self.error
+        self.failures.append((key, at, now))
+
+    def claim_probe_slot(self, slot_start: int, *, trigger: str, now: int) -> bool:
+        raise NotImplementedError
+
+
+@dataclass
+class RecordingReporter:
+    reports: list[tuple[RouteKey, int]] = field(default_factory=list)
+
+    def report(self, key: RouteKey, at: int) -> None:
+        self.reports.append((key, at))
+
+
+@dataclass
+class RecordingEvents:
+    decisions: list[tuple[RouteKey, Path, str]] = field(default_factory=list)
+    direct_failures: list[tuple[RouteKey, Reason]] = field(default_factory=list)
+    fallbacks: list[RouteKey] = field(default_factory=list)
+
+    def decided(self, key: RouteKey, path: Path, rule: str) -> None:
+        self.decisions.append((key, path, rule))
+
+    def direct_failed(self, key: RouteKey, reason: Reason) -> None:
+        self.direct_failures.append((key, reason))
+
+    def relay_fallback(self, key: RouteKey) -> None:
+        self.fallbacks.append(key)
+
+
+@dataclass
+class Grant:
+    """One call of a path: when it started (ms since the lookup started) and how long it was allowed."""
+
+    offset_ms: int
+    time_ms: int
+
+
+class ScriptedCall:
+    """A direct or relay callable: records each grant, spends `takes_ms` of fake time, then answers.
+
+    `outcome` is the value to return or the exception to raise. `cancel_during` sets that event mid-call.
+    """
+
+    def __init__(
+        self,
+        clock: FakeClock,
+        outcome: object,
+        *,
+        takes_ms: int = 100,
+        cancel_during: threading.Event | None = None,
+    ) -> None:
+        self.clock = clock
+        self.outcome = outcome
+        self.takes_ms = takes_ms
+        self.cancel_during = cancel_during
+        self.started_at = clock.now
+        self.grants: list[Grant] = []
+
+    def __call__(self, time_ms: int) -> object:
+        self.grants.append(Grant(offset_ms=self.clock.now - self.started_at, time_ms=time_ms))
+        # A well-behaved transport stops at its deadline.
+        self.clock.advance(min(self.takes_ms, max(time_ms, 0)))
+        if self.cancel_during is not None:
+            self.cancel_during.set()
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+    @property
+    def calls(self) -> int:
+        return len(self.grants)
+
+
+def route(
+    key: RouteKey,
+    *,
+    direct: bool = True,
+    checked_at: int = T0,
+    reason: Reason | None = None,
+    failed_at: int | None = None,
+    blocked_until: int | None = None,
+) -> RouteVerdict:
+    if reason is None:
+        reason = Reason.OK if direct else Reason.HTTP_403
+    return RouteVerdict(key, direct, checked_at, reason, failed_at, blocked_until)
+
+
+def relay(group: RelayGroup, *, healthy: bool = True, checked_at: int = T0) -> RelayCheck:
+    return RelayCheck(group, healthy, checked_at, None if healthy else Reason.UNAVAILABLE)
+
+
+def snapshot_of(*entries: RouteVerdict | RelayCheck) -> Snapshot:
+    return Snapshot(
+        routes={e.key: e for e in entries if isinstance(e, RouteVerdict)},
+        relays={e.group: e for e in entries if isinstance(e, RelayCheck)},
+    )
+
+
+def cached(snapshot: Snapshot, fetched_at: int = T0) -> CachedSnapshot:
+    return CachedSnapshot(snapshot=snapshot, fetched_at=fetched_at)
+
+
+def loaded_cache(snapshot: Snapshot, clock: FakeClock, *, fetched_at: int | None = None) -> SnapshotCache:
+    """A SnapshotCache holding `snapshot` read at `fetched_at`; later refreshes queue and never run."""
+    now = clock.now
+    clock.now = now if fetched_at is None else fetched_at
+    executor = ManualExecutor()
+    cache = SnapshotCache(lambda: snapshot, clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    executor.run_all()
+    clock.now = now
+    return cache
+
+
+def make_router(
+    clock: FakeClock,
+    snapshot: Snapshot | None,
+    *,
+    fetched_at: int | None = None,
+    store: bool = True,
+    relay_configured: bool = True,
+    reporter: RecordingReporter | None = None,
+    events: RecordingEvents | None = None,
+) -> Router:
+    """A Router in store mode (with `snapshot` cached, or no snapshot yet when None) or legacy mode."""
+    snapshots: SnapshotCache | None = None
+    if store:
+        if snapshot is None:
+            snapshots = SnapshotCache(lambda: Snapshot(), clock=clock, executor=ManualExecutor())
+        else:
+            snapshots = loaded_cache(snapshot, clock, fetched_at=fetched_at)
+    return Router(
+        clock=clock,
+        snapshots=snapshots,
+        reporter=reporter if reporter is not None else (RecordingReporter() if store else None),
+        relay_configured=lambda _group: relay_configured,
+        events=events,
+    )

@@ -1,0 +1,306 @@
+"""DESIGN §2: every row of the route-decision table, plus properties over arbitrary inputs."""
+
+from __future__ import annotations
+
+from core_fakes import T0, cached, relay, route, snapshot_of
+from hypothesis import given
+from hypothesis import strategies as st
+
+from functions.core import (
+    COOLDOWN_MS,
+    PINNED_TO_RELAY,
+    SNAPSHOT_TTL_MS,
+    VERDICT_MAX_AGE_MS,
+    CachedSnapshot,
+    Decision,
+    Path,
+    RelayCheck,
+    RelayGroup,
+    RouteKey,
+    RouteVerdict,
+    Rule,
+    decide,
+    group_of,
+)
+from functions.core.model import MINUTE_MS
+
+KEY = RouteKey.CU_STOCK
+GROUP = group_of(KEY)
+PINNED = RouteKey.GS25_STOCK
+
+
+def store_mode(
+    key: RouteKey = KEY,
+    snapshot: CachedSnapshot | None = None,
+    *,
+    local_block_until: int | None = None,
+    now: int = T0,
+    relay_configured: bool = True,
+) -> Decision:
+    return decide(
+        key,
+        cached=snapshot,
+        local_block_until=local_block_until,
+        now=now,
+        store_configured=True,
+        relay_configured=relay_configured,
+    )
+
+
+# Row: no verdict store configured -> legacy order.
+
+
+def test_legacy_mode_uses_the_relay_when_it_is_configured() -> None:
+    decision = decide(
+        KEY, cached=None, local_block_until=None, now=T0, store_configured=False, relay_configured=True
+    )
+    assert decision == Decision(Path.RELAY, Rule.LEGACY_RELAY)
+
+
+def test_legacy_mode_goes_direct_without_a_relay() -> None:
+    decision = decide(
+        KEY, cached=None, local_block_until=None, now=T0, store_configured=False, relay_configured=False
+    )
+    assert decision == Decision(Path.DIRECT, Rule.LEGACY_DIRECT)
+
+
+def test_legacy_mode_ignores_verdicts_and_blocks() -> None:
+    fresh_ok = cached(snapshot_of(route(KEY)))
+    decision = decide(
+        KEY, cached=fresh_ok, local_block_until=T0 + 1, now=T0, store_configured=False, relay_configured=True
+    )
+    assert decision.path is Path.RELAY
+
+
+# Row: key pinned to relay.
+
+
+def test_pinned_key_goes_to_the_relay_even_with_a_direct_ok_verdict() -> None:
+    decision = store_mode(PINNED, cached(snapshot_of(route(PINNED))))
+    assert decision == Decision(Path.RELAY, Rule.PINNED)
+
+
+def test_pinned_key_without_a_relay_is_unavailable() -> None:
+    for store in (True, False):
+        decision = decide(
+            PINNED,
+            cached=None,
+            local_block_until=None,
+            now=T0,
+            store_configured=store,
+            relay_configured=False,
+        )
+        assert decision == Decision(Path.UNAVAILABLE, Rule.PINNED_NO_RELAY)
+
+
+def test_pinned_key_with_a_known_unhealthy_relay_is_unavailable() -> None:
+    snapshot = snapshot_of(relay(group_of(PINNED), healthy=False))
+    assert store_mode(PINNED, cached(snapshot)) == Decision(Path.UNAVAILABLE, Rule.BOTH_KNOWN_BAD)
+
+
+# Row: no snapshot, or one fetched more than 30 s ago -> relay.
+
+
+def test_no_snapshot_goes_to_the_relay() -> None:
+    assert store_mode(snapshot=None) == Decision(Path.RELAY, Rule.NO_SNAPSHOT)
+
+
+def test_snapshot_older_than_30_s_goes_to_the_relay() -> None:
+    fetched = T0 - SNAPSHOT_TTL_MS - 1
+    snapshot = cached(snapshot_of(route(KEY, checked_at=T0 - MINUTE_MS)), fetched_at=fetched)
+    assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.STALE_SNAPSHOT)
+
+
+def test_snapshot_exactly_30_s_old_is_still_fresh() -> None:
+    snapshot = cached(snapshot_of(route(KEY)), fetched_at=T0 - SNAPSHOT_TTL_MS)
+    assert store_mode(snapshot=snapshot) == Decision(Path.DIRECT, Rule.DIRECT_OK)
+
+
+# Row: verdict missing, direct=false, blockedUntil > now, or checkedAt older than 10 min -> relay.
+
+
+def test_missing_verdict_goes_to_the_relay() -> None:
+    snapshot = cached(snapshot_of(route(RouteKey.CU_STORE)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.NO_VERDICT)
+
+
+def test_direct_false_goes_to_the_relay() -> None:
+    snapshot = cached(snapshot_of(route(KEY, direct=False)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.DIRECT_FALSE)
+
+
+def test_blocked_until_in_the_future_goes_to_the_relay() -> None:
+    # A stored block wins even if (against invariant 2) the stored direct flag were still true.
+    verdict = route(KEY, direct=True, failed_at=T0 - MINUTE_MS, blocked_until=T0 + 1)
+    assert store_mode(snapshot=cached(snapshot_of(verdict))) == Decision(Path.RELAY, Rule.BLOCKED)
+
+
+def test_expired_stored_block_allows_direct() -> None:
+    verdict = route(KEY, failed_at=T0 - COOLDOWN_MS - 1, blocked_until=T0 - 1, checked_at=T0 - 1)
+    assert store_mode(snapshot=cached(snapshot_of(verdict))).path is Path.DIRECT
+
+
+def test_verdict_older_than_10_min_goes_to_the_relay() -> None:
+    verdict = route(KEY, checked_at=T0 - VERDICT_MAX_AGE_MS - 1)
+    assert store_mode(snapshot=cached(snapshot_of(verdict))) == Decision(Path.RELAY, Rule.VERDICT_TOO_OLD)
+
+
+def test_verdict_exactly_10_min_old_still_counts() -> None:
+    verdict = route(KEY, checked_at=T0 - VERDICT_MAX_AGE_MS)
+    assert store_mode(snapshot=cached(snapshot_of(verdict))).path is Path.DIRECT
+
+
+# Row: this container blocked the route after a live failure.
+
+
+def test_local_block_goes_to_the_relay() -> None:
+    snapshot = cached(snapshot_of(route(KEY)))
+    decision = store_mode(snapshot=snapshot, local_block_until=T0 + 1)
+    assert decision == Decision(Path.RELAY, Rule.LOCAL_BLOCK)
+
+
+def test_expired_local_block_allows_direct() -> None:
+    snapshot = cached(snapshot_of(route(KEY)))
+    assert store_mode(snapshot=snapshot, local_block_until=T0).path is Path.DIRECT
+
+
+# Row: otherwise -> direct.
+
+
+def test_fresh_direct_ok_verdict_goes_direct() -> None:
+    snapshot = cached(snapshot_of(route(KEY), relay(GROUP, healthy=False)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.DIRECT, Rule.DIRECT_OK)
+
+
+# Row: route known bad and relay known unhealthy, both within 10 min -> 503 without calling anything.
+
+
+def test_known_bad_route_and_unhealthy_relay_is_unavailable() -> None:
+    snapshot = cached(snapshot_of(route(KEY, direct=False), relay(GROUP, healthy=False)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.UNAVAILABLE, Rule.BOTH_KNOWN_BAD)
+
+
+def test_stored_block_and_unhealthy_relay_is_unavailable() -> None:
+    verdict = route(
+        KEY, direct=False, checked_at=T0 - 11 * MINUTE_MS, failed_at=T0 - MINUTE_MS, blocked_until=T0 + 1
+    )
+    snapshot = cached(snapshot_of(verdict, relay(GROUP, healthy=False)))
+    assert store_mode(snapshot=snapshot).path is Path.UNAVAILABLE
+
+
+def test_local_block_and_unhealthy_relay_is_unavailable() -> None:
+    snapshot = cached(snapshot_of(route(KEY), relay(GROUP, healthy=False)))
+    assert store_mode(snapshot=snapshot, local_block_until=T0 + 1).path is Path.UNAVAILABLE
+
+
+def test_old_bad_route_verdict_is_not_known_bad() -> None:
+    verdict = route(KEY, direct=False, checked_at=T0 - VERDICT_MAX_AGE_MS - 1)
+    snapshot = cached(snapshot_of(verdict, relay(GROUP, healthy=False)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.DIRECT_FALSE)
+
+
+def test_old_unhealthy_relay_check_is_not_known_unhealthy() -> None:
+    unhealthy = relay(GROUP, healthy=False, checked_at=T0 - VERDICT_MAX_AGE_MS - 1)
+    snapshot = cached(snapshot_of(route(KEY, direct=False), unhealthy))
+    assert store_mode(snapshot=snapshot).path is Path.RELAY
+
+
+def test_unhealthy_relay_of_another_group_does_not_matter() -> None:
+    other = RelayGroup.DTRYX
+    assert other != GROUP
+    snapshot = cached(snapshot_of(route(KEY, direct=False), relay(other, healthy=False)))
+    assert store_mode(snapshot=snapshot).path is Path.RELAY
+
+
+def test_unknown_route_with_unhealthy_relay_still_tries_the_relay() -> None:
+    snapshot = cached(snapshot_of(relay(GROUP, healthy=False)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.NO_VERDICT)
+
+
+def test_known_bad_evidence_may_come_from_a_snapshot_past_its_30_s() -> None:
+    # 30 s bounds evidence *for* direct; "known bad" only needs checks within 10 min of now.
+    snapshot = cached(
+        snapshot_of(route(KEY, direct=False), relay(GROUP, healthy=False)), fetched_at=T0 - MINUTE_MS
+    )
+    assert store_mode(snapshot=snapshot, now=T0 + MINUTE_MS).path is Path.UNAVAILABLE
+
+
+# Store mode without the group's relay: relay is not an option.
+
+
+def test_store_mode_without_a_relay_goes_direct_even_when_direct_is_doubtful() -> None:
+    snapshot = cached(snapshot_of(route(KEY, direct=False), relay(GROUP, healthy=False)))
+    decision = store_mode(snapshot=snapshot, local_block_until=T0 + 1, relay_configured=False)
+    assert decision == Decision(Path.DIRECT, Rule.NO_RELAY)
+
+
+# Properties.
+
+keys = st.sampled_from(list(RouteKey))
+times = st.integers(min_value=T0 - 30 * MINUTE_MS, max_value=T0 + 30 * MINUTE_MS)
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> CachedSnapshot | None:
+    if draw(st.booleans()):
+        return None
+    entries: list[RouteVerdict | RelayCheck] = []
+    for key in draw(st.sets(keys)):
+        blocked_until = draw(st.none() | times)
+        entries.append(
+            route(
+                key,
+                direct=draw(st.booleans()),
+                checked_at=draw(times),
+                failed_at=None if blocked_until is None else blocked_until - COOLDOWN_MS,
+                blocked_until=blocked_until,
+            )
+        )
+    for group in draw(st.sets(st.sampled_from(list(RelayGroup)))):
+        entries.append(relay(group, healthy=draw(st.booleans()), checked_at=draw(times)))
+    return cached(snapshot_of(*entries), fetched_at=draw(times))
+
+
+@given(key=keys, snapshot=snapshots(), local_block=st.none() | times, now=times)
+def test_never_direct_unless_a_fresh_unblocked_verdict_says_so(
+    key: RouteKey, snapshot: CachedSnapshot | None, local_block: int | None, now: int
+) -> None:
+    decision = store_mode(key, snapshot, local_block_until=local_block, now=now)
+    if decision.path is not Path.DIRECT:
+        return
+    assert key not in PINNED_TO_RELAY
+    assert snapshot is not None
+    assert now - snapshot.fetched_at <= SNAPSHOT_TTL_MS
+    verdict = snapshot.snapshot.routes[key]
+    assert verdict.direct
+    assert now - verdict.checked_at <= VERDICT_MAX_AGE_MS
+    assert verdict.blocked_until is None or verdict.blocked_until <= now
+    assert local_block is None or local_block <= now
+
+
+@given(key=keys, snapshot=snapshots(), local_block=st.none() | times, now=times)
+def test_unavailable_only_when_the_relay_is_known_unhealthy(
+    key: RouteKey, snapshot: CachedSnapshot | None, local_block: int | None, now: int
+) -> None:
+    decision = store_mode(key, snapshot, local_block_until=local_block, now=now)
+    if decision.path is Path.UNAVAILABLE:
+        assert snapshot is not None
+        check = snapshot.snapshot.relays[group_of(key)]
+        assert not check.healthy
+        assert now - check.checked_at <= VERDICT_MAX_AGE_MS
+
+
+@given(key=keys, snapshot=snapshots(), local_block=st.none() | times, now=times, store=st.booleans())
+def test_without_a_relay_only_direct_or_unavailable(
+    key: RouteKey, snapshot: CachedSnapshot | None, local_block: int | None, now: int, store: bool
+) -> None:
+    decision = decide(
+        key,
+        cached=snapshot,
+        local_block_until=local_block,
+        now=now,
+        store_configured=store,
+        relay_configured=False,
+    )
+    expected = Path.UNAVAILABLE if key in PINNED_TO_RELAY else Path.DIRECT
+    assert decision.path is expected

@@ -1,0 +1,76 @@
+"""The core stays pure: no AWS, HTTP, Powertools or os imports, and no clock reads (DESIGN §11, §12)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import functions.core
+
+CORE_DIR = Path(functions.core.__file__).parent
+CORE_FILES = sorted(CORE_DIR.glob("*.py"))
+FORBIDDEN_MODULES = {"boto3", "botocore", "httpx", "aws_lambda_powertools", "os", "time", "datetime"}
+CLOCK_CALLS = {
+    "time",
+    "time_ns",
+    "monotonic",
+    "monotonic_ns",
+    "perf_counter",
+    "perf_counter_ns",
+    "now",
+    "utcnow",
+    "today",
+}
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+            names.add("__import__")
+    return names
+
+
+def test_all_core_modules_are_checked() -> None:
+    names = {path.stem for path in CORE_FILES}
+    assert {"decision", "routing", "snapshot_cache", "wire", "reporting", "model", "ports", "errors"} <= names
+
+
+@pytest.mark.parametrize("path", CORE_FILES, ids=lambda p: p.name)
+def test_core_module_imports_nothing_impure(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    assert imported_modules(tree).isdisjoint(FORBIDDEN_MODULES | {"__import__", "importlib"})
+
+
+@pytest.mark.parametrize("path", CORE_FILES, ids=lambda p: p.name)
+def test_core_module_reads_no_clock(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    clock_reads = [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in CLOCK_CALLS
+    ]
+    assert clock_reads == []
+
+
+def test_importing_the_core_loads_no_aws_or_http_library() -> None:
+    modules = ", ".join(f"'functions.core.{path.stem}'" for path in CORE_FILES if path.stem != "__init__")
+    script = (
+        "import importlib, sys\n"
+        f"for name in ['functions.core', {modules}]: importlib.import_module(name)\n"
+        "print(','.join(sorted(m for m in {'boto3', 'botocore', 'httpx', 'aws_lambda_powertools'} if m in sys.modules)))\n"
+    )
+    result = subprocess.run(  # noqa: S603 - our own interpreter running a fixed script
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == ""

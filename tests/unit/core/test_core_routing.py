@@ -1,0 +1,474 @@
+"""DESIGN §3: every rule of `route_operation`, with scripted direct/relay calls on a fake clock."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from core_fakes import (
+    T0,
+    FakeClock,
+    FakeStore,
+    ManualExecutor,
+    RecordingEvents,
+    RecordingReporter,
+    ScriptedCall,
+    loaded_cache,
+    make_router,
+    relay,
+    route,
+    snapshot_of,
+)
+
+from functions.core import (
+    COOLDOWN_MS,
+    DIRECT_TIMEOUT_MS,
+    LOOKUP_BUDGET_MS,
+    SNAPSHOT_TTL_MS,
+    BackgroundFailureReporter,
+    LookupCancelled,
+    Path,
+    Reason,
+    RouteFailure,
+    RouteKey,
+    Router,
+    Rule,
+    ServiceError,
+    Snapshot,
+    SnapshotCache,
+    UpstreamRejected,
+    group_of,
+)
+from functions.core.errors import relay_quota_exceeded
+
+KEY = RouteKey.OY_STOCK_STORES
+GROUP = group_of(KEY)
+DIRECT_OK = snapshot_of(route(KEY))
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def reporter() -> RecordingReporter:
+    return RecordingReporter()
+
+
+@pytest.fixture
+def events() -> RecordingEvents:
+    return RecordingEvents()
+
+
+def direct_router(
+    clock: FakeClock,
+    reporter: RecordingReporter,
+    events: RecordingEvents,
+    snapshot: Snapshot = DIRECT_OK,
+    *,
+    relay_configured: bool = True,
+) -> Router:
+    return make_router(clock, snapshot, reporter=reporter, events=events, relay_configured=relay_configured)
+
+
+# Direct chosen.
+
+
+def test_direct_gets_at_most_3_s(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
+    router = direct_router(clock, reporter, events)
+
+    assert router.route_operation(KEY, direct, via_relay) == "direct"
+
+    assert [g.time_ms for g in direct.grants] == [DIRECT_TIMEOUT_MS]
+    assert via_relay.calls == 0
+    assert events.decisions == [(KEY, Path.DIRECT, Rule.DIRECT_OK)]
+    assert router.local_block_until(KEY) is None
+    assert reporter.reports == []
+
+
+def test_direct_gets_the_budget_when_it_is_under_3_s(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    direct = ScriptedCall(clock, "direct")
+    direct_router(clock, reporter, events).route_operation(
+        KEY, direct, ScriptedCall(clock, "relay"), budget_ms=2_000
+    )
+    assert [g.time_ms for g in direct.grants] == [2_000]
+
+
+def test_route_failure_blocks_reports_and_falls_back_once_with_the_remaining_budget(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    direct = ScriptedCall(clock, RouteFailure(Reason.HTTP_403), takes_ms=1_200)
+    via_relay = ScriptedCall(clock, "relay")
+    router = direct_router(clock, reporter, events)
+
+    assert router.route_operation(KEY, direct, via_relay) == "relay"
+
+    failed_at = T0 + 1_200
+    assert router.local_block_until(KEY) == failed_at + COOLDOWN_MS
+    assert reporter.reports == [(KEY, failed_at)]
+    assert events.direct_failures == [(KEY, Reason.HTTP_403)]
+    assert events.fallbacks == [KEY]
+    assert [(g.offset_ms, g.time_ms) for g in via_relay.grants] == [(1_200, LOOKUP_BUDGET_MS - 1_200)]
+
+
+def test_the_next_lookup_after_a_live_failure_skips_direct(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    router = direct_router(clock, reporter, events)
+    router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.TIMEOUT)), ScriptedCall(clock, "r"))
+
+    direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
+    assert router.route_operation(KEY, direct, via_relay) == "relay"
+    assert direct.calls == 0
+    assert [g.time_ms for g in via_relay.grants] == [LOOKUP_BUDGET_MS]
+    assert events.decisions[-1] == (KEY, Path.RELAY, Rule.LOCAL_BLOCK)
+
+
+def test_local_block_lasts_5_min(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    # The cached snapshot is kept fresh by a loader that always says direct works.
+    executor = ManualExecutor()
+    cache = SnapshotCache(lambda: DIRECT_OK, clock=clock, executor=executor)
+    router = Router(clock=clock, snapshots=cache, reporter=reporter, relay_configured=lambda _g: True)
+    cache.refresh_if_stale()
+    executor.run_all()
+    router.route_operation(
+        KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_5XX), takes_ms=0), lambda _ms: "r"
+    )
+
+    clock.advance(COOLDOWN_MS - 1)
+    cache.refresh_if_stale()
+    executor.run_all()
+    assert router.route_operation(KEY, ScriptedCall(clock, "direct"), lambda _ms: "relay") == "relay"
+    clock.advance(1)
+    assert router.route_operation(KEY, ScriptedCall(clock, "direct"), lambda _ms: "relay") == "direct"
+
+
+def test_local_blocks_belong_to_one_router(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    first = direct_router(clock, reporter, events)
+    first.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_429)), ScriptedCall(clock, "r"))
+    second = direct_router(clock, reporter, events)
+    assert second.local_block_until(KEY) is None
+    assert (
+        second.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")) == "direct"
+    )
+
+
+def test_route_failure_with_a_known_unhealthy_relay_is_unavailable(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    snapshot = snapshot_of(route(KEY), relay(GROUP, healthy=False))
+    via_relay = ScriptedCall(clock, "relay")
+    router = direct_router(clock, reporter, events, snapshot)
+
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.SHAPE)), via_relay)
+
+    assert (raised.value.code, raised.value.status) == ("UPSTREAM_ROUTE_UNAVAILABLE", 503)
+    assert via_relay.calls == 0
+    assert router.local_block_until(KEY) is not None
+    assert len(reporter.reports) == 1
+
+
+def test_route_failure_with_no_budget_left_is_a_timeout(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    direct = ScriptedCall(clock, RouteFailure(Reason.TIMEOUT), takes_ms=DIRECT_TIMEOUT_MS)
+    via_relay = ScriptedCall(clock, "relay")
+    router = direct_router(clock, reporter, events)
+
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, direct, via_relay, budget_ms=DIRECT_TIMEOUT_MS)
+
+    assert (raised.value.code, raised.value.status) == ("UPSTREAM_TIMEOUT", 504)
+    assert via_relay.calls == 0
+    assert len(reporter.reports) == 1
+
+
+@pytest.mark.parametrize(
+    ("reason", "code", "status"),
+    [
+        (Reason.HTTP_403, "UPSTREAM_BAD_RESPONSE", 502),
+        (Reason.SHAPE, "UPSTREAM_BAD_RESPONSE", 502),
+        (Reason.TIMEOUT, "UPSTREAM_TIMEOUT", 504),
+    ],
+)
+def test_route_failure_without_a_relay_is_an_upstream_error(
+    clock: FakeClock,
+    reporter: RecordingReporter,
+    events: RecordingEvents,
+    reason: Reason,
+    code: str,
+    status: int,
+) -> None:
+    router = direct_router(clock, reporter, events, relay_configured=False)
+    via_relay = ScriptedCall(clock, "relay")
+
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, ScriptedCall(clock, RouteFailure(reason)), via_relay)
+
+    assert (raised.value.code, raised.value.status) == (code, status)
+    assert via_relay.calls == 0
+    assert events.fallbacks == []
+
+
+# Not route failures: 400/404/422 and cancellation never block.
+
+
+@pytest.mark.parametrize(
+    ("status", "code"), [(400, "UPSTREAM_REJECTED"), (404, "UPSTREAM_NOT_FOUND"), (422, "UPSTREAM_REJECTED")]
+)
+def test_upstream_rejection_from_direct_passes_its_meaning_and_never_blocks(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents, status: int, code: str
+) -> None:
+    via_relay = ScriptedCall(clock, "relay")
+    router = direct_router(clock, reporter, events)
+
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, ScriptedCall(clock, UpstreamRejected(status)), via_relay)
+
+    assert (raised.value.code, raised.value.status) == (code, status)
+    assert via_relay.calls == 0
+    assert router.local_block_until(KEY) is None
+    assert reporter.reports == []
+    assert events.direct_failures == []
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+def test_upstream_rejection_from_the_relay_passes_its_meaning(clock: FakeClock, status: int) -> None:
+    router = make_router(clock, None)
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(
+            KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, UpstreamRejected(status))
+        )
+    assert raised.value.status == status
+
+
+def test_cancelled_direct_call_never_blocks(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    router = direct_router(clock, reporter, events)
+    via_relay = ScriptedCall(clock, "relay")
+
+    with pytest.raises(LookupCancelled):
+        router.route_operation(KEY, ScriptedCall(clock, LookupCancelled()), via_relay)
+
+    assert via_relay.calls == 0
+    assert router.local_block_until(KEY) is None
+    assert reporter.reports == []
+
+
+def test_cancel_set_before_the_lookup_calls_nothing(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
+
+    with pytest.raises(LookupCancelled):
+        direct_router(clock, reporter, events).route_operation(KEY, direct, via_relay, cancel=cancel)
+
+    assert direct.calls == via_relay.calls == 0
+
+
+def test_cancel_set_during_a_successful_call_raises_cancelled(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    cancel = threading.Event()
+    direct = ScriptedCall(clock, "direct", cancel_during=cancel)
+    with pytest.raises(LookupCancelled):
+        direct_router(clock, reporter, events).route_operation(
+            KEY, direct, ScriptedCall(clock, "relay"), cancel=cancel
+        )
+
+
+def test_route_failure_while_cancelled_does_not_block_or_fall_back(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    cancel = threading.Event()
+    direct = ScriptedCall(clock, RouteFailure(Reason.NETWORK_ERROR), cancel_during=cancel)
+    via_relay = ScriptedCall(clock, "relay")
+    router = direct_router(clock, reporter, events)
+
+    with pytest.raises(LookupCancelled):
+        router.route_operation(KEY, direct, via_relay, cancel=cancel)
+
+    assert via_relay.calls == 0
+    assert router.local_block_until(KEY) is None
+    assert reporter.reports == []
+
+
+# Relay chosen.
+
+
+def test_relay_chosen_gets_the_full_budget(clock: FakeClock, events: RecordingEvents) -> None:
+    direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
+    router = make_router(clock, None, events=events)
+
+    assert router.route_operation(KEY, direct, via_relay, budget_ms=7_000) == "relay"
+
+    assert direct.calls == 0
+    assert [g.time_ms for g in via_relay.grants] == [7_000]
+    assert events.decisions == [(KEY, Path.RELAY, Rule.NO_SNAPSHOT)]
+
+
+def test_relay_quota_answer_passes_through_unchanged_and_is_not_reported(
+    clock: FakeClock, reporter: RecordingReporter
+) -> None:
+    router = make_router(clock, None, reporter=reporter)
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, relay_quota_exceeded(30)))
+    assert (raised.value.status, raised.value.retry_after) == (429, 30)
+    assert reporter.reports == []
+    assert router.local_block_until(KEY) is None
+
+
+@pytest.mark.parametrize(("reason", "status"), [(Reason.TIMEOUT, 504), (Reason.HTTP_5XX, 502)])
+def test_a_route_failure_from_the_relay_becomes_a_service_error(
+    clock: FakeClock, reason: Reason, status: int
+) -> None:
+    router = make_router(clock, None)
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, RouteFailure(reason)))
+    assert raised.value.status == status
+
+
+def test_unavailable_decision_calls_nothing(clock: FakeClock, events: RecordingEvents) -> None:
+    snapshot = snapshot_of(route(KEY, direct=False), relay(GROUP, healthy=False))
+    direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
+    router = make_router(clock, snapshot, events=events)
+
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, direct, via_relay)
+
+    assert raised.value.status == 503
+    assert direct.calls == via_relay.calls == 0
+    assert events.decisions == [(KEY, Path.UNAVAILABLE, Rule.BOTH_KNOWN_BAD)]
+
+
+def test_pinned_key_goes_to_the_relay_with_the_full_budget(clock: FakeClock) -> None:
+    pinned = RouteKey.GS25_STOCK
+    direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
+    router = make_router(clock, snapshot_of(route(pinned)))
+    assert router.route_operation(pinned, direct, via_relay) == "relay"
+    assert direct.calls == 0
+    assert [g.time_ms for g in via_relay.grants] == [LOOKUP_BUDGET_MS]
+
+
+def test_an_exhausted_budget_is_a_timeout_without_calls(clock: FakeClock) -> None:
+    direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
+    with pytest.raises(ServiceError) as raised:
+        make_router(clock, DIRECT_OK).route_operation(KEY, direct, via_relay, budget_ms=0)
+    assert raised.value.status == 504
+    assert direct.calls == via_relay.calls == 0
+
+
+# Snapshot use: peek, never wait.
+
+
+def test_stale_snapshot_goes_to_the_relay_and_refreshes_in_the_background(
+    clock: FakeClock, events: RecordingEvents
+) -> None:
+    executor = ManualExecutor()
+    cache = SnapshotCache(lambda: DIRECT_OK, clock=clock, executor=executor)
+    router = Router(
+        clock=clock, snapshots=cache, reporter=None, relay_configured=lambda _g: True, events=events
+    )
+
+    assert router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")) == "relay"
+    assert events.decisions[-1][2] == Rule.NO_SNAPSHOT
+    assert len(executor.pending) == 1  # the load was only queued: the lookup did not wait for it
+
+    executor.run_all()
+    assert (
+        router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")) == "direct"
+    )
+
+    clock.advance(SNAPSHOT_TTL_MS + 1)
+    assert router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")) == "relay"
+    assert events.decisions[-1][2] == Rule.STALE_SNAPSHOT
+    assert len(executor.pending) == 1
+
+
+def test_stale_snapshot_is_still_evidence_of_an_unhealthy_relay_after_a_failure(clock: FakeClock) -> None:
+    snapshot = snapshot_of(route(KEY), relay(GROUP, healthy=False))
+    cache = loaded_cache(snapshot, clock)
+    router = Router(clock=clock, snapshots=cache, reporter=None, relay_configured=lambda _g: True)
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(
+            KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), ScriptedCall(clock, "r")
+        )
+    assert raised.value.status == 503
+
+
+# Legacy mode (no verdict store).
+
+
+def test_legacy_mode_prefers_the_configured_relay(clock: FakeClock) -> None:
+    direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
+    router = make_router(clock, None, store=False)
+    assert router.route_operation(KEY, direct, via_relay) == "relay"
+    assert direct.calls == 0
+
+
+def test_legacy_mode_without_a_relay_goes_direct_and_fails_cleanly(clock: FakeClock) -> None:
+    router = make_router(clock, None, store=False, relay_configured=False)
+    assert (
+        router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")) == "direct"
+    )
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(
+            KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), ScriptedCall(clock, "r")
+        )
+    assert raised.value.status == 502
+
+
+# The failure report never waits for the store.
+
+
+def test_failure_report_goes_to_the_store_in_the_background(clock: FakeClock) -> None:
+    store, executor = FakeStore(), ManualExecutor()
+    router = Router(
+        clock=clock,
+        snapshots=loaded_cache(DIRECT_OK, clock),
+        reporter=BackgroundFailureReporter(store, executor, clock),
+        relay_configured=lambda _g: True,
+    )
+    direct = ScriptedCall(clock, RouteFailure(Reason.HTTP_403), takes_ms=500)
+
+    assert router.route_operation(KEY, direct, ScriptedCall(clock, "relay")) == "relay"
+    assert store.failures == []  # the lookup answered before the store heard anything
+
+    clock.advance(50)
+    executor.run_all()
+    assert store.failures == [(KEY, T0 + 500, T0 + 50 + 500 + 100)]
+
+
+def test_concurrent_failures_block_every_key(clock: FakeClock) -> None:
+    keys = [k for k in RouteKey if k is not RouteKey.GS25_STOCK]
+    router = make_router(clock, snapshot_of(*(route(k) for k in keys)))
+    start = threading.Barrier(len(keys))
+
+    def fail(key: RouteKey) -> None:
+        def direct(_ms: int) -> str:
+            start.wait(timeout=5)
+            raise RouteFailure(Reason.NETWORK_ERROR)
+
+        router.route_operation(key, direct, lambda _ms: "relay")
+
+    threads = [threading.Thread(target=fail, args=(k,)) for k in keys]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=5)
+
+    assert all(router.local_block_until(k) == T0 + COOLDOWN_MS for k in keys)

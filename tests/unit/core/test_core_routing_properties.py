@@ -1,0 +1,194 @@
+"""Properties of `route_operation` over arbitrary snapshots, outcomes, durations and budgets."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from core_fakes import T0, FakeClock, RecordingReporter, ScriptedCall, make_router, relay, route, snapshot_of
+from hypothesis import given
+from hypothesis import strategies as st
+
+from functions.core import (
+    SNAPSHOT_TTL_MS,
+    VERDICT_MAX_AGE_MS,
+    LookupCancelled,
+    Reason,
+    RelayCheck,
+    RouteFailure,
+    RouteKey,
+    RouteVerdict,
+    ServiceError,
+    Snapshot,
+    UpstreamRejected,
+    group_of,
+)
+from functions.core.errors import relay_quota_exceeded, upstream_bad_response
+from functions.core.model import MINUTE_MS
+
+KEY = RouteKey.SEVEN_STOCK
+GROUP = group_of(KEY)
+
+never_blocking = st.sampled_from([400, 404, 422]).map(UpstreamRejected) | st.builds(LookupCancelled)
+route_failures = st.sampled_from(list(Reason)).map(RouteFailure)
+direct_outcomes = st.one_of(st.just("direct"), route_failures, never_blocking)
+relay_outcomes = st.one_of(
+    st.just("relay"),
+    route_failures,
+    never_blocking,
+    st.builds(relay_quota_exceeded, st.integers(1, 300)),
+    st.builds(upstream_bad_response),
+)
+any_bool = st.booleans()
+durations = st.integers(min_value=0, max_value=12_000)
+ages = st.integers(min_value=-MINUTE_MS, max_value=20 * MINUTE_MS)
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> Snapshot | None:
+    if draw(st.booleans()):
+        return None
+    entries: list[RouteVerdict | RelayCheck] = []
+    if draw(st.booleans()):
+        entries.append(route(KEY, direct=draw(st.booleans()), checked_at=T0 - draw(ages)))
+    if draw(st.booleans()):
+        entries.append(relay(GROUP, healthy=draw(st.booleans()), checked_at=T0 - draw(ages)))
+    return snapshot_of(*entries)
+
+
+@st.composite
+def direct_ok_snapshots(draw: st.DrawFn) -> Snapshot:
+    """A snapshot whose verdict says direct works (the relay may be anything)."""
+    entries: list[RouteVerdict | RelayCheck] = [
+        route(KEY, checked_at=T0 - draw(st.integers(0, VERDICT_MAX_AGE_MS)))
+    ]
+    if draw(st.booleans()):
+        entries.append(relay(GROUP, healthy=draw(st.booleans()), checked_at=T0 - draw(ages)))
+    return snapshot_of(*entries)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    snapshot: Snapshot | None
+    snapshot_age: int
+    direct_outcome: object
+    relay_outcome: object
+    direct_takes: int
+    relay_takes: int
+    budget: int
+    relay_configured: bool
+    cancel_during_direct: bool
+
+
+@dataclass
+class Lookup:
+    direct: ScriptedCall
+    relay: ScriptedCall
+    reporter: RecordingReporter
+    blocked: bool
+    error: Exception | None
+
+
+def run_lookup(s: Scenario) -> Lookup:
+    clock = FakeClock()
+    reporter = RecordingReporter()
+    router = make_router(
+        clock,
+        s.snapshot,
+        fetched_at=T0 - s.snapshot_age,
+        reporter=reporter,
+        relay_configured=s.relay_configured,
+    )
+    cancel = threading.Event()
+    direct = ScriptedCall(
+        clock,
+        s.direct_outcome,
+        takes_ms=s.direct_takes,
+        cancel_during=cancel if s.cancel_during_direct else None,
+    )
+    via_relay = ScriptedCall(clock, s.relay_outcome, takes_ms=s.relay_takes)
+    error: Exception | None = None
+    try:
+        router.route_operation(KEY, direct, via_relay, budget_ms=s.budget, cancel=cancel)
+    except Exception as raised:
+        error = raised
+    return Lookup(direct, via_relay, reporter, router.local_block_until(KEY) is not None, error)
+
+
+def scenarios(
+    direct_outcome: st.SearchStrategy[object] = direct_outcomes,
+    *,
+    direct_chosen: bool = False,
+    cancel_during_direct: st.SearchStrategy[bool] = any_bool,
+) -> st.SearchStrategy[Scenario]:
+    """Arbitrary lookups; with `direct_chosen`, only ones whose fresh snapshot sends them direct first."""
+    return st.builds(
+        Scenario,
+        snapshot=direct_ok_snapshots() if direct_chosen else snapshots(),
+        snapshot_age=st.integers(min_value=0, max_value=SNAPSHOT_TTL_MS if direct_chosen else 60_000),
+        direct_outcome=direct_outcome,
+        relay_outcome=relay_outcomes,
+        direct_takes=durations,
+        relay_takes=durations,
+        budget=st.integers(min_value=-10, max_value=15_000),
+        relay_configured=st.booleans(),
+        cancel_during_direct=cancel_during_direct,
+    )
+
+
+any_lookup = scenarios() | scenarios(direct_chosen=True)
+
+
+@given(any_lookup)
+def test_at_most_one_attempt_per_path(scenario: Scenario) -> None:
+    lookup = run_lookup(scenario)
+    assert lookup.direct.calls <= 1
+    assert lookup.relay.calls <= 1
+
+
+@given(any_lookup)
+def test_the_budget_is_never_exceeded(scenario: Scenario) -> None:
+    lookup = run_lookup(scenario)
+    for grant in lookup.direct.grants + lookup.relay.grants:
+        assert grant.time_ms > 0
+        assert grant.offset_ms + grant.time_ms <= scenario.budget
+
+
+@given(any_lookup)
+def test_only_service_errors_or_cancellation_escape(scenario: Scenario) -> None:
+    lookup = run_lookup(scenario)
+    assert lookup.error is None or isinstance(lookup.error, ServiceError | LookupCancelled)
+
+
+@given(
+    scenarios(never_blocking, direct_chosen=True)
+    | scenarios(direct_outcomes, direct_chosen=True, cancel_during_direct=st.just(True))
+)
+def test_rejections_and_cancellation_never_block(scenario: Scenario) -> None:
+    lookup = run_lookup(scenario)
+    assert not lookup.blocked
+    assert lookup.reporter.reports == []
+    assert lookup.relay.calls == 0 or lookup.direct.calls == 0
+
+
+@given(scenarios(route_failures, direct_chosen=True, cancel_during_direct=st.just(False)))
+def test_a_direct_route_failure_always_blocks_and_reports_once(scenario: Scenario) -> None:
+    lookup = run_lookup(scenario)
+    if lookup.direct.calls == 1:
+        assert lookup.blocked
+        assert len(lookup.reporter.reports) == 1
+    else:
+        assert not lookup.blocked
+        assert lookup.reporter.reports == []
+
+
+@given(any_lookup)
+def test_direct_is_only_tried_on_fresh_evidence_or_without_a_relay(scenario: Scenario) -> None:
+    lookup = run_lookup(scenario)
+    if lookup.direct.calls == 0 or not scenario.relay_configured:
+        return
+    assert scenario.snapshot is not None
+    assert scenario.snapshot_age <= SNAPSHOT_TTL_MS
+    verdict = scenario.snapshot.routes[KEY]
+    assert verdict.direct
+    assert T0 - verdict.checked_at <= VERDICT_MAX_AGE_MS

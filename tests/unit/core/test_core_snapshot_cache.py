@@ -1,0 +1,253 @@
+"""The container's snapshot cache: never blocks, single flight, tolerant of load errors and lost refreshes."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from core_fakes import T0, ClosedExecutor, FakeClock, ManualExecutor, route, snapshot_of
+
+from functions.core import SNAPSHOT_TTL_MS, RouteKey, Snapshot, SnapshotCache, StoreError
+from functions.core.snapshot_cache import REFRESH_LOST_AFTER_MS, RETRY_AFTER_ERROR_MS
+
+OLD = snapshot_of(route(RouteKey.CU_STOCK, direct=False))
+NEW = snapshot_of(route(RouteKey.CU_STOCK, direct=True))
+
+
+class CountingLoader:
+    def __init__(self, *results: Snapshot | Exception) -> None:
+        self.results = list(results)
+        self.calls = 0
+
+    def __call__(self) -> Snapshot:
+        result = self.results[min(self.calls, len(self.results) - 1)]
+        self.calls += 1
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def executor() -> ManualExecutor:
+    return ManualExecutor()
+
+
+def test_nothing_is_cached_before_the_first_load(clock: FakeClock, executor: ManualExecutor) -> None:
+    cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
+    assert cache.peek() is None
+    assert cache.age_ms() is None
+
+
+def test_refresh_runs_in_the_background_and_records_when_it_read(
+    clock: FakeClock, executor: ManualExecutor
+) -> None:
+    cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    assert cache.peek() is None  # only queued: the caller did not wait
+
+    executor.run_all()
+    cached = cache.peek()
+    assert cached is not None
+    assert (cached.snapshot, cached.fetched_at) == (NEW, T0)
+    clock.advance(1_234)
+    assert cache.age_ms() == 1_234
+
+
+def test_fetched_at_is_when_the_load_started(clock: FakeClock, executor: ManualExecutor) -> None:
+    def slow_load() -> Snapshot:
+        clock.advance(1_500)
+        return NEW
+
+    cache = SnapshotCache(slow_load, clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    executor.run_all()
+    cached = cache.peek()
+    assert cached is not None
+    assert cached.fetched_at == T0
+
+
+def test_fresh_snapshot_is_not_reloaded_until_the_ttl_passes(
+    clock: FakeClock, executor: ManualExecutor
+) -> None:
+    loader = CountingLoader(OLD, NEW)
+    cache = SnapshotCache(loader, clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    executor.run_all()
+
+    clock.advance(SNAPSHOT_TTL_MS)
+    cache.refresh_if_stale()
+    assert executor.run_all() == 0
+
+    clock.advance(1)
+    cache.refresh_if_stale()
+    assert executor.run_all() == 1
+    cached = cache.peek()
+    assert cached is not None
+    assert cached.snapshot == NEW
+    assert loader.calls == 2
+
+
+def test_single_flight_under_concurrent_callers() -> None:
+    clock = FakeClock()
+    gate, load_started = threading.Event(), threading.Event()
+    calls = 0
+
+    def gated_load() -> Snapshot:
+        nonlocal calls
+        calls += 1
+        load_started.set()
+        assert gate.wait(timeout=10)
+        return NEW
+
+    pool = ThreadPoolExecutor(max_workers=4)
+    cache = SnapshotCache(gated_load, clock=clock, executor=pool)
+    callers = 16
+    start = threading.Barrier(callers)
+
+    def request() -> None:
+        start.wait(timeout=10)
+        cache.refresh_if_stale()
+        cache.peek()
+
+    threads = [threading.Thread(target=request) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    # Every caller returned while the load was still held at the gate: nobody waited for it.
+    assert not any(thread.is_alive() for thread in threads)
+    assert load_started.wait(timeout=10)
+    assert cache.peek() is None
+
+    gate.set()
+    pool.shutdown(wait=True)
+    assert calls == 1
+    cached = cache.peek()
+    assert cached is not None
+    assert cached.snapshot == NEW
+
+
+def test_load_error_keeps_the_old_snapshot_and_is_counted(clock: FakeClock, executor: ManualExecutor) -> None:
+    cache = SnapshotCache(CountingLoader(OLD, StoreError("down")), clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    executor.run_all()
+
+    clock.advance(SNAPSHOT_TTL_MS + 1)
+    cache.refresh_if_stale()
+    executor.run_all()
+
+    cached = cache.peek()
+    assert cached is not None
+    assert (cached.snapshot, cached.fetched_at) == (OLD, T0)
+    assert cache.load_errors == 1
+    assert cache.last_error_type == "StoreError"
+
+
+def test_after_a_load_error_the_next_attempt_waits_a_little(
+    clock: FakeClock, executor: ManualExecutor
+) -> None:
+    loader = CountingLoader(StoreError("down"), NEW)
+    cache = SnapshotCache(loader, clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    executor.run_all()
+
+    clock.advance(RETRY_AFTER_ERROR_MS - 1)
+    cache.refresh_if_stale()
+    assert executor.run_all() == 0  # no retry storm while the store is down
+
+    clock.advance(1)
+    cache.refresh_if_stale()
+    executor.run_all()
+    assert cache.peek() is not None
+    assert loader.calls == 2
+
+
+def test_a_refresh_in_flight_too_long_is_presumed_lost(clock: FakeClock, executor: ManualExecutor) -> None:
+    cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    clock.advance(REFRESH_LOST_AFTER_MS - 1)
+    cache.refresh_if_stale()
+    assert len(executor.pending) == 1
+
+    clock.advance(1)
+    cache.refresh_if_stale()
+    assert len(executor.pending) == 2
+
+
+def test_a_lost_refresh_that_finishes_late_does_not_replace_newer_data(
+    clock: FakeClock, executor: ManualExecutor
+) -> None:
+    cache: SnapshotCache
+    first_load = True
+
+    def load() -> Snapshot:
+        nonlocal first_load
+        if first_load:
+            first_load = False
+            # Frozen mid-load (Lambda freeze/thaw); meanwhile a new refresh starts and completes.
+            clock.advance(REFRESH_LOST_AFTER_MS)
+            cache.refresh_if_stale()
+            executor.run_all()
+            return OLD
+        return NEW
+
+    cache = SnapshotCache(load, clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    executor.run_all()
+
+    cached = cache.peek()
+    assert cached is not None
+    assert (cached.snapshot, cached.fetched_at) == (NEW, T0 + REFRESH_LOST_AFTER_MS)
+
+
+def test_a_closed_executor_is_tolerated(clock: FakeClock) -> None:
+    cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=ClosedExecutor())
+    cache.refresh_if_stale()
+    assert cache.peek() is None
+    assert cache.load_errors == 1
+    assert cache.last_error_type == "RuntimeError"
+
+
+def test_prefetch_loads_within_the_timeout() -> None:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        cache = SnapshotCache(CountingLoader(NEW), clock=FakeClock(), executor=pool)
+        assert cache.prefetch(timeout_s=5)
+        cached = cache.peek()
+        assert cached is not None
+        assert cached.snapshot == NEW
+
+
+def test_prefetch_tolerates_a_failing_load() -> None:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        cache = SnapshotCache(CountingLoader(StoreError("down")), clock=FakeClock(), executor=pool)
+        assert not cache.prefetch(timeout_s=5)
+        assert cache.peek() is None
+        assert cache.load_errors == 1
+
+
+def test_prefetch_gives_up_after_its_timeout_and_the_load_still_lands() -> None:
+    gate = threading.Event()
+    calls = 0
+
+    def gated_load() -> Snapshot:
+        nonlocal calls
+        calls += 1
+        assert gate.wait(timeout=10)
+        return NEW
+
+    pool = ThreadPoolExecutor(max_workers=2)
+    cache = SnapshotCache(gated_load, clock=FakeClock(), executor=pool)
+    assert not cache.prefetch(timeout_s=0.05)
+    assert cache.peek() is None
+
+    cache.refresh_if_stale()  # the prefetch's load is still in flight: no second load
+    gate.set()
+    pool.shutdown(wait=True)
+    assert cache.peek() is not None
+    assert calls == 1
