@@ -1,0 +1,88 @@
+"""The direct route: one bounded call to the retailer's own API, exactly as its spec describes (DESIGN §3).
+
+The transport holds nothing but an httpx client; the request comes only from the spec, whose headers are the
+retailer's public ones. Relay tokens and Access keys are never in reach, and a last check refuses to send
+anything that looks like one.
+"""
+
+from __future__ import annotations
+
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from functions.adapters.http import Answer, ExchangeFailed, decode_json, exchange
+from functions.catalog.spec import OperationSpec, ResponseRejected
+from functions.core import PINNED_TO_RELAY, Reason, RouteFailure, UpstreamRejected
+
+CREDENTIAL_HEADERS = frozenset({"authorization", "cf-access-client-id", "cf-access-client-secret"})
+"""Headers that carry relay credentials; none of them may ever reach a retailer."""
+CALLER_MEANINGFUL_STATUSES = frozenset({400, 404, 422})
+"""Upstream answers that mean something to the caller and say nothing about the route's health."""
+POOL_LIMITS = httpx.Limits(max_connections=32, max_keepalive_connections=8, keepalive_expiry=30)
+
+
+def new_http_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """A client that keeps no cookies, follows no redirects, retries nothing and ignores proxy/netrc settings."""
+    no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))  # accepts and returns none
+    return httpx.Client(
+        transport=transport or httpx.HTTPTransport(retries=0, limits=POOL_LIMITS),
+        cookies=no_cookies,
+        follow_redirects=False,
+        trust_env=False,
+    )
+
+
+def new_direct_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The container's one client for retailer calls (`transport` lets tests and the sandbox redirect it)."""
+    return new_http_client(transport)
+
+
+class DirectTransport:
+    """Calls a retailer directly. Raises `RouteFailure(reason)` or `UpstreamRejected(400/404/422)`."""
+
+    def __init__(self, client: httpx.Client) -> None:
+        self._client = client
+
+    def fetch(self, spec: OperationSpec[Any, Any], params: BaseModel, *, timeout_ms: int) -> Any:
+        if spec.key in PINNED_TO_RELAY:
+            raise RouteFailure(Reason.PINNED_RELAY)
+        built = spec.build_request(params)
+        request = self._client.build_request(
+            built.method, built.url, headers=dict(built.headers), json=built.json_body
+        )
+        leaked = CREDENTIAL_HEADERS.intersection(name.lower() for name in request.headers)
+        if leaked:
+            raise RuntimeError(f"refusing to send {sorted(leaked)} to a retailer")
+        try:
+            answer = exchange(self._client, request, timeout_ms=timeout_ms)
+            return spec.validate(decode_json(_body_of(answer)))
+        except ExchangeFailed as failure:
+            raise RouteFailure(failure.reason) from None
+        except ResponseRejected as rejected:
+            raise RouteFailure(rejected.reason) from None
+        except ValidationError:  # a validator that let pydantic's error escape: still a shape failure
+            raise RouteFailure(Reason.SHAPE) from None
+
+
+def _body_of(answer: Answer) -> bytes:
+    if answer.status == 200:
+        return answer.body
+    if answer.status in CALLER_MEANINGFUL_STATUSES:
+        raise UpstreamRejected(answer.status)
+    raise RouteFailure(reason_for_status(answer.status))
+
+
+def reason_for_status(status: int) -> Reason:
+    """The fixed reason code for a non-200 status that says the route does not work."""
+    if status == 401:
+        return Reason.HTTP_401
+    if status == 403:
+        return Reason.HTTP_403
+    if status == 429:
+        return Reason.HTTP_429
+    if 500 <= status <= 599:
+        return Reason.HTTP_5XX
+    return Reason.HTTP_ERROR  # redirects and every other status

@@ -1,0 +1,109 @@
+"""One bounded HTTP exchange shared by the direct and relay transports.
+
+"Bounded" means one deadline for the whole exchange (connect, headers and body together) and a body cap.
+httpx only has per-operation timeouts (each read may take the full timeout again), so the exchange runs on a
+short-lived worker thread and the caller waits for it at most until the deadline. The worker also checks the
+deadline between body chunks, so a slow-drip body ends soon after the caller has given up on it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+import httpx
+
+from functions.core import MAX_BODY_BYTES, Reason
+
+
+class ExchangeFailed(Exception):
+    """The exchange produced no usable answer. `reason` is one of the fixed transport reasons."""
+
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Status and headers of a response, and its body when the status was 200 (otherwise empty)."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+
+def exchange(
+    client: httpx.Client, request: httpx.Request, *, timeout_ms: int, max_bytes: int = MAX_BODY_BYTES
+) -> Answer:
+    """Sends `request` and reads a 200 body within `timeout_ms` in total, never more than `max_bytes`.
+
+    Raises `ExchangeFailed` with TIMEOUT, NETWORK_ERROR, RESPONSE_TOO_LARGE or INVALID_RESPONSE (bad encoding).
+    Bodies of non-200 answers are not read: no caller needs them, and they are often large HTML pages.
+    """
+    timeout_s = max(timeout_ms, 1) / 1000
+    deadline = time.monotonic() + timeout_s
+    abandoned = threading.Event()
+    request.extensions["timeout"] = httpx.Timeout(timeout_s).as_dict()
+
+    def run() -> Answer:
+        response = client.send(request, stream=True, follow_redirects=False)
+        try:
+            if response.status_code != 200:
+                return Answer(response.status_code, response.headers, b"")
+            return Answer(200, response.headers, _read_capped(response, deadline, abandoned, max_bytes))
+        finally:
+            response.close()
+
+    future: Future[Answer] = Future()
+    context = contextvars.copy_context()  # keeps log correlation ids on the worker thread
+
+    def work() -> None:
+        try:
+            future.set_result(context.run(run))
+        except BaseException as exc:  # handed to the waiting caller, never lost
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="bounded-exchange", daemon=True).start()
+    try:
+        return future.result(timeout=max(deadline - time.monotonic(), 0))
+    except TimeoutError:  # the deadline passed while the worker was still busy
+        abandoned.set()
+        raise ExchangeFailed(Reason.TIMEOUT) from None
+    except httpx.TimeoutException:
+        raise ExchangeFailed(Reason.TIMEOUT) from None
+    except httpx.DecodingError:
+        raise ExchangeFailed(Reason.INVALID_RESPONSE) from None
+    except httpx.HTTPError:
+        raise ExchangeFailed(Reason.NETWORK_ERROR) from None
+
+
+def _read_capped(
+    response: httpx.Response, deadline: float, abandoned: threading.Event, max_bytes: int
+) -> bytes:
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise ExchangeFailed(Reason.RESPONSE_TOO_LARGE)
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        if abandoned.is_set() or time.monotonic() > deadline:
+            raise ExchangeFailed(Reason.TIMEOUT)
+        body += chunk
+        if len(body) > max_bytes:
+            raise ExchangeFailed(Reason.RESPONSE_TOO_LARGE)
+    return bytes(body)
+
+
+def decode_json(body: bytes) -> object:
+    """The decoded JSON body; an HTML page or anything that is not JSON raises INVALID_RESPONSE."""
+    head = body[:64].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"<!doctype html", b"<html")):
+        raise ExchangeFailed(Reason.INVALID_RESPONSE)
+    try:
+        return json.loads(body)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+        raise ExchangeFailed(Reason.INVALID_RESPONSE) from None

@@ -1,0 +1,237 @@
+"""The relay route: the self-hosted relay servers, one per relay group (DESIGN §3, §4; catalog §1-§3).
+
+Relay answers map to lookup errors as follows:
+
+- 200 with a usable body -> the validated body; 200 with a failure envelope or a bad shape -> 502.
+- 429 -> 429 `RELAY_QUOTA_EXCEEDED` with `Retry-After` (a quota answer, never "relay down").
+- 503 (relay busy / request expired) -> 503 `UPSTREAM_ROUTE_UNAVAILABLE`: the relay cannot serve now.
+- 504 from the relay and our own deadline -> 504 `UPSTREAM_TIMEOUT`.
+- everything else (401/403: our token is wrong; 400/404: our request or operation does not match the relay's
+  fixed list, i.e. configuration; 5xx: upstream failure) -> 502 `UPSTREAM_BAD_RESPONSE`.
+- an invalid or missing relay configuration -> 503 `UPSTREAM_ROUTE_UNAVAILABLE`.
+
+Credentials live only in `RelayEndpoint`s and are sent only to URLs under the endpoint's base URL.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from functions.adapters.direct import new_http_client, reason_for_status
+from functions.adapters.http import ExchangeFailed, decode_json, exchange
+from functions.catalog.spec import OperationSpec, ResponseRejected
+from functions.core import Clock, Reason, RelayCheck, RelayGroup, ServiceError, group_of
+from functions.core.errors import (
+    relay_quota_exceeded,
+    route_unavailable,
+    upstream_bad_response,
+    upstream_timeout,
+)
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+MAX_RETRY_AFTER_S = 86_400
+HEALTH_PATHS: Mapping[RelayGroup, str] = {
+    RelayGroup.OLIVEYOUNG: "/health",
+    RelayGroup.CONVENIENCE: "/v1/convenience/health",
+    RelayGroup.DTRYX: "/v1/dtryx/health",
+}
+
+
+class RelayConfigError(ValueError):
+    """A relay's URL or credentials are unusable. The message names the problem, never a secret value."""
+
+
+@dataclass(frozen=True, slots=True)
+class RelayCredentials:
+    """A relay's Bearer token and optional Cloudflare Access pair. Their values never appear in repr/str."""
+
+    token: str
+    access_client_id: str | None = None
+    access_client_secret: str | None = None
+
+    def __repr__(self) -> str:
+        return f"RelayCredentials(token=***, access={'***' if self.access_client_id else None})"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class RelayEndpoint:
+    """A validated relay: its group, base URL (no trailing slash) and credentials."""
+
+    group: RelayGroup
+    base_url: str
+    credentials: RelayCredentials
+
+    @classmethod
+    def parse(cls, group: RelayGroup, base_url: str, credentials: RelayCredentials) -> RelayEndpoint:
+        try:
+            url = urlsplit(base_url.strip())
+            host = url.hostname or ""
+            url.port  # noqa: B018  (raises ValueError on a malformed port)
+        except ValueError:
+            raise RelayConfigError(f"{group} relay URL is not a valid URL") from None
+        if not host:
+            raise RelayConfigError(f"{group} relay URL needs a host")
+        if url.scheme != "https" and not (url.scheme == "http" and host in LOOPBACK_HOSTS):
+            raise RelayConfigError(f"{group} relay URL must be https (http only for loopback)")
+        if url.username is not None or url.password is not None or "@" in url.netloc:
+            raise RelayConfigError(f"{group} relay URL must not contain credentials")
+        if url.query or url.fragment or base_url.rstrip().endswith(("?", "#")):
+            raise RelayConfigError(f"{group} relay URL must not have a query or fragment")
+        if not credentials.token.strip():
+            raise RelayConfigError(f"{group} relay token is missing")
+        if bool(credentials.access_client_id) != bool(credentials.access_client_secret):
+            raise RelayConfigError(f"{group} relay Access client id and secret must be set together")
+        return cls(group, f"{url.scheme}://{url.netloc}{url.path.rstrip('/')}", credentials)
+
+    def url(self, path: str) -> str:
+        built = f"{self.base_url}{path}"
+        # Credentials are attached to this URL; it must stay under the relay's own base.
+        if not built.startswith(self.base_url + "/"):
+            raise RuntimeError("relay URL escaped its base")
+        return built
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "Authorization": f"Bearer {self.credentials.token}"}
+        if self.credentials.access_client_id and self.credentials.access_client_secret:
+            headers["CF-Access-Client-Id"] = self.credentials.access_client_id
+            headers["CF-Access-Client-Secret"] = self.credentials.access_client_secret
+        return headers
+
+
+def new_relay_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The container's client for relay calls: separate from the direct client, same strict settings."""
+    return new_http_client(transport)
+
+
+class RelayTransport:
+    """Calls the relays. `endpoints` holds each configured group's endpoint or the reason it is unusable."""
+
+    def __init__(
+        self,
+        client: httpx.Client,
+        endpoints: Mapping[RelayGroup, RelayEndpoint | RelayConfigError],
+        *,
+        clock: Clock | None = None,
+    ) -> None:
+        self._client = client
+        self._endpoints = dict(endpoints)
+        self._clock: Clock = clock or (lambda: int(time.time() * 1000))
+
+    def configured(self, group: RelayGroup) -> bool:
+        """True when the group has a relay set up, even an invalid one (its calls then fail with 503)."""
+        return group in self._endpoints
+
+    def fetch(self, spec: OperationSpec[Any, Any], params: BaseModel, *, timeout_ms: int) -> Any:
+        """The validated body of the relay's answer; raises `ServiceError` (429, 502, 503 or 504)."""
+        endpoint = self._endpoints.get(group_of(spec.key))
+        if not isinstance(endpoint, RelayEndpoint):
+            raise route_unavailable()
+        group = endpoint.group
+        request = self._client.build_request(
+            "POST",
+            endpoint.url(f"/v1/{group}/{spec.relay_operation}"),
+            headers={
+                **endpoint.headers(),
+                "Content-Type": "application/json",
+                "x-request-id": uuid.uuid4().hex,
+            },
+            json=dict(spec.relay_body(params)),
+        )
+        try:
+            answer = exchange(self._client, request, timeout_ms=timeout_ms)
+        except ExchangeFailed as failure:
+            if failure.reason is Reason.TIMEOUT:
+                raise upstream_timeout() from None
+            raise upstream_bad_response() from None
+        if answer.status != 200:
+            raise self._status_error(answer.status, answer.headers)
+        try:
+            body = decode_json(answer.body)
+            if is_failure_envelope(group, body):
+                raise upstream_bad_response()
+            return spec.validate(body)
+        except (ExchangeFailed, ResponseRejected, ValidationError):
+            raise upstream_bad_response() from None
+
+    def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck:
+        """One health check of the group's relay; `now` is taken by the caller before the request. Never raises."""
+        endpoint = self._endpoints.get(group)
+        if not isinstance(endpoint, RelayEndpoint):
+            return RelayCheck(group, healthy=False, checked_at=now, reason=Reason.CONFIGURATION)
+        try:
+            request = self._client.build_request(
+                "GET", endpoint.url(HEALTH_PATHS[group]), headers=endpoint.headers()
+            )
+            answer = exchange(self._client, request, timeout_ms=timeout_ms)
+            if answer.status != 200:
+                return RelayCheck(group, False, now, reason_for_status(answer.status))
+            body = decode_json(answer.body)
+        except ExchangeFailed as failure:
+            return RelayCheck(group, healthy=False, checked_at=now, reason=failure.reason)
+        except Exception:  # a health check reports; it never takes the probe down
+            return RelayCheck(group, healthy=False, checked_at=now, reason=Reason.NETWORK_ERROR)
+        if not isinstance(body, dict):
+            return RelayCheck(group, healthy=False, checked_at=now, reason=Reason.INVALID_RESPONSE)
+        if not is_ready(group, body):
+            return RelayCheck(group, healthy=False, checked_at=now, reason=Reason.UNAVAILABLE)
+        return RelayCheck(group, healthy=True, checked_at=now, reason=Reason.OK)
+
+    def _status_error(self, status: int, headers: httpx.Headers) -> ServiceError:
+        if status == 429:
+            return relay_quota_exceeded(parse_retry_after(headers.get("retry-after"), now=self._clock()))
+        if status == 503:
+            return route_unavailable()
+        if status == 504:
+            return upstream_timeout()
+        return upstream_bad_response()
+
+
+def is_ready(group: RelayGroup, body: Mapping[str, object]) -> bool:
+    """The documented healthy body: `state == "ready"` for Olive Young, `status == "ok"` for the others."""
+    if group is RelayGroup.OLIVEYOUNG:
+        return body.get("state") == "ready"
+    return body.get("status") == "ok"
+
+
+def is_failure_envelope(group: RelayGroup, body: object) -> bool:
+    """A 200 whose body says the relay (or the retailer behind it) failed; e.g. the 7-Eleven store rejection
+    `{success: false, error, upstreamError: {status: 400, code: 501, message}}`."""
+    if not isinstance(body, dict):
+        return True
+    if body.get("success") is False or "error" in body or "upstreamError" in body:
+        return True
+    if group is RelayGroup.CONVENIENCE:
+        return "resp_cd" in body and body["resp_cd"] != "0000"
+    if group is RelayGroup.OLIVEYOUNG:
+        return body.get("status") != "SUCCESS"
+    return body.get("RetCode") != "success"
+
+
+def parse_retry_after(value: str | None, *, now: int) -> int | None:
+    """Seconds to wait from a `Retry-After` of delta-seconds or an HTTP date; None when absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = int(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = math.ceil(when.timestamp() - now / 1000)
+    return min(max(seconds, 1), MAX_RETRY_AFTER_S)

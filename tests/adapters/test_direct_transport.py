@@ -1,0 +1,360 @@
+"""The direct transport: the fault matrix over httpx.MockTransport, the deadline, the cap, and no secrets."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.catalog.spec import HttpRequest, OperationSpec, ResponseRejected
+from functions.core import MAX_BODY_BYTES, Reason, RelayGroup, RouteFailure, RouteKey, UpstreamRejected
+
+DEADLINE_MS = 250
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+class SearchParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    keyword: str
+
+
+class SearchBody(BaseModel):
+    status: str
+    data: list[str]
+
+
+def _validate(body: object) -> SearchBody:
+    if (
+        not isinstance(body, dict)
+        or body.get("status") != "SUCCESS"
+        or not isinstance(body.get("data"), list)
+    ):
+        raise ResponseRejected(Reason.SHAPE)
+    return SearchBody.model_validate(body)
+
+
+def make_spec(key: RouteKey = RouteKey.OY_PRODUCT_SEARCH) -> OperationSpec[SearchParams, SearchBody]:
+    return OperationSpec(
+        key=key,
+        params=SearchParams,
+        build_request=lambda p: HttpRequest(
+            "POST",
+            "https://shop.example/api/search",
+            {"Accept": "application/json", "User-Agent": "Mozilla/5.0"},
+            {"keyword": p.keyword},
+        ),
+        relay_operation="product-search-v3",
+        relay_body=lambda p: {"keyword": p.keyword},
+        probe_params=lambda now: SearchParams(keyword="립밤"),
+        validate=_validate,
+    )
+
+
+GOOD_BODY = {"status": "SUCCESS", "data": ["a", "b"]}
+
+
+def fetch_with(
+    handler: Handler, *, spec: OperationSpec[Any, Any] | None = None, timeout_ms: int = DEADLINE_MS
+) -> Any:
+    transport = DirectTransport(new_direct_client(httpx.MockTransport(handler)))
+    return transport.fetch(spec or make_spec(), SearchParams(keyword="립밤"), timeout_ms=timeout_ms)
+
+
+def failure_reason(handler: Handler, **kwargs: Any) -> Reason:
+    with pytest.raises(RouteFailure) as caught:
+        fetch_with(handler, **kwargs)
+    return caught.value.reason
+
+
+def answer(status: int, body: bytes = b"", headers: Mapping[str, str] | None = None) -> Handler:
+    return lambda request: httpx.Response(status, content=body, headers=headers)
+
+
+def raising(exc: Exception) -> Handler:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exc
+
+    return handler
+
+
+def test_a_valid_200_body_is_returned_validated() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=GOOD_BODY)
+
+    body = fetch_with(handler)
+
+    assert body == SearchBody(status="SUCCESS", data=["a", "b"])
+    assert seen[0].method == "POST"
+    assert str(seen[0].url) == "https://shop.example/api/search"
+    assert json.loads(seen[0].content) == {"keyword": "립밤"}
+    assert seen[0].headers["user-agent"] == "Mozilla/5.0"
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [
+        (401, Reason.HTTP_401),
+        (403, Reason.HTTP_403),
+        (429, Reason.HTTP_429),
+        (500, Reason.HTTP_5XX),
+        (502, Reason.HTTP_5XX),
+        (503, Reason.HTTP_5XX),
+        (504, Reason.HTTP_5XX),
+        (301, Reason.HTTP_ERROR),
+        (302, Reason.HTTP_ERROR),
+        (204, Reason.HTTP_ERROR),
+        (405, Reason.HTTP_ERROR),
+        (408, Reason.HTTP_ERROR),
+    ],
+)
+def test_statuses_that_say_the_route_does_not_work(status: int, reason: Reason) -> None:
+    headers = {"Location": "https://shop.example/login"} if 300 <= status < 400 else None
+    assert failure_reason(answer(status, b'{"status":"SUCCESS","data":[]}', headers)) is reason
+
+
+def test_a_redirect_is_never_followed() -> None:
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(str(request.url))
+        return httpx.Response(302, headers={"Location": "https://shop.example/elsewhere"})
+
+    assert failure_reason(handler) is Reason.HTTP_ERROR
+    assert calls == ["https://shop.example/api/search"]
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+def test_caller_meaningful_statuses_are_not_route_failures(status: int) -> None:
+    with pytest.raises(UpstreamRejected) as caught:
+        fetch_with(answer(status, b'{"error":"bad"}'))
+    assert caught.value.status == status
+
+
+@pytest.mark.parametrize(
+    ("exc", "reason"),
+    [
+        (httpx.ConnectError("connection refused"), Reason.NETWORK_ERROR),
+        (httpx.RemoteProtocolError("server disconnected"), Reason.NETWORK_ERROR),
+        (httpx.ReadError("reset"), Reason.NETWORK_ERROR),
+        (httpx.ReadTimeout("read timed out"), Reason.TIMEOUT),
+        (httpx.ConnectTimeout("connect timed out"), Reason.TIMEOUT),
+        (httpx.PoolTimeout("pool"), Reason.TIMEOUT),
+    ],
+)
+def test_transport_errors(exc: Exception, reason: Reason) -> None:
+    assert failure_reason(raising(exc)) is reason
+
+
+def test_a_real_refused_connection_is_a_network_error() -> None:
+    with socket.socket() as probe:  # a free port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    spec = make_spec()
+    local = OperationSpec(
+        key=spec.key,
+        params=spec.params,
+        build_request=lambda p: HttpRequest("GET", f"http://127.0.0.1:{port}/api", {}),
+        relay_operation=spec.relay_operation,
+        relay_body=spec.relay_body,
+        probe_params=spec.probe_params,
+        validate=spec.validate,
+    )
+    with new_direct_client() as client, pytest.raises(RouteFailure) as caught:
+        DirectTransport(client).fetch(local, SearchParams(keyword="x"), timeout_ms=DEADLINE_MS)
+    assert caught.value.reason is Reason.NETWORK_ERROR
+
+
+def test_headers_that_never_come_end_at_the_deadline() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        time.sleep(2.0)
+        return httpx.Response(200, json=GOOD_BODY)
+
+    started = time.monotonic()
+    assert failure_reason(handler) is Reason.TIMEOUT
+    assert time.monotonic() - started < 1.2  # deadline 0.25 s; generous for a busy machine
+
+
+def test_a_slow_drip_body_past_the_deadline_is_a_timeout() -> None:
+    def drip() -> Iterator[bytes]:
+        yield b'{"status":"SUCCESS","data":['
+        for _ in range(40):  # every chunk well within a per-read timeout, the whole far past the deadline
+            time.sleep(0.05)
+            yield b'"x",'
+        yield b'"x"]}'
+
+    started = time.monotonic()
+    assert failure_reason(lambda request: httpx.Response(200, content=drip())) is Reason.TIMEOUT
+    assert time.monotonic() - started < 1.2
+
+
+def test_a_slow_but_timely_answer_succeeds() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.05)
+        return httpx.Response(200, json=GOOD_BODY)
+
+    assert fetch_with(handler).data == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<!DOCTYPE html><html><body>Security verification</body></html>",
+        b"  \n<html><head><title>403 Forbidden</title></head></html>",
+        b"<!doctype HTML>",
+        b'{"status": "SUCCESS", ',
+        b"not json at all",
+        b"",
+        b"\xff\xfe\x00",
+    ],
+)
+def test_html_and_non_json_200s_are_invalid_responses(body: bytes) -> None:
+    assert failure_reason(answer(200, body, {"Content-Type": "application/json"})) is Reason.INVALID_RESPONSE
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"status": "FAIL", "data": []},
+        {"data": ["a"]},
+        [],
+        {"status": "SUCCESS"},
+        {"status": "SUCCESS", "data": 1},
+    ],
+)
+def test_a_wrong_shape_is_a_shape_failure_never_an_empty_result(body: object) -> None:
+    assert failure_reason(answer(200, json.dumps(body).encode())) is Reason.SHAPE
+
+
+def test_a_validator_leaking_pydantic_errors_still_gives_shape() -> None:
+    spec = make_spec()
+    strict = OperationSpec(
+        key=spec.key,
+        params=spec.params,
+        build_request=spec.build_request,
+        relay_operation=spec.relay_operation,
+        relay_body=spec.relay_body,
+        probe_params=spec.probe_params,
+        validate=SearchBody.model_validate,
+    )
+    assert failure_reason(answer(200, b'{"data": 3}'), spec=strict) is Reason.SHAPE
+
+
+def oversize_json() -> bytes:
+    body = b'{"status":"SUCCESS","data":["' + b"a" * MAX_BODY_BYTES + b'"]}'
+    return body[: MAX_BODY_BYTES + 1]
+
+
+def test_a_body_over_2_mib_with_content_length_is_too_large() -> None:
+    assert failure_reason(answer(200, oversize_json())) is Reason.RESPONSE_TOO_LARGE
+
+
+def test_a_streamed_body_over_2_mib_is_too_large_and_not_read_further() -> None:
+    produced: list[int] = []
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(64):  # 4 MiB offered in 64 KiB chunks
+            produced.append(1)
+            yield b"a" * 65_536
+
+    assert failure_reason(lambda request: httpx.Response(200, content=chunks())) is Reason.RESPONSE_TOO_LARGE
+    assert len(produced) == 33  # stops at the first chunk past 2 MiB
+
+
+def test_a_body_of_exactly_2_mib_is_accepted() -> None:
+    padding = MAX_BODY_BYTES - len(b'{"status":"SUCCESS","data":[""]}')
+    body = b'{"status":"SUCCESS","data":["' + b"a" * padding + b'"]}'
+    assert len(body) == MAX_BODY_BYTES
+    assert len(fetch_with(answer(200, body)).data[0]) == padding
+
+
+def test_a_pinned_key_fails_without_touching_the_network() -> None:
+    calls: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, json=GOOD_BODY)
+
+    assert failure_reason(handler, spec=make_spec(RouteKey.GS25_STOCK)) is Reason.PINNED_RELAY
+    assert calls == []
+
+
+def test_cookies_are_neither_kept_nor_sent() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(
+            200, json=GOOD_BODY, headers={"Set-Cookie": "session=abc; Path=/; Domain=shop.example"}
+        )
+
+    transport = DirectTransport(new_direct_client(httpx.MockTransport(handler)))
+    for _ in range(2):
+        transport.fetch(make_spec(), SearchParams(keyword="a"), timeout_ms=DEADLINE_MS)
+    assert [request.headers.get("cookie") for request in seen] == [None, None]
+
+
+RELAY_SECRETS = ("relay-token-abc", "access-id-def", "access-secret-ghi")
+CREDENTIAL_HEADERS = ("authorization", "cf-access-client-id", "cf-access-client-secret")
+
+
+def test_relay_credentials_never_reach_a_direct_request() -> None:
+    """Direct and relay clients share nothing; every direct request is checked for any trace of a secret."""
+    direct_requests: list[httpx.Request] = []
+    relay_requests: list[httpx.Request] = []
+
+    def retailer(request: httpx.Request) -> httpx.Response:
+        direct_requests.append(request)
+        text = str(request.url) + str(request.headers.raw) + request.content.decode()
+        assert not any(name in request.headers for name in CREDENTIAL_HEADERS)
+        assert not any(secret in text for secret in RELAY_SECRETS)
+        return httpx.Response(200, json=GOOD_BODY)
+
+    def relay(request: httpx.Request) -> httpx.Response:
+        relay_requests.append(request)
+        return httpx.Response(200, json=GOOD_BODY)
+
+    endpoint = RelayEndpoint.parse(
+        RelayGroup.OLIVEYOUNG, "https://relay.example", RelayCredentials(*RELAY_SECRETS)
+    )
+    relays = RelayTransport(new_relay_client(httpx.MockTransport(relay)), {RelayGroup.OLIVEYOUNG: endpoint})
+    direct = DirectTransport(new_direct_client(httpx.MockTransport(retailer)))
+    for _ in range(2):  # interleaved, so any state shared between the two would show up
+        relays.fetch(make_spec(), SearchParams(keyword="a"), timeout_ms=DEADLINE_MS)
+        direct.fetch(make_spec(), SearchParams(keyword="a"), timeout_ms=DEADLINE_MS)
+
+    assert len(direct_requests) == 2
+    assert relay_requests[0].headers["authorization"] == "Bearer relay-token-abc"
+
+
+@pytest.mark.parametrize("header", ["Authorization", "CF-Access-Client-Id", "cf-access-client-secret"])
+def test_a_spec_carrying_a_credential_header_is_refused_before_sending(header: str) -> None:
+    calls: list[httpx.Request] = []
+    spec = make_spec()
+    leaky = OperationSpec(
+        key=spec.key,
+        params=spec.params,
+        build_request=lambda p: HttpRequest("GET", "https://shop.example/api", {header: "x"}),
+        relay_operation=spec.relay_operation,
+        relay_body=spec.relay_body,
+        probe_params=spec.probe_params,
+        validate=spec.validate,
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, json=GOOD_BODY)
+
+    with pytest.raises(RuntimeError):
+        fetch_with(handler, spec=leaky)
+    assert calls == []

@@ -1,0 +1,415 @@
+"""The relay transport: configuration rules, the request it sends, status and envelope mapping, health checks."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from functions.adapters.relay import (
+    RelayConfigError,
+    RelayCredentials,
+    RelayEndpoint,
+    RelayTransport,
+    new_relay_client,
+    parse_retry_after,
+)
+from functions.catalog.spec import HttpRequest, OperationSpec, ResponseRejected
+from functions.core import MAX_BODY_BYTES, Reason, RelayCheck, RelayGroup, RouteKey, ServiceError
+
+NOW = 1_750_000_000_000
+DEADLINE_MS = 250
+Handler = Callable[[httpx.Request], httpx.Response]
+CREDS = RelayCredentials("tok-123", "id-456", "secret-789")
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    brandCode: str
+
+
+def _validate(body: object) -> dict[str, Any]:
+    if not isinstance(body, dict) or not isinstance(body.get("rows"), list):
+        raise ResponseRejected(Reason.SHAPE)
+    return body
+
+
+def make_spec(key: RouteKey) -> OperationSpec[Params, Any]:
+    return OperationSpec(
+        key=key,
+        params=Params,
+        build_request=lambda p: HttpRequest("GET", "https://retailer.example/x", {}),
+        relay_operation="movies",
+        relay_body=lambda p: {"brandCode": p.brandCode},
+        probe_params=lambda now: Params(brandCode="indieart"),
+        validate=_validate,  # type: ignore[arg-type]
+    )
+
+
+DTRYX_OK = {"RetCode": "success", "rows": [1]}
+OY_OK = {"status": "SUCCESS", "rows": [1]}
+CONV_OK = {"success": True, "rows": [1]}
+
+
+def transport_for(
+    handler: Handler, group: RelayGroup = RelayGroup.DTRYX, creds: RelayCredentials = CREDS
+) -> RelayTransport:
+    endpoint = RelayEndpoint.parse(group, "https://relay.example/base/", creds)
+    return RelayTransport(
+        new_relay_client(httpx.MockTransport(handler)), {group: endpoint}, clock=lambda: NOW
+    )
+
+
+def fetch(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES, **kwargs: Any) -> Any:
+    from functions.core import group_of
+
+    return transport_for(handler, group_of(key), **kwargs).fetch(
+        make_spec(key), Params(brandCode="indieart"), timeout_ms=DEADLINE_MS
+    )
+
+
+def service_error(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES) -> ServiceError:
+    with pytest.raises(ServiceError) as caught:
+        fetch(handler, key)
+    return caught.value
+
+
+def reply(status: int, body: object = None, headers: Mapping[str, str] | None = None) -> Handler:
+    content = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    return lambda request: httpx.Response(status, content=content, headers=headers)
+
+
+# --- configuration -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected_base"),
+    [
+        ("https://relay.example", "https://relay.example"),
+        ("https://relay.example/", "https://relay.example"),
+        ("https://relay.example:8443/prefix/", "https://relay.example:8443/prefix"),
+        ("http://127.0.0.1:4319", "http://127.0.0.1:4319"),
+        ("http://localhost:4320/relays/dtryx", "http://localhost:4320/relays/dtryx"),
+        ("http://[::1]:4320", "http://[::1]:4320"),
+        ("  https://relay.example  ", "https://relay.example"),
+    ],
+)
+def test_valid_relay_urls(url: str, expected_base: str) -> None:
+    assert RelayEndpoint.parse(RelayGroup.DTRYX, url, CREDS).base_url == expected_base
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://relay.example",
+        "http://10.0.0.5:4320",
+        "ftp://relay.example",
+        "https://user:pass@relay.example",
+        "https://user@relay.example",
+        "https://relay.example/?a=1",
+        "https://relay.example?",
+        "https://relay.example/#frag",
+        "https://",
+        "relay.example",
+        "",
+        "https://relay.example:notaport",
+    ],
+)
+def test_invalid_relay_urls(url: str) -> None:
+    with pytest.raises(RelayConfigError):
+        RelayEndpoint.parse(RelayGroup.DTRYX, url, CREDS)
+
+
+@pytest.mark.parametrize(
+    "creds",
+    [
+        RelayCredentials(""),
+        RelayCredentials("   "),
+        RelayCredentials("s3cr3t-tok", access_client_id="s3cr3t-id"),
+        RelayCredentials("s3cr3t-tok", access_client_secret="s3cr3t-secret"),
+    ],
+)
+def test_invalid_relay_credentials(creds: RelayCredentials) -> None:
+    with pytest.raises(RelayConfigError) as caught:
+        RelayEndpoint.parse(RelayGroup.OLIVEYOUNG, "https://relay.example", creds)
+    assert "s3cr3t" not in str(caught.value)
+
+
+def test_credentials_never_show_in_repr_or_errors() -> None:
+    endpoint = RelayEndpoint.parse(RelayGroup.DTRYX, "https://relay.example", CREDS)
+    for text in (repr(CREDS), str(CREDS), repr(endpoint), str(endpoint)):
+        assert "tok-123" not in text
+        assert "id-456" not in text
+        assert "secret-789" not in text
+    with pytest.raises(RelayConfigError) as caught:
+        RelayEndpoint.parse(RelayGroup.DTRYX, "https://tok-123@relay.example", CREDS)
+    assert "tok-123" not in str(caught.value)
+
+
+def test_configured_means_set_up_even_if_invalid() -> None:
+    transport = RelayTransport(
+        new_relay_client(httpx.MockTransport(reply(200, DTRYX_OK))),
+        {RelayGroup.DTRYX: RelayConfigError("dtryx relay token is missing")},
+    )
+    assert transport.configured(RelayGroup.DTRYX)
+    assert not transport.configured(RelayGroup.OLIVEYOUNG)
+    with pytest.raises(ServiceError) as caught:
+        transport.fetch(make_spec(RouteKey.DTRYX_MOVIES), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
+    assert caught.value.status == 503
+    with pytest.raises(ServiceError) as caught:
+        transport.fetch(make_spec(RouteKey.OY_FIND_STORE), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
+    assert caught.value.status == 503
+
+
+# --- lookups ------------------------------------------------------------------------------------
+
+
+def test_the_lookup_request() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=DTRYX_OK)
+
+    assert fetch(handler) == DTRYX_OK
+    request = seen[0]
+    assert request.method == "POST"
+    assert str(request.url) == "https://relay.example/base/v1/dtryx/movies"
+    assert json.loads(request.content) == {"brandCode": "indieart"}
+    assert request.headers["authorization"] == "Bearer tok-123"
+    assert request.headers["cf-access-client-id"] == "id-456"
+    assert request.headers["cf-access-client-secret"] == "secret-789"
+    assert request.headers["accept"] == "application/json"
+    assert request.headers["content-type"] == "application/json"
+    assert len(request.headers["x-request-id"]) == 32
+
+
+def test_no_access_headers_without_an_access_pair() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=OY_OK)
+
+    transport_for(handler, RelayGroup.OLIVEYOUNG, RelayCredentials("tok")).fetch(
+        make_spec(RouteKey.OY_FIND_STORE), Params(brandCode="a"), timeout_ms=DEADLINE_MS
+    )
+    assert str(seen[0].url) == "https://relay.example/base/v1/oliveyoung/movies"
+    assert "cf-access-client-id" not in seen[0].headers
+    assert "cf-access-client-secret" not in seen[0].headers
+
+
+@pytest.mark.parametrize(
+    ("headers", "retry_after"),
+    [
+        ({"Retry-After": "42", "x-relay-quota-reason": "minute"}, 42),
+        ({"Retry-After": format_datetime(datetime.fromtimestamp(NOW / 1000 + 90, UTC), usegmt=True)}, 90),
+        ({"Retry-After": "soon"}, None),
+        ({}, None),
+    ],
+)
+def test_relay_quota_429_keeps_retry_after(headers: dict[str, str], retry_after: int | None) -> None:
+    error = service_error(reply(429, {"error": "Relay quota exceeded", "reason": "minute"}, headers))
+    assert (error.status, error.code, error.retry_after) == (429, "RELAY_QUOTA_EXCEEDED", retry_after)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("0", 1),
+        ("7", 7),
+        ("999999", 86_400),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 1),  # already past
+        ("-5", None),
+        ("1.5", None),
+        (None, None),
+    ],
+)
+def test_parse_retry_after(value: str | None, seconds: int | None) -> None:
+    assert parse_retry_after(value, now=NOW) == seconds
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (400, "UPSTREAM_BAD_RESPONSE"),
+        (401, "UPSTREAM_BAD_RESPONSE"),
+        (403, "UPSTREAM_BAD_RESPONSE"),
+        (404, "UPSTREAM_BAD_RESPONSE"),  # unknown operation: a configuration problem, not "not found"
+        (500, "UPSTREAM_BAD_RESPONSE"),
+        (502, "UPSTREAM_BAD_RESPONSE"),
+        (302, "UPSTREAM_BAD_RESPONSE"),
+        (503, "UPSTREAM_ROUTE_UNAVAILABLE"),
+        (504, "UPSTREAM_TIMEOUT"),
+    ],
+)
+def test_relay_statuses(status: int, code: str) -> None:
+    assert service_error(reply(status, {"error": "x"})).code == code
+
+
+@pytest.mark.parametrize(
+    ("key", "body"),
+    [
+        (RouteKey.CU_STORE, {"success": False, "rows": [1]}),
+        (RouteKey.CU_STORE, {"error": "Relay request failed", "rows": [1]}),
+        (RouteKey.CU_STORE, {"resp_cd": "3000", "rows": [1]}),
+        (
+            RouteKey.SEVEN_STOCK,
+            {
+                "success": False,
+                "error": "Relay request failed",
+                "upstreamError": {
+                    "status": 400,
+                    "code": 501,
+                    "message": "정상적인 점포 조회 요청이 아닙니다.",
+                },
+            },
+        ),
+        (RouteKey.OY_STOCK_STORES, {"status": "FAIL", "rows": [1]}),
+        (RouteKey.OY_STOCK_STORES, {"rows": [1]}),
+        (RouteKey.DTRYX_TIMETABLE, {"RetCode": "fail", "rows": [1]}),
+        (RouteKey.DTRYX_TIMETABLE, [1, 2]),
+        (RouteKey.DTRYX_TIMETABLE, {"RetCode": "success"}),  # passes the envelope, fails the spec
+    ],
+)
+def test_soft_failure_envelopes_are_bad_responses(key: RouteKey, body: object) -> None:
+    assert service_error(reply(200, body), key).code == "UPSTREAM_BAD_RESPONSE"
+
+
+@pytest.mark.parametrize(
+    ("key", "body"),
+    [
+        (RouteKey.CU_STORE, {"resp_cd": "0000", "rows": []}),
+        (RouteKey.CU_STORE, CONV_OK),
+        (RouteKey.OY_STOCK_STORES, OY_OK),
+        (RouteKey.DTRYX_TIMETABLE, DTRYX_OK),
+    ],
+)
+def test_good_envelopes_pass(key: RouteKey, body: object) -> None:
+    assert fetch(reply(200, body), key) == body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<!DOCTYPE html><html></html>",
+        b"{oops",
+        b'{"RetCode":"success","rows":["' + b"a" * MAX_BODY_BYTES + b'"]}',
+    ],
+)
+def test_unusable_bodies_are_bad_responses(body: bytes) -> None:
+    assert service_error(reply(200, body)).code == "UPSTREAM_BAD_RESPONSE"
+
+
+def test_network_errors_are_bad_responses() -> None:
+    def refused(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    assert service_error(refused).code == "UPSTREAM_BAD_RESPONSE"
+
+
+def test_a_relay_slower_than_the_deadline_is_a_timeout() -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        time.sleep(2.0)
+        return httpx.Response(200, json=DTRYX_OK)
+
+    started = time.monotonic()
+    error = service_error(slow)
+    assert (error.status, error.code) == (504, "UPSTREAM_TIMEOUT")
+    assert time.monotonic() - started < 1.2
+
+
+def test_endpoint_urls_stay_under_the_base() -> None:
+    endpoint = RelayEndpoint.parse(RelayGroup.DTRYX, "https://relay.example/base", CREDS)
+    assert endpoint.url("/v1/dtryx/movies") == "https://relay.example/base/v1/dtryx/movies"
+    with pytest.raises(RuntimeError):
+        endpoint.url(".evil.example/v1")
+
+
+# --- health -------------------------------------------------------------------------------------
+
+
+def check(handler: Handler, group: RelayGroup) -> RelayCheck:
+    return transport_for(handler, group).check_health(group, timeout_ms=DEADLINE_MS, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("group", "url", "body"),
+    [
+        (RelayGroup.OLIVEYOUNG, "https://relay.example/base/health", {"state": "ready", "quota": {}}),
+        (RelayGroup.CONVENIENCE, "https://relay.example/base/v1/convenience/health", {"status": "ok"}),
+        (RelayGroup.DTRYX, "https://relay.example/base/v1/dtryx/health", {"status": "ok", "active": 0}),
+    ],
+)
+def test_healthy_relays(group: RelayGroup, url: str, body: object) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=body)
+
+    assert check(handler, group) == RelayCheck(group, healthy=True, checked_at=NOW, reason=Reason.OK)
+    assert (seen[0].method, str(seen[0].url)) == ("GET", url)
+    assert seen[0].headers["authorization"] == "Bearer tok-123"
+    assert seen[0].headers["cf-access-client-secret"] == "secret-789"
+
+
+def _raise(exc: Exception) -> Handler:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exc
+
+    return handler
+
+
+def _hang(request: httpx.Request) -> httpx.Response:
+    time.sleep(1.0)
+    return httpx.Response(200, json={"status": "ok"})
+
+
+@pytest.mark.parametrize(
+    ("group", "handler", "reason"),
+    [
+        (RelayGroup.OLIVEYOUNG, reply(200, {"state": "starting"}), Reason.UNAVAILABLE),
+        (RelayGroup.OLIVEYOUNG, reply(200, {"status": "ok"}), Reason.UNAVAILABLE),
+        (RelayGroup.CONVENIENCE, reply(200, {"status": "degraded"}), Reason.UNAVAILABLE),
+        (RelayGroup.DTRYX, reply(200, ["ok"]), Reason.INVALID_RESPONSE),
+        (RelayGroup.DTRYX, reply(200, b"<html>down</html>"), Reason.INVALID_RESPONSE),
+        (RelayGroup.DTRYX, reply(200, b"{nope"), Reason.INVALID_RESPONSE),
+        (RelayGroup.DTRYX, reply(401, {"error": "Unauthorized"}), Reason.HTTP_401),
+        (RelayGroup.DTRYX, reply(403), Reason.HTTP_403),
+        (RelayGroup.DTRYX, reply(429), Reason.HTTP_429),
+        (RelayGroup.DTRYX, reply(502), Reason.HTTP_5XX),
+        (RelayGroup.DTRYX, reply(503), Reason.HTTP_5XX),
+        (RelayGroup.DTRYX, reply(404), Reason.HTTP_ERROR),
+        (RelayGroup.DTRYX, _raise(httpx.ConnectError("refused")), Reason.NETWORK_ERROR),
+        (RelayGroup.DTRYX, _raise(httpx.ReadTimeout("slow")), Reason.TIMEOUT),
+        (RelayGroup.DTRYX, _hang, Reason.TIMEOUT),
+        (RelayGroup.DTRYX, _raise(RuntimeError("anything")), Reason.NETWORK_ERROR),
+    ],
+)
+def test_unhealthy_relays(group: RelayGroup, handler: Handler, reason: Reason) -> None:
+    assert check(handler, group) == RelayCheck(group, healthy=False, checked_at=NOW, reason=reason)
+
+
+def test_invalid_or_missing_configuration_is_a_configuration_verdict() -> None:
+    calls: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, json={"status": "ok"})
+
+    transport = RelayTransport(
+        new_relay_client(httpx.MockTransport(handler)), {RelayGroup.DTRYX: RelayConfigError("bad url")}
+    )
+    for group in (RelayGroup.DTRYX, RelayGroup.CONVENIENCE):
+        assert transport.check_health(group, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(
+            group, healthy=False, checked_at=NOW, reason=Reason.CONFIGURATION
+        )
+    assert calls == []

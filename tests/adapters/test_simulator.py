@@ -1,0 +1,544 @@
+"""The simulated retailers and relays over real HTTP on 127.0.0.1: faults, counts, leaks, concurrency."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import httpx
+import pytest
+
+from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.catalog import CATALOG
+from functions.core import (
+    DIRECT_PROBED,
+    MAX_BODY_BYTES,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteFailure,
+    RouteKey,
+    ServiceError,
+    UpstreamRejected,
+    group_of,
+)
+from sandbox.simulator.faults import FaultRegistry, parse_fault, parse_target
+from sandbox.simulator.routes import RELAY_OPERATIONS, relay_route, retailer_route
+from sandbox.simulator.server import SimRequest, Simulator, SimulatorServer, loopback_transport
+
+NOW = 1_750_000_000_000
+DEADLINE_MS = 300
+CREDENTIALS = {
+    RelayGroup.OLIVEYOUNG: RelayCredentials("oy-token-1", "oy-access-id", "oy-access-secret"),
+    RelayGroup.CONVENIENCE: RelayCredentials("conv-token-2"),
+    RelayGroup.DTRYX: RelayCredentials("dtryx-token-3"),
+}
+SECRETS = ("oy-token-1", "oy-access-id", "oy-access-secret", "conv-token-2", "dtryx-token-3")
+
+
+def stub_payload(key: RouteKey, request_input: Mapping[str, Any]) -> object:
+    return {"stub": str(key), "input": dict(request_input)}
+
+
+def bad_shape(key: RouteKey) -> object:
+    return {"status": "SUCCESS", "success": True, "RetCode": "success", "data": {}}
+
+
+@pytest.fixture
+def simulator() -> Simulator:
+    return Simulator(CREDENTIALS, hang_limit_s=5.0, realistic=stub_payload, bad_shape=bad_shape)
+
+
+@pytest.fixture
+def server(simulator: Simulator) -> Iterator[SimulatorServer]:
+    with SimulatorServer(simulator) as running:
+        yield running
+
+
+@pytest.fixture
+def client(server: SimulatorServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.base_url, timeout=DEADLINE_MS / 1000) as plain:
+        yield plain
+
+
+# Building an httpx transport loads a TLS context (~0.1 s): one client of each kind serves every test.
+SHARED_HTTP = httpx.HTTPTransport(retries=0)
+SHARED_RELAY_CLIENT = new_relay_client(SHARED_HTTP)
+
+
+def direct(server: SimulatorServer) -> DirectTransport:
+    return DirectTransport(new_direct_client(loopback_transport(server.base_url, inner=SHARED_HTTP)))
+
+
+def relays(
+    server: SimulatorServer, credentials: Mapping[RelayGroup, RelayCredentials] = CREDENTIALS
+) -> RelayTransport:
+    endpoints = {
+        group: RelayEndpoint.parse(group, server.relay_url(group), creds)
+        for group, creds in credentials.items()
+    }
+    return RelayTransport(SHARED_RELAY_CLIENT, endpoints, clock=lambda: NOW)
+
+
+def direct_reason(server: SimulatorServer, key: RouteKey = RouteKey.OY_FIND_STORE) -> Reason:
+    spec = CATALOG[key]
+    with pytest.raises(RouteFailure) as caught:
+        direct(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    return caught.value.reason
+
+
+OY_FIND_STORE_PATH = "/www.oliveyoung.co.kr/oystore/api/storeFinder/find-store"
+
+
+# --- routing tables --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_every_catalog_url_maps_back_to_its_key(key: RouteKey) -> None:
+    spec = CATALOG[key]
+    url = httpx.URL(spec.build_request(spec.probe_params(NOW)).url)
+    assert url.scheme == "https"
+    assert retailer_route(url.host, url.path) is key
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_every_relay_operation_maps_back_to_its_key(key: RouteKey) -> None:
+    assert relay_route(group_of(key), CATALOG[key].relay_operation) is key
+
+
+def test_relay_operation_tables_cover_each_group_exactly() -> None:
+    assert {key for ops in RELAY_OPERATIONS.values() for key in ops.values()} == set(RouteKey)
+
+
+# --- fault registry ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        "ok",
+        "http-400",
+        "http-429",
+        "http-503",
+        "timeout",
+        "refuse",
+        "html-200",
+        "invalid-json",
+        "bad-shape",
+        "oversize",
+        "slow-0",
+        "slow-2500",
+    ],
+)
+def test_documented_faults_parse(fault: str) -> None:
+    assert parse_fault(fault).name == fault
+
+
+@pytest.mark.parametrize("fault", ["http-418", "http-200", "slow-", "slow--1", "slow-99999999", "boom", ""])
+def test_unknown_faults_are_refused(fault: str) -> None:
+    with pytest.raises(ValueError, match="unknown fault"):
+        parse_fault(fault)
+
+
+@pytest.mark.parametrize(
+    "target", ["direct:nope", "relay:daiso", "store", "direct", "oy-find-store", "relay:"]
+)
+def test_unknown_targets_are_refused(target: str) -> None:
+    with pytest.raises(ValueError, match="unknown fault target"):
+        parse_target(target)
+
+
+def test_registry_set_ok_and_clear() -> None:
+    registry = FaultRegistry()
+    registry.set("direct:cu-store", "http-500")
+    registry.set("relay:dtryx", "slow-20")
+    assert registry.active() == {"direct:cu-store": "http-500", "relay:dtryx": "slow-20"}
+    registry.set("direct:cu-store", "ok")
+    assert registry.active() == {"relay:dtryx": "slow-20"}
+    registry.clear()
+    assert registry.get("relay:dtryx").name == "ok"
+
+
+# --- retailer faults through the real direct transport -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("http-401", Reason.HTTP_401),
+        ("http-403", Reason.HTTP_403),
+        ("http-429", Reason.HTTP_429),
+        ("http-500", Reason.HTTP_5XX),
+        ("http-502", Reason.HTTP_5XX),
+        ("http-503", Reason.HTTP_5XX),
+        ("timeout", Reason.TIMEOUT),
+        ("refuse", Reason.NETWORK_ERROR),
+        ("html-200", Reason.INVALID_RESPONSE),
+        ("invalid-json", Reason.INVALID_RESPONSE),
+        ("bad-shape", Reason.SHAPE),
+        ("oversize", Reason.RESPONSE_TOO_LARGE),
+        ("slow-1500", Reason.TIMEOUT),
+    ],
+)
+def test_retailer_faults_reach_the_direct_transport_as_reasons(
+    server: SimulatorServer, simulator: Simulator, fault: str, reason: Reason
+) -> None:
+    simulator.faults.set("direct:oy-find-store", fault)
+    started = time.monotonic()
+    assert direct_reason(server) is reason
+    assert time.monotonic() - started < 1.0  # never waits for a hang to end
+    assert simulator.calls()["direct:oy-find-store"] == 1
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+def test_retailer_caller_statuses(server: SimulatorServer, simulator: Simulator, status: int) -> None:
+    simulator.faults.set("direct:dtryx-movies", f"http-{status}")
+    spec = CATALOG[RouteKey.DTRYX_MOVIES]
+    with pytest.raises(UpstreamRejected) as caught:
+        direct(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    assert caught.value.status == status
+
+
+def test_a_fault_on_one_route_leaves_the_others_alone(client: httpx.Client, simulator: Simulator) -> None:
+    simulator.faults.set("direct:cu-store", "http-503")
+    assert client.post("/www.pocketcu.co.kr/api/store", json={}).status_code == 503
+    healthy = client.post("/www.pocketcu.co.kr/api/search/rest/stock/main", json={"searchWord": "레쓰비"})
+    assert healthy.status_code == 200
+    assert healthy.json() == {"stub": "cu-stock", "input": {"searchWord": "레쓰비"}}
+
+
+def test_raw_fault_answers(client: httpx.Client, simulator: Simulator) -> None:
+    simulator.faults.set("direct:oy-find-store", "http-429")
+    limited = client.post(OY_FIND_STORE_PATH, json={})
+    assert (limited.status_code, limited.headers["retry-after"]) == (429, "30")
+    assert "x-relay-quota-reason" not in limited.headers
+
+    simulator.faults.set("direct:oy-find-store", "html-200")
+    html = client.post(OY_FIND_STORE_PATH, json={})
+    assert html.status_code == 200
+    assert html.text.lower().startswith("<!doctype html")
+
+    simulator.faults.set("direct:oy-find-store", "oversize")
+    big = client.post(OY_FIND_STORE_PATH, json={})
+    assert len(big.content) == MAX_BODY_BYTES + 1
+    assert json.loads(big.content)["padding"]
+
+    simulator.faults.set("direct:oy-find-store", "refuse")
+    with pytest.raises(httpx.RemoteProtocolError):
+        client.post(OY_FIND_STORE_PATH, json={})
+
+
+def test_query_parameters_reach_the_payload(client: httpx.Client) -> None:
+    answer = client.get(
+        "/new.7-elevenapp.co.kr/api/v1/open/product/search/stock", params={"itemCd": "8801056018979"}
+    )
+    assert answer.json() == {"stub": "seven-stock-meta", "input": {"itemCd": "8801056018979"}}
+
+
+def test_unknown_retailer_paths_are_404_and_not_counted(client: httpx.Client, simulator: Simulator) -> None:
+    assert client.get("/www.oliveyoung.co.kr/nope").status_code == 404
+    assert client.get("/").status_code == 404
+    assert sum(simulator.calls().values()) == 0
+
+
+def test_a_hang_is_released_when_the_server_closes(simulator: Simulator) -> None:
+    server = SimulatorServer(simulator).start()
+    simulator.faults.set("direct:cu-prime", "timeout")
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            httpx.post(f"{server.base_url}/www.pocketcu.co.kr/api/search/display/stock", json={}, timeout=10)
+        except httpx.HTTPError as exc:
+            errors.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    server.close()
+    caller.join(timeout=3)
+    assert not caller.is_alive()
+    assert time.monotonic() - started < 2
+    assert len(errors) == 1
+
+
+# --- counts, leaks, concurrency ------------------------------------------------------------------
+
+
+def test_call_counts_are_flat_and_start_at_zero(simulator: Simulator) -> None:
+    calls = simulator.calls()
+    assert calls["leakedSecrets"] == 0
+    assert {name for name in calls if name.startswith("direct:")} == {f"direct:{key}" for key in RouteKey}
+    assert {name for name in calls if name.startswith("relay:")} == {f"relay:{key}" for key in RouteKey}
+    assert {name for name in calls if name.startswith("relay-health:")} == {
+        f"relay-health:{group}" for group in RelayGroup
+    }
+    assert set(calls.values()) == {0}
+
+
+def test_counts_by_kind_and_reset(client: httpx.Client, simulator: Simulator) -> None:
+    client.post(OY_FIND_STORE_PATH, json={})
+    client.post(OY_FIND_STORE_PATH, json={})
+    auth = {"Authorization": "Bearer dtryx-token-3"}
+    client.post("/relays/dtryx/v1/dtryx/timetable", json={"brandCode": "indieart"}, headers=auth)
+    client.get("/relays/dtryx/v1/dtryx/health", headers=auth)
+    client.get("/relays/convenience/v1/convenience/health")  # unauthorized still reached the relay
+
+    calls = simulator.calls()
+    assert calls["direct:oy-find-store"] == 2
+    assert calls["relay:dtryx-timetable"] == 1
+    assert calls["relay-health:dtryx"] == 1
+    assert calls["relay-health:convenience"] == 1
+    assert sum(calls.values()) == 5
+    simulator.reset_calls()
+    assert set(simulator.calls().values()) == {0}
+
+
+@pytest.mark.parametrize(
+    ("headers", "params", "body"),
+    [
+        ({"Authorization": "Bearer whatever"}, {}, {}),
+        ({"CF-Access-Client-Id": "x"}, {}, {}),
+        ({"cf-access-client-secret": "x"}, {}, {}),
+        ({"X-Custom": "conv-token-2"}, {}, {}),
+        ({}, {"q": "dtryx-token-3"}, {}),
+        ({}, {}, {"note": "oy-access-secret"}),
+        ({"Referer": "https://x.example/?t=oy-token-1"}, {}, {}),
+    ],
+)
+def test_leaked_secrets_are_counted(
+    client: httpx.Client,
+    simulator: Simulator,
+    headers: dict[str, str],
+    params: dict[str, str],
+    body: dict[str, str],
+) -> None:
+    client.post(OY_FIND_STORE_PATH, headers=headers, params=params, json=body)
+    assert simulator.calls()["leakedSecrets"] == 1
+
+
+def test_the_real_transports_leak_nothing(server: SimulatorServer, simulator: Simulator) -> None:
+    simulator.faults.set("relay:oliveyoung", "bad-shape")
+    for key in DIRECT_PROBED:  # failures are expected with stub payloads; only the requests matter here
+        spec = CATALOG[key]
+        with pytest.raises((RouteFailure, ServiceError)):
+            direct(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+        with pytest.raises(ServiceError):
+            relays(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    calls = simulator.calls()
+    assert calls["leakedSecrets"] == 0
+    assert all(calls[f"direct:{key}"] == 1 for key in DIRECT_PROBED)
+    assert calls["direct:gs25-stock"] == 0
+    assert all(calls[f"relay:{key}"] == 1 for key in DIRECT_PROBED)
+
+
+def test_max_in_flight_is_measured_and_reset(server: SimulatorServer, simulator: Simulator) -> None:
+    simulator.faults.set("direct:cu-prime", "slow-150")
+    url = f"{server.base_url}/www.pocketcu.co.kr/api/search/display/stock"
+    callers = [threading.Thread(target=lambda: httpx.post(url, json={}, timeout=2)) for _ in range(5)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert simulator.max_in_flight() == 5
+    simulator.reset_max_in_flight()
+    assert simulator.max_in_flight() == 0
+    httpx.post(url, json={}, timeout=2)
+    assert simulator.max_in_flight() == 1
+
+
+def test_handle_is_callable_in_process(simulator: Simulator) -> None:
+    answer = simulator.handle(SimRequest("POST", "/www.pocketcu.co.kr/api/store", {}, b'{"latVal":"37.5"}'))
+    assert answer is not None
+    assert (answer.status, json.loads(answer.body)) == (
+        200,
+        {"stub": "cu-store", "input": {"latVal": "37.5"}},
+    )
+    simulator.faults.set("direct:cu-store", "refuse")
+    assert simulator.handle(SimRequest("POST", "/www.pocketcu.co.kr/api/store", {}, b"{}")) is None
+
+
+# --- relays --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({}, 401),
+        ({"Authorization": "Bearer wrong"}, 401),
+        ({"Authorization": "Bearer oy-token-1"}, 403),  # Access pair configured but not sent
+        (
+            {
+                "Authorization": "Bearer oy-token-1",
+                "CF-Access-Client-Id": "oy-access-id",
+                "CF-Access-Client-Secret": "no",
+            },
+            403,
+        ),
+        (
+            {
+                "Authorization": "Bearer oy-token-1",
+                "CF-Access-Client-Id": "oy-access-id",
+                "CF-Access-Client-Secret": "oy-access-secret",
+            },
+            200,
+        ),
+    ],
+)
+def test_relay_auth(client: httpx.Client, headers: dict[str, str], status: int) -> None:
+    answer = client.post("/relays/oliveyoung/v1/oliveyoung/find-store", json={"lat": 37.5}, headers=headers)
+    assert answer.status_code == status
+    if status == 401:
+        assert answer.json() == {"error": "Unauthorized"}
+
+
+def test_relay_protocol_errors(client: httpx.Client) -> None:
+    auth = {"Authorization": "Bearer conv-token-2"}
+    assert (
+        client.post("/relays/convenience/v1/convenience/unknown-op", json={}, headers=auth).status_code == 404
+    )
+    assert client.post("/relays/convenience/v1/dtryx/movies", json={}, headers=auth).status_code == 404
+    assert client.get("/relays/convenience/v1/convenience/cu-store", headers=auth).status_code == 405
+    assert (
+        client.post("/relays/convenience/v1/convenience/cu-store", content=b"[1]", headers=auth).status_code
+        == 400
+    )
+    assert client.post("/relays/nope/v1/nope/x", json={}, headers=auth).status_code == 404
+
+
+def test_relay_lookup_through_the_relay_transport(server: SimulatorServer, simulator: Simulator) -> None:
+    seen: list[Mapping[str, Any]] = []
+
+    def relay_payload(key: RouteKey, request_input: Mapping[str, Any]) -> object:
+        seen.append(request_input)
+        return {
+            "RetCode": "success",
+            "RetMsg": "",
+            "RecordCount": 1,
+            "Recordset": [{"MovieCd": "1", "MovieNm": "파묘"}],
+        }
+
+    sim = Simulator(CREDENTIALS, realistic=relay_payload)
+    with SimulatorServer(sim) as local:
+        spec = CATALOG[RouteKey.DTRYX_MOVIES]
+        relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    assert seen == [dict(spec.relay_body(spec.probe_params(NOW)))]
+    assert sim.calls()["relay:dtryx-movies"] == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "status", "code", "retry_after"),
+    [
+        ("http-429", 429, "RELAY_QUOTA_EXCEEDED", 30),
+        ("http-401", 502, "UPSTREAM_BAD_RESPONSE", None),
+        ("http-404", 502, "UPSTREAM_BAD_RESPONSE", None),
+        ("http-500", 502, "UPSTREAM_BAD_RESPONSE", None),
+        ("http-503", 503, "UPSTREAM_ROUTE_UNAVAILABLE", None),
+        ("timeout", 504, "UPSTREAM_TIMEOUT", None),
+        ("slow-1500", 504, "UPSTREAM_TIMEOUT", None),
+        ("refuse", 502, "UPSTREAM_BAD_RESPONSE", None),
+        ("html-200", 502, "UPSTREAM_BAD_RESPONSE", None),
+        ("invalid-json", 502, "UPSTREAM_BAD_RESPONSE", None),
+        ("bad-shape", 502, "UPSTREAM_BAD_RESPONSE", None),
+        ("oversize", 502, "UPSTREAM_BAD_RESPONSE", None),
+    ],
+)
+def test_relay_faults_reach_the_relay_transport(
+    server: SimulatorServer, simulator: Simulator, fault: str, status: int, code: str, retry_after: int | None
+) -> None:
+    simulator.faults.set("relay:convenience", fault)
+    spec = CATALOG[RouteKey.SEVEN_STOCK]
+    with pytest.raises(ServiceError) as caught:
+        relays(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    assert (caught.value.status, caught.value.code, caught.value.retry_after) == (status, code, retry_after)
+    assert simulator.calls()["relay:seven-stock"] == 1
+
+
+def test_relay_quota_headers(client: httpx.Client, simulator: Simulator) -> None:
+    simulator.faults.set("relay:dtryx", "http-429")
+    answer = client.post(
+        "/relays/dtryx/v1/dtryx/movies", json={}, headers={"Authorization": "Bearer dtryx-token-3"}
+    )
+    assert (answer.status_code, answer.headers["retry-after"], answer.headers["x-relay-quota-reason"]) == (
+        429,
+        "30",
+        "minute",
+    )
+
+
+@pytest.mark.parametrize("group", list(RelayGroup))
+def test_relays_are_healthy_by_default(
+    server: SimulatorServer, simulator: Simulator, group: RelayGroup
+) -> None:
+    check = relays(server).check_health(group, timeout_ms=DEADLINE_MS, now=NOW)
+    assert check == RelayCheck(group, healthy=True, checked_at=NOW, reason=Reason.OK)
+    assert simulator.calls()[f"relay-health:{group}"] == 1
+    assert sum(simulator.calls().values()) == 1  # a health check is not a lookup
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("http-401", Reason.HTTP_401),
+        ("http-403", Reason.HTTP_403),
+        ("http-429", Reason.HTTP_429),
+        ("http-502", Reason.HTTP_5XX),
+        ("http-404", Reason.HTTP_ERROR),
+        ("timeout", Reason.TIMEOUT),
+        ("refuse", Reason.NETWORK_ERROR),
+        ("html-200", Reason.INVALID_RESPONSE),
+        ("invalid-json", Reason.INVALID_RESPONSE),
+        ("bad-shape", Reason.UNAVAILABLE),
+        ("oversize", Reason.RESPONSE_TOO_LARGE),
+        ("slow-1500", Reason.TIMEOUT),
+    ],
+)
+def test_relay_faults_apply_to_health_checks(
+    server: SimulatorServer, simulator: Simulator, fault: str, reason: Reason
+) -> None:
+    simulator.faults.set("relay:oliveyoung", fault)
+    check = relays(server).check_health(RelayGroup.OLIVEYOUNG, timeout_ms=DEADLINE_MS, now=NOW)
+    assert check == RelayCheck(RelayGroup.OLIVEYOUNG, healthy=False, checked_at=NOW, reason=reason)
+
+
+def test_health_with_a_wrong_token_is_401(server: SimulatorServer) -> None:
+    wrong = {RelayGroup.DTRYX: RelayCredentials("not-the-token")}
+    check = relays(server, wrong).check_health(RelayGroup.DTRYX, timeout_ms=DEADLINE_MS, now=NOW)
+    assert check.reason is Reason.HTTP_401
+
+
+# --- real payloads (once the catalog's payload module is present) --------------------------------
+
+
+@pytest.mark.parametrize("key", DIRECT_PROBED)
+def test_real_payloads_pass_the_real_specs_direct_and_via_relay(key: RouteKey) -> None:
+    pytest.importorskip("sandbox.simulator.payloads")
+    sim = Simulator(CREDENTIALS)
+    with SimulatorServer(sim) as local:
+        spec = CATALOG[key]
+        direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+        relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+        sim.faults.set(f"direct:{key}", "bad-shape")
+        with pytest.raises(RouteFailure) as caught:
+            direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+    assert caught.value.reason is Reason.SHAPE
+    assert sim.calls()[f"direct:{key}"] == 2
+    assert sim.calls()[f"relay:{key}"] == 1
+    assert sim.calls()["leakedSecrets"] == 0
+
+
+def test_gs25_stock_is_served_by_the_relay_and_never_direct() -> None:
+    pytest.importorskip("sandbox.simulator.payloads")
+    sim = Simulator(CREDENTIALS)
+    spec = CATALOG[RouteKey.GS25_STOCK]
+    with SimulatorServer(sim) as local:
+        relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+        with pytest.raises(RouteFailure) as caught:
+            direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+    assert caught.value.reason is Reason.PINNED_RELAY
+    assert (sim.calls()["relay:gs25-stock"], sim.calls()["direct:gs25-stock"]) == (1, 0)
