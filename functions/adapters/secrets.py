@@ -1,0 +1,175 @@
+"""Secret values (DESIGN §7): one Secrets Manager JSON secret, or the environment when none is named.
+
+Every value is a `SecretStr`, so a `repr`, a log line or a validation error never shows it. Errors raised
+from here name the secret and the problem, never a value.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import boto3
+from aws_lambda_powertools.utilities.parameters import SecretsProvider
+from aws_lambda_powertools.utilities.parameters.exceptions import (
+    GetParameterError,
+    TransformParameterError,
+)
+from botocore.config import Config
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from functions.core import RelayGroup
+
+if TYPE_CHECKING:
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
+# Short timeouts and no retry storm: a slow Secrets Manager must not eat a function's INIT.
+SECRETS_CLIENT_CONFIG = Config(
+    connect_timeout=2, read_timeout=2, retries={"max_attempts": 2, "mode": "standard"}
+)
+
+
+class SecretsError(Exception):
+    """The secret could not be read or is malformed. The message never contains a secret value."""
+
+
+@dataclass(frozen=True, slots=True)
+class RelaySecrets:
+    """One relay group's credentials: the Bearer token and the optional Cloudflare Access pair."""
+
+    token: SecretStr | None
+    access_client_id: SecretStr | None
+    access_client_secret: SecretStr | None
+
+
+class Secrets(BaseModel):
+    """All secret values, by the JSON keys (and environment variable names) of DESIGN §7."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", hide_input_in_errors=True)
+
+    health_check_secret: SecretStr | None = Field(default=None, alias="HEALTH_CHECK_SECRET")
+    oy_relay_token: SecretStr | None = Field(default=None, alias="OY_RELAY_TOKEN")
+    oy_access_client_id: SecretStr | None = Field(default=None, alias="OY_ACCESS_CLIENT_ID")
+    oy_access_client_secret: SecretStr | None = Field(default=None, alias="OY_ACCESS_CLIENT_SECRET")
+    convenience_relay_token: SecretStr | None = Field(default=None, alias="CONVENIENCE_RELAY_TOKEN")
+    convenience_access_client_id: SecretStr | None = Field(default=None, alias="CONVENIENCE_ACCESS_CLIENT_ID")
+    convenience_access_client_secret: SecretStr | None = Field(
+        default=None, alias="CONVENIENCE_ACCESS_CLIENT_SECRET"
+    )
+    dtryx_relay_token: SecretStr | None = Field(default=None, alias="DTRYX_RELAY_TOKEN")
+    dtryx_access_client_id: SecretStr | None = Field(default=None, alias="DTRYX_ACCESS_CLIENT_ID")
+    dtryx_access_client_secret: SecretStr | None = Field(default=None, alias="DTRYX_ACCESS_CLIENT_SECRET")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        # An empty or whitespace-only value is "not configured", never a usable secret.
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    def relay(self, group: RelayGroup) -> RelaySecrets:
+        prefix = _GROUP_PREFIX[group]
+        return RelaySecrets(
+            token=getattr(self, f"{prefix}_relay_token"),
+            access_client_id=getattr(self, f"{prefix}_access_client_id"),
+            access_client_secret=getattr(self, f"{prefix}_access_client_secret"),
+        )
+
+    def all_values(self) -> list[str]:
+        """Every configured secret value in clear text: only for tests and leak checks."""
+        values = (getattr(self, name) for name in type(self).model_fields)
+        return [value.get_secret_value() for value in values if value is not None]
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], *, source: str) -> Secrets:
+        try:
+            return cls.model_validate(dict(values))
+        except ValidationError as error:
+            # Only the field names and error kinds: pydantic's text could carry the value.
+            problems = ", ".join(
+                f"{'.'.join(str(part) for part in item['loc'])}: {item['type']}" for item in error.errors()
+            )
+            raise SecretsError(f"{source} has invalid values ({problems})") from None
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> Secrets:
+        environ = os.environ if environ is None else environ
+        names = {field.alias for field in cls.model_fields.values() if field.alias}
+        return cls.from_mapping(
+            {name: environ[name] for name in names if name in environ}, source="environment"
+        )
+
+
+_GROUP_PREFIX: Mapping[RelayGroup, str] = {
+    RelayGroup.OLIVEYOUNG: "oy",
+    RelayGroup.CONVENIENCE: "convenience",
+    RelayGroup.DTRYX: "dtryx",
+}
+
+
+class SecretSource(Protocol):
+    """Where the current secrets come from; `get` is cheap after the first call (cached)."""
+
+    def get(self) -> Secrets: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StaticSecrets:
+    """Fixed secrets: read from the environment once, or injected by the sandbox and tests."""
+
+    secrets: Secrets
+
+    def get(self) -> Secrets:
+        return self.secrets
+
+
+class SecretsManagerSource:
+    """One JSON secret from Secrets Manager via Powertools Parameters, cached for `max_age_s`.
+
+    After the cache expires a failed refresh keeps the last good value (and raises only when there is
+    none), so a Secrets Manager hiccup does not take the operator API or the relays down.
+    """
+
+    def __init__(self, secret_id: str, *, max_age_s: int, client: SecretsManagerClient | None = None) -> None:
+        self._secret_id = secret_id
+        self._max_age_s = max_age_s
+        self._provider = SecretsProvider(
+            boto3_client=client or boto3.client("secretsmanager", config=SECRETS_CLIENT_CONFIG)
+        )
+        self._lock = threading.Lock()
+        self._last: tuple[dict[str, Any], Secrets] | None = None
+
+    def get(self) -> Secrets:
+        source = f"secret {self._secret_id!r}"
+        try:
+            raw = self._provider.get(self._secret_id, max_age=self._max_age_s, transform="json")
+        except TransformParameterError:
+            raise SecretsError(f"{source} is not valid JSON") from None
+        except GetParameterError as error:
+            with self._lock:
+                if self._last is not None:
+                    return self._last[1]
+            # Powertools' message is the AWS error text (code and operation), never the secret's value.
+            raise SecretsError(f"{source} could not be read: {error}") from None
+        if not isinstance(raw, dict):
+            raise SecretsError(f"{source} must be a JSON object")
+        with self._lock:
+            # Powertools returns the same cached dict until it expires: parse once per fetch.
+            if self._last is not None and self._last[0] is raw:
+                return self._last[1]
+            secrets = Secrets.from_mapping(raw, source=source)
+            self._last = (raw, secrets)
+            return secrets
+
+
+def secret_source(
+    secret_id: str | None, *, max_age_s: int, client: SecretsManagerClient | None = None
+) -> SecretSource:
+    """The secret source for these settings: Secrets Manager when a secret is named, else the environment."""
+    if secret_id is None:
+        return StaticSecrets(Secrets.from_environment())
+    return SecretsManagerSource(secret_id, max_age_s=max_age_s, client=client)

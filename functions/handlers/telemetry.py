@@ -1,0 +1,84 @@
+"""Logs, metrics and traces for every function (DESIGN §9), in one place.
+
+Each metric is written as its own EMF line (`single_metric`) because each carries its own dimensions
+(`Route`, `Path`, ...); every dimension takes values from a fixed enum (20 routes x 3 paths at most), so
+cardinality stays bounded. Nothing here ever receives a secret: callers pass route keys, codes and numbers.
+"""
+
+from __future__ import annotations
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+from functions.core import Reason, RelayCheck, RouteCheck, RouteKey
+from functions.core.routing import Path
+from functions.core.snapshot_cache import SnapshotCache
+from functions.probe import ProbeSummary
+
+NAMESPACE = "RouteHealth"
+SERVICE = "route-health"
+
+logger = Logger(service=SERVICE)
+tracer = Tracer(service=SERVICE)
+
+
+def emit_metric(name: str, value: float, unit: MetricUnit = MetricUnit.Count, **dimensions: str) -> None:
+    """One EMF metric line in the RouteHealth namespace with `service` plus the given dimensions."""
+    with single_metric(
+        name=name,
+        unit=unit,
+        value=value,
+        namespace=NAMESPACE,
+        default_dimensions={"service": SERVICE, **dimensions},
+    ):
+        pass
+
+
+def emit_snapshot_age(snapshots: SnapshotCache | None) -> None:
+    """SnapshotAge (ms) of the container's cached snapshot; nothing when there is none (legacy or not loaded)."""
+    if snapshots is None:
+        return
+    age = snapshots.age_ms()
+    if age is not None:
+        emit_metric("SnapshotAge", max(age, 0), MetricUnit.Milliseconds)
+
+
+class MetricsRoutingEvents:
+    """The router's decisions and failures as metrics and log lines (implements RoutingEvents)."""
+
+    def decided(self, key: RouteKey, path: Path, rule: str) -> None:
+        logger.info("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
+        emit_metric("LookupRoute", 1, Route=key.value, Path=path.value)
+        emit_metric("Lookups", 1, Path=path.value)
+
+    def direct_failed(self, key: RouteKey, reason: Reason) -> None:
+        logger.warning("direct failed", extra={"route": key.value, "reason": reason.value})
+        emit_metric("DirectFailure", 1, Route=key.value, Reason=reason.value)
+
+    def relay_fallback(self, key: RouteKey) -> None:
+        logger.info("relay fallback", extra={"route": key.value})
+        emit_metric("RelayFallback", 1, Route=key.value)
+
+
+class MetricsProbeEvents:
+    """A probe run's results as metrics and log lines (implements functions.probe.ProbeEvents)."""
+
+    def route_checked(self, check: RouteCheck) -> None:
+        outcome = "pass" if check.direct else "fail"
+        emit_metric("ProbeCheck", 1, Route=check.key.value, Outcome=outcome)
+
+    def relay_checked(self, check: RelayCheck) -> None:
+        emit_metric("RelayHealthy", 1 if check.healthy else 0, Group=check.group.value)
+
+    def check_crashed(self, target: str, error_type: str) -> None:
+        logger.error("probe check crashed", extra={"target": target, "error_type": error_type})
+
+    def run_finished(self, summary: ProbeSummary) -> None:
+        logger.info("probe run finished", extra={"probe": summary.to_dict()})
+        emit_metric("ProbeRun", 1)
+        emit_metric("ProbeRunDuration", summary.duration_ms, MetricUnit.Milliseconds)
+        emit_metric("StaleWriteRejected", summary.stale_writes_rejected)
+
+    def store_failed(self, operation: str, error_type: str) -> None:
+        logger.error("verdict store failed", extra={"operation": operation, "error_type": error_type})
+        emit_metric("StoreError", 1, Operation=operation)

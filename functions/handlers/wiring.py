@@ -1,0 +1,260 @@
+"""Builds the container's clients and adapters once, and hands them to the handlers (DESIGN §2, §7, §12).
+
+`get_container()` builds everything from the environment on first use and keeps it for the container's
+life; nothing is built at import time. The sandbox and tests build their own with `build_container(...)`
+(injecting the clock, a DynamoDB client, the simulator's HTTP transport, secrets) and install it with
+`set_container(...)`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.dynamo_store import DynamoVerdictStore
+from functions.adapters.dynamo_store import dynamodb_client as new_dynamodb_client
+from functions.adapters.relay import (
+    RelayConfigError,
+    RelayCredentials,
+    RelayEndpoint,
+    RelayTransport,
+    new_relay_client,
+)
+from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, secret_source
+from functions.catalog import CATALOG
+from functions.catalog.spec import OperationSpec
+from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, RouteKey, VerdictStore
+from functions.core.reporting import BackgroundFailureReporter
+from functions.core.routing import Router
+from functions.core.snapshot_cache import SnapshotCache
+from functions.handlers.settings import ApiSettings, CommonSettings
+from functions.handlers.telemetry import MetricsProbeEvents, MetricsRoutingEvents, logger
+from functions.probe import ProbeEvents, ProbeSummary, run_probe
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
+BACKGROUND_WORKERS = 4
+"""Snapshot refreshes and failure reports: small, they only wait on DynamoDB."""
+
+
+def system_clock() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class StoreNotConfigured(Exception):
+    """No verdict store in this install (ROUTE_HEALTH_TABLE unset): nothing to probe into or read."""
+
+
+@dataclass(eq=False)
+class Container:
+    """Everything a handler needs, built once per Lambda container.
+
+    `store` and `snapshots` are None in legacy mode (no table). `relays` is rebuilt only when the secret
+    values change (Secrets Manager rotation seen after the cache's max age).
+    """
+
+    clock: Clock
+    settings: CommonSettings
+    store: VerdictStore | None
+    snapshots: SnapshotCache | None
+    router: Router
+    direct: DirectTransport
+    secret_source: SecretSource
+    executor: ThreadPoolExecutor
+    direct_client: httpx.Client
+    relay_client: httpx.Client
+    specs: Mapping[RouteKey, OperationSpec[Any, Any]] = field(default_factory=lambda: CATALOG)
+    probe_events: ProbeEvents = field(default_factory=MetricsProbeEvents)
+    rejected_writes: Callable[[], int] = lambda: 0
+    probe_timeout_ms: int = DIRECT_TIMEOUT_MS
+    """Per check (DESIGN §4: 3 s); tests shorten it to keep hang scenarios quick."""
+    _relays: tuple[Secrets, RelayTransport] | None = field(default=None, repr=False)
+    _relays_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def secrets(self) -> Secrets:
+        return self.secret_source.get()
+
+    @property
+    def relays(self) -> RelayTransport:
+        secrets = self.secrets
+        with self._relays_lock:
+            if self._relays is None or self._relays[0] is not secrets:
+                endpoints = relay_endpoints(self.settings, secrets)
+                self._relays = (secrets, RelayTransport(self.relay_client, endpoints, clock=self.clock))
+            return self._relays[1]
+
+    def relay_configured(self, group: RelayGroup) -> bool:
+        """A relay URL is set for the group (even an invalid one); no secret lookup needed."""
+        return relay_url(self.settings, group) is not None
+
+    def probe(self, *, slot_start: int, trigger: str) -> ProbeSummary:
+        """One probe run for `slot_start` under the slot rule; raises StoreNotConfigured or StoreError."""
+        if self.store is None:
+            raise StoreNotConfigured
+        return run_probe(
+            specs=self.specs,
+            direct=self.direct,
+            relays=self.relays,
+            store=self.store,
+            clock=self.clock,
+            slot_start=slot_start,
+            trigger=trigger,
+            events=self.probe_events,
+            rejected_writes=self.rejected_writes,
+            timeout_ms=self.probe_timeout_ms,
+        )
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.direct_client.close()
+        self.relay_client.close()
+
+
+def relay_url(settings: CommonSettings, group: RelayGroup) -> str | None:
+    urls = {
+        RelayGroup.OLIVEYOUNG: settings.oy_relay_url,
+        RelayGroup.CONVENIENCE: settings.convenience_relay_url,
+        RelayGroup.DTRYX: settings.dtryx_relay_url,
+    }
+    return urls[group]
+
+
+def relay_endpoints(
+    settings: CommonSettings, secrets: Secrets
+) -> dict[RelayGroup, RelayEndpoint | RelayConfigError]:
+    """Each group with a relay URL: its endpoint, or why it is unusable (its verdict is then `configuration`)."""
+    endpoints: dict[RelayGroup, RelayEndpoint | RelayConfigError] = {}
+    for group in RelayGroup:
+        url = relay_url(settings, group)
+        if url is None:
+            continue
+        values = secrets.relay(group)
+        credentials = RelayCredentials(
+            token=values.token.get_secret_value() if values.token else "",
+            access_client_id=values.access_client_id.get_secret_value() if values.access_client_id else None,
+            access_client_secret=(
+                values.access_client_secret.get_secret_value() if values.access_client_secret else None
+            ),
+        )
+        try:
+            endpoints[group] = RelayEndpoint.parse(group, url, credentials)
+        except RelayConfigError as error:
+            logger.warning("relay configuration invalid", extra={"group": group.value, "problem": str(error)})
+            endpoints[group] = error
+    return endpoints
+
+
+def build_container(
+    settings: CommonSettings,
+    *,
+    clock: Clock = system_clock,
+    dynamodb_client: DynamoDBClient | None = None,
+    http_transport: httpx.BaseTransport | None = None,
+    secrets: Secrets | SecretSource | None = None,
+    secretsmanager_client: SecretsManagerClient | None = None,
+    prefetch: bool = True,
+) -> Container:
+    """Build the container's adapters. Only `ApiSettings` prefetches the snapshot (INIT, bounded, tolerated).
+
+    `secrets`: fixed values (tests, sandbox) or a source; by default from Secrets Manager when
+    ROUTE_HEALTH_SECRET_ID is set, else from the environment.
+    """
+    if secrets is None:
+        source: SecretSource = secret_source(
+            settings.route_health_secret_id,
+            max_age_s=settings.secret_max_age_s,
+            client=secretsmanager_client,
+        )
+    elif isinstance(secrets, Secrets):
+        source = StaticSecrets(secrets)
+    else:
+        source = secrets
+    source.get()  # fail fast at INIT on an unreadable or malformed secret
+
+    executor = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS, thread_name_prefix="route-health")
+    store: DynamoVerdictStore | None = None
+    snapshots: SnapshotCache | None = None
+    if settings.route_health_table is not None:
+        store = DynamoVerdictStore(settings.route_health_table, dynamodb_client or new_dynamodb_client())
+        snapshots = SnapshotCache(store.read_snapshot, clock=clock, executor=executor)
+
+    direct_client = new_direct_client(http_transport)
+    container = Container(
+        clock=clock,
+        settings=settings,
+        store=store,
+        snapshots=snapshots,
+        router=Router(
+            clock=clock,
+            snapshots=snapshots,
+            reporter=_failure_reporter(store, executor, clock),
+            relay_configured=lambda group: relay_url(settings, group) is not None,
+            events=MetricsRoutingEvents(),
+        ),
+        direct=DirectTransport(direct_client),
+        secret_source=source,
+        executor=executor,
+        direct_client=direct_client,
+        relay_client=new_relay_client(http_transport),
+    )
+    if store is not None:
+        verdict_store = store
+        container.rejected_writes = lambda: verdict_store.rejected_writes
+    if prefetch and snapshots is not None and isinstance(settings, ApiSettings):
+        loaded = snapshots.prefetch(settings.snapshot_prefetch_s)
+        logger.info("snapshot prefetch", extra={"loaded": loaded})
+    return container
+
+
+def _failure_reporter(
+    store: VerdictStore | None, executor: ThreadPoolExecutor, clock: Clock
+) -> BackgroundFailureReporter | None:
+    if store is None:
+        return None
+
+    def on_error(error: Exception) -> None:
+        logger.warning("failure report not stored", extra={"error_type": type(error).__name__})
+
+    return BackgroundFailureReporter(store, executor, clock, on_error=on_error)
+
+
+_container: Container | None = None
+_container_lock = threading.Lock()
+
+
+def get_container(settings_type: type[CommonSettings] = ApiSettings) -> Container:
+    """The container's one Container, built from the environment on first use (settings validated then)."""
+    global _container
+    container = _container
+    if container is not None:
+        return container
+    with _container_lock:
+        if _container is None:
+            _container = build_container(settings_type())
+        return _container
+
+
+def set_container(container: Container | None) -> None:
+    """Install a prebuilt container (sandbox, tests); None forgets it so the next use rebuilds from env."""
+    global _container
+    with _container_lock:
+        _container = container
+
+
+def reset_container() -> None:
+    """Forget and close the current container (tests)."""
+    global _container
+    with _container_lock:
+        old, _container = _container, None
+    if old is not None:
+        old.close()

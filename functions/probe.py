@@ -1,0 +1,198 @@
+"""One probe run (DESIGN §4): claim the slot, check every direct API and every relay, store the verdicts.
+
+Pure orchestration over ports: the transports, the store and the telemetry come in as arguments, so the
+same run serves the scheduled probe and the operator's POST, and tests drive it with the simulator.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from functions.catalog.spec import OperationSpec
+from functions.core import (
+    DIRECT_PROBED,
+    DIRECT_TIMEOUT_MS,
+    PINNED_TO_RELAY,
+    PROBE_SLOT_MS,
+    Clock,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteFailure,
+    RouteKey,
+    StoreError,
+    UpstreamRejected,
+    VerdictStore,
+)
+
+MAX_IN_FLIGHT = 4
+"""At most this many probe requests at once (DESIGN §4)."""
+
+
+def slot_start_of(at_ms: int) -> int:
+    """The start of the 5-minute probe slot containing `at_ms` (epoch ms)."""
+    return at_ms - at_ms % PROBE_SLOT_MS
+
+
+class DirectChecker(Protocol):
+    def fetch(self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int) -> Any: ...
+
+
+class RelayHealthChecker(Protocol):
+    def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck: ...
+
+
+class ProbeEvents(Protocol):
+    """What a probe run reports (logs and metrics). Called from the run's own thread; must not raise."""
+
+    def route_checked(self, check: RouteCheck) -> None: ...
+
+    def relay_checked(self, check: RelayCheck) -> None: ...
+
+    def check_crashed(self, target: str, error_type: str) -> None: ...
+
+    def run_finished(self, summary: ProbeSummary) -> None: ...
+
+    def store_failed(self, operation: str, error_type: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSummary:
+    """What one probe attempt did. `ran=False`: the slot was already claimed and nothing was called."""
+
+    ran: bool
+    slot_start: int
+    trigger: str
+    routes: tuple[RouteCheck, ...] = ()
+    relays: tuple[RelayCheck, ...] = ()
+    duration_ms: int = 0
+    stale_writes_rejected: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary with fixed codes only (no upstream text, no secrets)."""
+        return {
+            "ran": self.ran,
+            "slotStart": self.slot_start,
+            "trigger": self.trigger,
+            "durationMs": self.duration_ms,
+            "staleWritesRejected": self.stale_writes_rejected,
+            "routes": {
+                check.key.value: {"direct": check.direct, "reason": _code(check.reason)}
+                for check in self.routes
+            },
+            "relays": {
+                check.group.value: {"healthy": check.healthy, "reason": _code(check.reason)}
+                for check in self.relays
+            },
+        }
+
+
+def _code(reason: Reason | None) -> str | None:
+    return None if reason is None else reason.value
+
+
+def run_probe(
+    *,
+    specs: Mapping[RouteKey, OperationSpec[Any, Any]],
+    direct: DirectChecker,
+    relays: RelayHealthChecker,
+    store: VerdictStore,
+    clock: Clock,
+    slot_start: int,
+    trigger: str,
+    events: ProbeEvents,
+    rejected_writes: Callable[[], int] = lambda: 0,
+    max_in_flight: int = MAX_IN_FLIGHT,
+    timeout_ms: int = DIRECT_TIMEOUT_MS,
+) -> ProbeSummary:
+    """Run the full check once for `slot_start`, unless this slot already ran (then call nothing).
+
+    `rejected_writes` reads the store's running count of rejected conditional writes (the
+    StaleWriteRejected metric is the increase over this run). Store errors are reported and re-raised.
+    """
+    started = time.monotonic()
+    claimed = _store_call(
+        events, "claim_probe_slot", store.claim_probe_slot, slot_start, trigger=trigger, now=clock()
+    )
+    if not claimed:
+        return ProbeSummary(ran=False, slot_start=slot_start, trigger=trigger)
+
+    def check_route(key: RouteKey) -> RouteCheck:
+        return _check_direct(key, specs[key], direct, clock, timeout_ms, events)
+
+    def check_relay(group: RelayGroup) -> RelayCheck:
+        checked_at = clock()
+        try:
+            return relays.check_health(group, timeout_ms=timeout_ms, now=checked_at)
+        except Exception as error:  # check_health never raises by contract; a bug must not stop the run
+            events.check_crashed(f"relay:{group.value}", type(error).__name__)
+            return RelayCheck(group, healthy=False, checked_at=checked_at, reason=Reason.NETWORK_ERROR)
+
+    with ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="probe") as pool:
+        route_futures = [pool.submit(check_route, key) for key in DIRECT_PROBED]
+        relay_futures = [pool.submit(check_relay, group) for group in RelayGroup]
+        pinned = [
+            RouteCheck(key, direct=False, checked_at=clock(), reason=Reason.PINNED_RELAY)
+            for key in PINNED_TO_RELAY
+        ]
+        routes = tuple(future.result() for future in route_futures) + tuple(pinned)
+        relay_checks = tuple(future.result() for future in relay_futures)
+
+    for check in routes:
+        events.route_checked(check)
+    for relay_check in relay_checks:
+        events.relay_checked(relay_check)
+    rejected_before = rejected_writes()
+    _store_call(events, "write_checks", store.write_checks, routes, relay_checks, now=clock())
+    summary = ProbeSummary(
+        ran=True,
+        slot_start=slot_start,
+        trigger=trigger,
+        routes=routes,
+        relays=relay_checks,
+        duration_ms=round((time.monotonic() - started) * 1000),
+        stale_writes_rejected=max(0, rejected_writes() - rejected_before),
+    )
+    events.run_finished(summary)
+    return summary
+
+
+def _check_direct(
+    key: RouteKey,
+    spec: OperationSpec[Any, Any],
+    direct: DirectChecker,
+    clock: Clock,
+    timeout_ms: int,
+    events: ProbeEvents,
+) -> RouteCheck:
+    checked_at = clock()  # before the request starts (DESIGN §4)
+    try:
+        params = spec.probe_params(checked_at)
+    except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+        return RouteCheck(key, direct=False, checked_at=checked_at, reason=Reason.INVALID_INPUT)
+    try:
+        direct.fetch(spec, params, timeout_ms=timeout_ms)
+    except RouteFailure as failure:
+        return RouteCheck(key, direct=False, checked_at=checked_at, reason=failure.reason)
+    except UpstreamRejected:
+        # The fixed probe parameters were refused: direct is not usable as we call it.
+        return RouteCheck(key, direct=False, checked_at=checked_at, reason=Reason.HTTP_ERROR)
+    except Exception as error:  # an adapter bug must fail this check, not the run or another check
+        events.check_crashed(f"direct:{key.value}", type(error).__name__)
+        return RouteCheck(key, direct=False, checked_at=checked_at, reason=Reason.NETWORK_ERROR)
+    return RouteCheck(key, direct=True, checked_at=checked_at, reason=Reason.OK)
+
+
+def _store_call(
+    events: ProbeEvents, operation: str, call: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Any:
+    try:
+        return call(*args, **kwargs)
+    except StoreError as error:
+        events.store_failed(operation, type(error.__cause__ or error).__name__)
+        raise

@@ -1,0 +1,133 @@
+"""Secrets: one Secrets Manager JSON secret (moto) with a bounded cache, or the environment; never echoed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from functions.adapters.secrets import (
+    Secrets,
+    SecretsError,
+    SecretsManagerSource,
+    StaticSecrets,
+    secret_source,
+)
+from functions.core import RelayGroup
+
+SECRET_ID = "route-health/secrets"
+VALUES = {
+    "HEALTH_CHECK_SECRET": "hc-value-123",
+    "OY_RELAY_TOKEN": "oy-token-456",
+    "OY_ACCESS_CLIENT_ID": "oy-id-789",
+    "OY_ACCESS_CLIENT_SECRET": "oy-secret-abc",
+    "DTRYX_RELAY_TOKEN": "dtryx-token-def",
+}
+
+
+@pytest.fixture
+def secretsmanager() -> Iterator[object]:
+    with mock_aws():
+        yield boto3.client("secretsmanager")
+
+
+def test_a_json_secret_is_read_and_every_value_is_hidden(secretsmanager: object) -> None:
+    client = boto3.client("secretsmanager")
+    client.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
+
+    secrets = SecretsManagerSource(SECRET_ID, max_age_s=300, client=client).get()
+
+    assert secrets.health_check_secret is not None
+    assert secrets.health_check_secret.get_secret_value() == "hc-value-123"
+    oy = secrets.relay(RelayGroup.OLIVEYOUNG)
+    assert oy.token is not None
+    assert oy.token.get_secret_value() == "oy-token-456"
+    assert oy.access_client_secret is not None
+    assert oy.access_client_secret.get_secret_value() == "oy-secret-abc"
+    convenience = secrets.relay(RelayGroup.CONVENIENCE)
+    assert convenience.token is None
+    assert convenience.access_client_id is None
+    shown = repr(secrets) + str(secrets) + repr(oy)
+    assert not any(value in shown for value in VALUES.values())
+    assert sorted(secrets.all_values()) == sorted(VALUES.values())
+
+
+def test_the_secret_is_cached_for_max_age_and_a_failed_refresh_keeps_the_last_value(
+    secretsmanager: object,
+) -> None:
+    client = boto3.client("secretsmanager")
+    client.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
+    cached = SecretsManagerSource(SECRET_ID, max_age_s=300, client=client)
+    uncached = SecretsManagerSource(SECRET_ID, max_age_s=0, client=client)
+    first = cached.get()
+    assert uncached.get() == first
+
+    client.put_secret_value(
+        SecretId=SECRET_ID, SecretString=json.dumps({**VALUES, "HEALTH_CHECK_SECRET": "rotated"})
+    )
+    assert cached.get() is first  # still within max_age: no new read
+    rotated = uncached.get().health_check_secret
+    assert rotated is not None
+    assert rotated.get_secret_value() == "rotated"
+
+    client.delete_secret(SecretId=SECRET_ID, ForceDeleteWithoutRecovery=True)
+    assert uncached.get().health_check_secret == rotated  # unreadable now: the last good value stays
+
+
+def test_a_missing_secret_fails_clearly(secretsmanager: object) -> None:
+    source = SecretsManagerSource("no-such-secret", max_age_s=60, client=boto3.client("secretsmanager"))
+    with pytest.raises(SecretsError, match="could not be read"):
+        source.get()
+
+
+@pytest.mark.parametrize(
+    "secret_string",
+    [
+        '{"HEALTH_CHECK_SECRET": "leaky-value-1", ',
+        '["leaky-value-1"]',
+        '{"HEALTH_CHECK_SECRET": ["leaky-value-1"]}',
+    ],
+)
+def test_a_malformed_secret_fails_without_echoing_any_value(
+    secretsmanager: object, secret_string: str
+) -> None:
+    client = boto3.client("secretsmanager")
+    client.create_secret(Name=SECRET_ID, SecretString=secret_string)
+    with pytest.raises(SecretsError) as raised:
+        SecretsManagerSource(SECRET_ID, max_age_s=60, client=client).get()
+    assert "leaky-value-1" not in str(raised.value)
+    # No chained exception either: a traceback would print the JSON decoder's document.
+    assert raised.value.__cause__ is None
+    assert raised.value.__context__ is None or raised.value.__suppress_context__
+
+
+def test_without_a_secret_id_the_values_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEALTH_CHECK_SECRET", "env-hc")
+    monkeypatch.setenv("CONVENIENCE_RELAY_TOKEN", "env-conv")
+    monkeypatch.setenv("DTRYX_RELAY_TOKEN", "   ")  # blank means unset
+    source = secret_source(None, max_age_s=60)
+
+    assert isinstance(source, StaticSecrets)
+    secrets = source.get()
+    assert secrets.health_check_secret is not None
+    assert secrets.health_check_secret.get_secret_value() == "env-hc"
+    token = secrets.relay(RelayGroup.CONVENIENCE).token
+    assert token is not None
+    assert token.get_secret_value() == "env-conv"
+    assert secrets.relay(RelayGroup.DTRYX).token is None
+
+
+def test_with_a_secret_id_the_source_is_secrets_manager(secretsmanager: object) -> None:
+    assert isinstance(secret_source(SECRET_ID, max_age_s=60), SecretsManagerSource)
+
+
+def test_unknown_keys_are_ignored_and_no_value_is_ever_in_an_error() -> None:
+    secrets = Secrets.from_mapping({"SOMETHING_ELSE": "x", "OY_RELAY_TOKEN": "t"}, source="test")
+    assert secrets.relay(RelayGroup.OLIVEYOUNG).token is not None
+    with pytest.raises(SecretsError) as raised:
+        Secrets.from_mapping({"OY_RELAY_TOKEN": {"nested": "leaky-value-2"}}, source="test")
+    assert "leaky-value-2" not in str(raised.value)
+    assert "OY_RELAY_TOKEN" in str(raised.value)

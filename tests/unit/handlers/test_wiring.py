@@ -1,0 +1,138 @@
+"""Wiring and telemetry: what a container is built from, the INIT prefetch, relay configuration, metrics."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from functions.adapters.secrets import Secrets, SecretsError
+from functions.core import Reason, RelayGroup, RouteCheck, RouteKey
+from functions.core.routing import Path
+from functions.handlers import wiring
+from functions.handlers.settings import ApiSettings, ProbeSettings
+from functions.handlers.telemetry import MetricsRoutingEvents, emit_snapshot_age
+
+ContainerFactory = Callable[..., wiring.Container]
+
+
+@pytest.fixture
+def silent_dynamodb() -> Iterator[Any]:
+    """A DynamoDB endpoint that accepts connections and never answers (a hung store)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    try:
+        yield boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{listener.getsockname()[1]}")
+    finally:
+        listener.close()
+
+
+def test_legacy_mode_has_no_store_and_no_snapshots(make_container: ContainerFactory) -> None:
+    container = make_container(table=False)
+    assert container.store is None
+    assert container.snapshots is None
+    assert all(container.relay_configured(group) for group in RelayGroup)
+
+
+def test_the_snapshot_is_prefetched_at_init(make_container: ContainerFactory, store: Any, clock: Any) -> None:
+    store.write_checks([RouteCheck(RouteKey.CU_PRIME, True, clock(), Reason.OK)], [], now=clock())
+    container = make_container()
+    assert container.snapshots is not None
+    cached = container.snapshots.peek()
+    assert cached is not None
+    assert cached.snapshot.routes[RouteKey.CU_PRIME].direct is True
+
+
+def test_a_hung_store_delays_init_by_at_most_the_prefetch_timeout(
+    make_container: ContainerFactory, silent_dynamodb: Any
+) -> None:
+    started = time.monotonic()
+    container = make_container(dynamodb_client=silent_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.2")
+    assert time.monotonic() - started < 0.2 + 1.0  # the store's own timeout is 2 s; INIT does not wait for it
+    assert container.snapshots is not None
+    assert container.snapshots.peek() is None
+
+
+def test_only_the_api_function_prefetches(dynamodb: Any, test_secrets: Secrets, clock: Any) -> None:
+    container = wiring.build_container(
+        ProbeSettings(ROUTE_HEALTH_TABLE="route-health-test"),  # type: ignore[call-arg]
+        clock=clock,
+        dynamodb_client=dynamodb,
+        secrets=test_secrets,
+    )
+    try:
+        assert container.snapshots is not None
+        assert container.snapshots.peek() is None
+    finally:
+        container.close()
+
+
+def test_invalid_relay_configuration_is_a_configuration_verdict(
+    make_container: ContainerFactory, test_secrets: Secrets, clock: Any
+) -> None:
+    secrets = Secrets.from_mapping(
+        {"HEALTH_CHECK_SECRET": "x", "OY_RELAY_TOKEN": "t", "OY_ACCESS_CLIENT_ID": "only-half"}, source="test"
+    )
+    container = make_container(secrets=secrets, DTRYX_RELAY_URL="http://relay.example.test")
+    relays = container.relays
+    for group in RelayGroup:
+        check = relays.check_health(group, timeout_ms=500, now=clock())
+        # oliveyoung: half an Access pair; convenience: no token; dtryx: http to a non-loopback host
+        assert (check.healthy, check.reason) == (False, Reason.CONFIGURATION)
+        assert container.relay_configured(group)
+
+
+def test_relays_are_rebuilt_only_when_the_secrets_change(make_container: ContainerFactory) -> None:
+    class Rotating:
+        def __init__(self, value: Secrets) -> None:
+            self.value = value
+
+        def get(self) -> Secrets:
+            return self.value
+
+    source = Rotating(Secrets.from_mapping({"OY_RELAY_TOKEN": "one"}, source="test"))
+    container = make_container()
+    container.secret_source = source
+    first = container.relays
+    assert container.relays is first
+    source.value = Secrets.from_mapping({"OY_RELAY_TOKEN": "two"}, source="test")
+    assert container.relays is not first
+
+
+def test_a_malformed_secret_fails_the_build_without_echoing_it(
+    aws: None, dynamodb: Any, clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    boto3.client("secretsmanager").create_secret(Name="bad", SecretString='{"HEALTH_CHECK_SECRET": "leak-me"')
+    settings = ApiSettings(ROUTE_HEALTH_TABLE="route-health-test", ROUTE_HEALTH_SECRET_ID="bad")  # type: ignore[call-arg]
+    with pytest.raises(SecretsError) as raised:
+        wiring.build_container(settings, clock=clock, dynamodb_client=dynamodb)
+    assert "leak-me" not in str(raised.value)
+
+
+def test_routing_events_and_snapshot_age_are_bounded_emf_metrics(
+    make_container: ContainerFactory, telemetry: Any, clock: Any
+) -> None:
+    container = make_container()
+    events = MetricsRoutingEvents()
+    events.decided(RouteKey.CU_STOCK, Path.RELAY, "stale-snapshot")
+    events.direct_failed(RouteKey.CU_STOCK, Reason.HTTP_403)
+    events.relay_fallback(RouteKey.CU_STOCK)
+    clock.advance(1_500)
+    emit_snapshot_age(container.snapshots)
+    emit_snapshot_age(None)  # legacy: nothing to report
+
+    found = sorted((m["name"], sorted(m["dimensions"].items()), m["value"]) for m in telemetry.metrics())
+    service = {"service": "route-health"}
+    expected = [
+        ("LookupRoute", {**service, "Route": "cu-stock", "Path": "relay"}, 1),
+        ("Lookups", {**service, "Path": "relay"}, 1),
+        ("DirectFailure", {**service, "Route": "cu-stock", "Reason": "http-403"}, 1),
+        ("RelayFallback", {**service, "Route": "cu-stock"}, 1),
+        ("SnapshotAge", service, 1_500),
+    ]
+    assert found == sorted((name, sorted(dims.items()), value) for name, dims, value in expected)
