@@ -1,0 +1,125 @@
+"""`route-health sandbox [--port 8080] [--upstream sim|real]`: the whole system on 127.0.0.1 (DESIGN §10)."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import logging
+import os
+import secrets
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+SECRET_FILE = Path(".sandbox") / "health-check-secret"
+EXIT_PORT_TAKEN = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="route-health", description="Route Health local tools.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    sandbox = commands.add_parser("sandbox", help="run the whole stack locally on 127.0.0.1")
+    sandbox.add_argument("--port", type=_port, default=8080, help="gateway port on 127.0.0.1 (default 8080)")
+    sandbox.add_argument(
+        "--upstream",
+        choices=["sim", "real"],
+        default="sim",
+        help="sim: simulated retailers and relays (default); real: real retailers, relays from the environment",
+    )
+    args = parser.parse_args(argv)
+    return run_sandbox(port=args.port, upstream=args.upstream)
+
+
+def _port(value: str) -> int:
+    port = int(value)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError("a port is 0-65535")
+    return port
+
+
+def operator_secret() -> tuple[str, str]:
+    """The operator secret and where it came from: HEALTH_CHECK_SECRET, or a file (created mode 600)."""
+    from_env = os.environ.get("HEALTH_CHECK_SECRET", "").strip()
+    if from_env:
+        return from_env, "$HEALTH_CHECK_SECRET"
+    if SECRET_FILE.is_file() and SECRET_FILE.read_text().strip():
+        SECRET_FILE.chmod(0o600)
+        return SECRET_FILE.read_text().strip(), f"$(cat {SECRET_FILE})"
+    SECRET_FILE.parent.mkdir(mode=0o700, exist_ok=True)
+    value = secrets.token_urlsafe(32)
+    descriptor = os.open(SECRET_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(value + "\n")
+    SECRET_FILE.chmod(0o600)
+    return value, f"$(cat {SECRET_FILE})"
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def run_sandbox(*, port: int, upstream: str) -> int:
+    logging.basicConfig(level=logging.WARNING, format="sandbox: %(levelname)s %(message)s")
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    secret, secret_shell = operator_secret()
+
+    from sandbox.stack import SandboxStack, Upstream
+
+    try:
+        stack = SandboxStack(port=port, upstream=Upstream(upstream), health_check_secret=secret)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            print(
+                f"route-health sandbox: port {port} on 127.0.0.1 is already in use; pick another with --port",
+                file=sys.stderr,
+            )
+            return EXIT_PORT_TAKEN
+        raise
+    try:
+        stack.start()
+        print(f"ready: {stack.url}", flush=True)
+        print(banner(stack.url, upstream=upstream, secret_shell=secret_shell), flush=True)
+        threading.Event().wait()  # until Ctrl-C / SIGTERM
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stack.stop()
+    print("sandbox stopped", flush=True)
+    return 0
+
+
+def banner(url: str, *, upstream: str, secret_shell: str) -> str:
+    where = (
+        "simulated retailers and relays"
+        if upstream == "sim"
+        else "REAL retailer APIs and the relays named in the environment"
+    )
+    secret_note = (
+        "from HEALTH_CHECK_SECRET"
+        if secret_shell.startswith("$HEALTH")
+        else f"stored in {SECRET_FILE} (mode 600)"
+    )
+    auth = f'-H "x-health-check-key: {secret_shell}"'
+    return "\n".join(
+        [
+            f"Route Health sandbox: {where}; embedded DynamoDB and Secrets Manager; probe every 5 minutes.",
+            f"Operator secret {secret_note}.",
+            "Try:",
+            f"  curl -s '{url}/api/cu/products?keyword=cola'",
+            f"  curl -s {auth} {url}/api/health/routes",
+            f'  curl -s -X POST {url}/_sandbox/faults -d \'{{"target": "direct:cu-prime", "fault": "http-403"}}\'',
+            f"  curl -s {url}/_sandbox/calls",
+            f"  curl -s -X POST {url}/_sandbox/clock -d '{{\"advanceMs\": 300000}}'",
+            f"  curl -s -X DELETE {url}/_sandbox/faults",
+            "Ctrl-C stops the sandbox.",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

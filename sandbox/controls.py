@@ -1,0 +1,209 @@
+"""The `/_sandbox/` controls (DESIGN §10): faults, clock, probe, calls. Sandbox only, never deployed."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from functions.core.model import RelayGroup, RouteKey
+from sandbox.clock import SandboxClock
+from sandbox.embedded_aws import StoreFault
+from sandbox.gateway import ControlResponse
+from sandbox.scheduler import iso_z
+
+UPSTREAM_FAULTS = frozenset(
+    {
+        "ok",
+        "http-400",
+        "http-401",
+        "http-403",
+        "http-404",
+        "http-422",
+        "http-429",
+        "http-500",
+        "http-502",
+        "http-503",
+        "timeout",
+        "refuse",
+        "html-200",
+        "invalid-json",
+        "bad-shape",
+        "oversize",
+    }
+)
+SLOW_FAULT = re.compile(r"slow-(\d{1,6})")
+STORE_TARGET = "store"
+STORE_FAULTS = ("ok", *(f.value for f in StoreFault))
+MAX_ADVANCE_MS = 7 * 24 * 60 * 60 * 1000
+_FAULT_NAMES = ", ".join([*sorted(UPSTREAM_FAULTS), "slow-<ms>"])
+_TARGETS = ", ".join(
+    [*(f"direct:{k.value}" for k in RouteKey), *(f"relay:{g.value}" for g in RelayGroup), STORE_TARGET]
+)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class SimulatorControl(Protocol):
+    """What the controls need from the simulated retailers and relays."""
+
+    def set_fault(self, target: str, fault: str) -> None: ...
+
+    def clear_faults(self) -> None: ...
+
+    def calls(self) -> Mapping[str, int]: ...
+
+
+class StoreFaultSwitch(Protocol):
+    def set_store_fault(self, fault: StoreFault | None) -> None: ...
+
+
+class ControlError(Exception):
+    """Bad control input: answered 400 with this message."""
+
+
+class FaultRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target: str
+    fault: str
+
+    @field_validator("target")
+    @classmethod
+    def _known_target(cls, target: str) -> str:
+        kind, _, name = target.partition(":")
+        valid = (
+            target == STORE_TARGET
+            or (kind == "direct" and name in RouteKey.__members__.values())
+            or (kind == "relay" and name in RelayGroup.__members__.values())
+        )
+        if not valid:
+            raise ValueError(f"unknown target {target!r}; expected one of: {_TARGETS}")
+        return target
+
+    @field_validator("fault")
+    @classmethod
+    def _known_fault(cls, fault: str) -> str:
+        if fault not in UPSTREAM_FAULTS and not SLOW_FAULT.fullmatch(fault):
+            raise ValueError(f"unknown fault {fault!r}; expected one of: {_FAULT_NAMES}")
+        return fault
+
+
+class ClockRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    advance_ms: int = Field(alias="advanceMs", ge=0, le=MAX_ADVANCE_MS, strict=True)
+
+
+ProbeFirer = Callable[[], Mapping[str, Any]]
+"""Fires the scheduled probe now and returns `{"ran": bool, ...summary}`."""
+DueProbeRunner = Callable[[], Mapping[str, Any] | None]
+"""Runs the scheduled probe if a slot boundary was crossed; returns its summary, or None."""
+
+
+class SandboxControls:
+    """Answers `(method, path, body)` for `/_sandbox/...`."""
+
+    def __init__(
+        self,
+        *,
+        clock: SandboxClock,
+        store: StoreFaultSwitch,
+        simulator: SimulatorControl | None,
+        fire_probe: ProbeFirer,
+        run_due_probe: DueProbeRunner,
+    ) -> None:
+        self._clock = clock
+        self._store = store
+        self._simulator = simulator
+        self._fire_probe = fire_probe
+        self._run_due_probe = run_due_probe
+        self._routes: dict[str, dict[str, Callable[[bytes], ControlResponse]]] = {
+            "/_sandbox/faults": {"POST": self._set_fault, "DELETE": self._clear_faults},
+            "/_sandbox/clock": {"POST": self._advance_clock, "GET": self._read_clock},
+            "/_sandbox/probe": {"POST": self._probe},
+            "/_sandbox/calls": {"GET": self._calls},
+        }
+
+    def __call__(self, method: str, path: str, body: bytes) -> ControlResponse:
+        methods = self._routes.get(path.rstrip("/") or path)
+        if methods is None:
+            return _error(404, f"no sandbox control at {path}; try {', '.join(self._routes)}")
+        action = methods.get(method)
+        if action is None:
+            allowed = ", ".join(methods)
+            return ControlResponse(
+                405, {"error": f"{method} not allowed on {path}; use {allowed}"}, {"allow": allowed}
+            )
+        try:
+            return action(body)
+        except ControlError as error:
+            return _error(400, str(error))
+
+    def _set_fault(self, body: bytes) -> ControlResponse:
+        request = _parse(FaultRequest, body)
+        if request.target == STORE_TARGET:
+            if request.fault not in STORE_FAULTS:
+                raise ControlError(
+                    f"fault {request.fault!r} does not apply to the store; use one of: {', '.join(STORE_FAULTS)}"
+                )
+            self._store.set_store_fault(None if request.fault == "ok" else StoreFault(request.fault))
+        else:
+            self._require_simulator().set_fault(request.target, request.fault)
+        return ControlResponse(200, {"target": request.target, "fault": request.fault})
+
+    def _clear_faults(self, body: bytes) -> ControlResponse:
+        self._store.set_store_fault(None)
+        if self._simulator is not None:
+            self._simulator.clear_faults()
+        return ControlResponse(200, {"cleared": True})
+
+    def _advance_clock(self, body: bytes) -> ControlResponse:
+        request = _parse(ClockRequest, body)
+        self._clock.advance(request.advance_ms)
+        probe = self._run_due_probe()  # returns only after a probe made due by the move has finished
+        return ControlResponse(200, {**self._clock_state(), "probe": probe})
+
+    def _read_clock(self, body: bytes) -> ControlResponse:
+        return ControlResponse(200, self._clock_state())
+
+    def _probe(self, body: bytes) -> ControlResponse:
+        if body.strip():
+            raise ControlError("POST /_sandbox/probe takes no body")
+        return ControlResponse(200, dict(self._fire_probe()))
+
+    def _calls(self, body: bytes) -> ControlResponse:
+        return ControlResponse(200, dict(self._require_simulator().calls()))
+
+    def _clock_state(self) -> dict[str, Any]:
+        now = self._clock()
+        return {"now": now, "nowIso": iso_z(now), "offsetMs": self._clock.offset_ms}
+
+    def _require_simulator(self) -> SimulatorControl:
+        if self._simulator is None:
+            raise ControlError("this sandbox runs with --upstream real: there are no simulated upstreams")
+        return self._simulator
+
+
+def _parse(model: type[M], body: bytes) -> M:
+    try:
+        payload = json.loads(body or b"null")
+    except ValueError:
+        raise ControlError("the body must be JSON") from None
+    if not isinstance(payload, dict):
+        raise ControlError("the body must be a JSON object")
+    try:
+        return model.model_validate(payload)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in issue['loc']) or 'body'}: {issue['msg']}" for issue in error.errors()
+        )
+        raise ControlError(problems) from None
+
+
+def _error(status: int, message: str) -> ControlResponse:
+    return ControlResponse(status, {"error": message})

@@ -1,0 +1,269 @@
+"""The whole Route Health stack on 127.0.0.1: embedded AWS, simulated upstreams, the real handlers behind a
+local API Gateway, and an EventBridge-like scheduler, all on one `SandboxClock` (DESIGN §10).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import httpx
+
+from functions.adapters.relay import RelayCredentials
+from functions.core.model import RelayGroup
+from sandbox.clock import SandboxClock
+from sandbox.controls import ControlError, SandboxControls, SimulatorControl
+from sandbox.embedded_aws import REGION, EmbeddedAws
+from sandbox.gateway import Gateway, Handler, LambdaContext
+from sandbox.scheduler import ProbeScheduler
+from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
+
+logger = logging.getLogger(__name__)
+
+RELAY_ENV_PREFIX = {
+    RelayGroup.OLIVEYOUNG: "OY",
+    RelayGroup.CONVENIENCE: "CONVENIENCE",
+    RelayGroup.DTRYX: "DTRYX",
+}
+SECRET_KEYS = (
+    "HEALTH_CHECK_SECRET",
+    *(
+        f"{p}_{suffix}"
+        for p in RELAY_ENV_PREFIX.values()
+        for suffix in ("RELAY_TOKEN", "ACCESS_CLIENT_ID", "ACCESS_CLIENT_SECRET")
+    ),
+)
+# Quiet, local defaults for what Powertools reads; an operator's own environment wins.
+POWERTOOLS_DEFAULTS = {
+    "POWERTOOLS_SERVICE_NAME": "route-health",
+    "POWERTOOLS_METRICS_NAMESPACE": "RouteHealth",
+    "POWERTOOLS_METRICS_DISABLED": "true",  # EMF lines would drown the log; CloudWatch is not here
+    "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon locally
+    "POWERTOOLS_LOG_LEVEL": "INFO",
+}
+FUNCTION_TIMEOUT_S = {"api": 15.0, "ops": 60.0, "probe": 60.0}
+
+
+class Upstream(StrEnum):
+    SIM = "sim"
+    REAL = "real"
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """The running simulator: where it listens, how to reach it, how to steer it."""
+
+    base_url: str
+    transport: httpx.BaseTransport
+    control: SimulatorControl
+
+
+def generated_relay_secrets() -> dict[str, str]:
+    """Fresh relay tokens and Access keys for the simulated relays (never printed)."""
+    values: dict[str, str] = {}
+    for prefix in RELAY_ENV_PREFIX.values():
+        values[f"{prefix}_RELAY_TOKEN"] = secrets.token_urlsafe(24)
+        values[f"{prefix}_ACCESS_CLIENT_ID"] = f"{secrets.token_hex(8)}.access"
+        values[f"{prefix}_ACCESS_CLIENT_SECRET"] = secrets.token_hex(24)
+    return values
+
+
+def relay_secrets_from_environment() -> dict[str, str]:
+    """With --upstream real the relays' credentials come from the operator's environment."""
+    return {
+        key: os.environ[key] for key in SECRET_KEYS if key != "HEALTH_CHECK_SECRET" and os.environ.get(key)
+    }
+
+
+class _SimulatorControl:
+    """The controls' view of the simulator (implements SimulatorControl)."""
+
+    def __init__(self, simulator: Simulator) -> None:
+        self._simulator = simulator
+
+    def set_fault(self, target: str, fault: str) -> None:
+        try:
+            self._simulator.faults.set(target, fault)
+        except ValueError as error:
+            raise ControlError(str(error)) from None
+
+    def clear_faults(self) -> None:
+        self._simulator.faults.clear()
+
+    def calls(self) -> Mapping[str, int]:
+        return self._simulator.calls()
+
+
+def start_simulator(relay_values: Mapping[str, str]) -> tuple[Simulated, Callable[[], None]]:
+    """Serves the simulated retailers and relays on 127.0.0.1 (a free port), accepting `relay_values`."""
+    credentials = {
+        group: RelayCredentials(
+            token=relay_values[f"{prefix}_RELAY_TOKEN"],
+            access_client_id=relay_values.get(f"{prefix}_ACCESS_CLIENT_ID"),
+            access_client_secret=relay_values.get(f"{prefix}_ACCESS_CLIENT_SECRET"),
+        )
+        for group, prefix in RELAY_ENV_PREFIX.items()
+    }
+    simulator = Simulator(credentials)
+    server = SimulatorServer(simulator).start()
+    simulated = Simulated(server.base_url, loopback_transport(server.base_url), _SimulatorControl(simulator))
+    return simulated, server.close
+
+
+class SandboxStack:
+    """Starts every part in order (the gateway's port first, so a taken port fails before anything else) and
+    stops them in reverse. `start` runs the first probe; the caller prints `ready:` afterwards.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int,
+        upstream: Upstream,
+        health_check_secret: str,
+        start_simulator: Callable[[Mapping[str, str]], tuple[Simulated, Callable[[], None]]] | None = None,
+    ) -> None:
+        self.clock = SandboxClock()
+        self._upstream = upstream
+        self._health_check_secret = health_check_secret
+        self._start_simulator = start_simulator
+        self._resources = ExitStack()
+        self._probe_lock = threading.Lock()
+        self._serving: threading.Thread | None = None
+        self.first_probe: Mapping[str, Any] | None = None
+        self._handlers: dict[str, Handler] = {}
+        # Binding now: raises OSError (EADDRINUSE) before anything else is started.
+        self.gateway = Gateway(
+            port, clock=self.clock, api=self._invoke_api, ops=self._invoke_ops, controls=self._controls
+        )
+        self._resources.callback(self.gateway.server_close)
+        self.controls: SandboxControls | None = None
+        self.scheduler: ProbeScheduler | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.gateway.port}"
+
+    def start(self) -> None:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        simulated: Simulated | None = None
+        if self._upstream is Upstream.SIM:
+            relay_values = generated_relay_secrets()
+            simulated = self._simulator(relay_values)
+            relay_urls = {group: f"{simulated.base_url}/relays/{group.value}" for group in RelayGroup}
+        else:
+            relay_values = relay_secrets_from_environment()
+            relay_urls = {
+                group: url
+                for group in RelayGroup
+                if (url := os.environ.get(f"{RELAY_ENV_PREFIX[group]}_RELAY_URL"))
+            }
+
+        aws = EmbeddedAws({"HEALTH_CHECK_SECRET": self._health_check_secret, **relay_values})
+        aws.start()
+        self._resources.callback(aws.stop)
+
+        self._configure_environment(aws.environment(), relay_urls)
+        self._build_container(None if simulated is None else simulated.transport)
+        self._handlers = _load_handlers()
+
+        self.scheduler = ProbeScheduler(self.clock, self._invoke_probe, region=REGION)
+        self.controls = SandboxControls(
+            clock=self.clock,
+            store=aws,
+            simulator=None if simulated is None else simulated.control,
+            fire_probe=self.scheduler.fire_now,
+            run_due_probe=self.scheduler.run_due,
+        )
+        self.first_probe = self.scheduler.run_due()
+        self.scheduler.start()
+        self._resources.callback(self.scheduler.stop)
+
+        self._serving = threading.Thread(target=self.gateway.serve_forever, name="gateway", daemon=True)
+        self._serving.start()
+        self._resources.callback(self._stop_serving)
+
+    def stop(self) -> None:
+        self._resources.close()
+
+    def _stop_serving(self) -> None:
+        self.gateway.shutdown()
+        self.gateway.close_connections()
+        if self._serving is not None:
+            self._serving.join()
+
+    def _simulator(self, relay_values: Mapping[str, str]) -> Simulated:
+        simulated, stop = (self._start_simulator or start_simulator)(relay_values)
+        self._resources.callback(stop)
+        return simulated
+
+    def _configure_environment(
+        self, aws_environment: Mapping[str, str], relay_urls: Mapping[RelayGroup, str]
+    ) -> None:
+        os.environ.update(aws_environment)
+        for group, prefix in RELAY_ENV_PREFIX.items():
+            os.environ.pop(f"{prefix}_RELAY_URL", None)
+            if group in relay_urls:
+                os.environ[f"{prefix}_RELAY_URL"] = relay_urls[group]
+        # The handlers read secrets from the embedded Secrets Manager only, as deployed.
+        for key in SECRET_KEYS:
+            os.environ.pop(key, None)
+        for name, value in POWERTOOLS_DEFAULTS.items():
+            os.environ.setdefault(name, value)
+
+    def _build_container(self, transport: httpx.BaseTransport | None) -> None:
+        from functions.handlers.settings import ApiSettings
+        from functions.handlers.wiring import build_container, set_container
+
+        container = build_container(ApiSettings(), clock=self.clock, http_transport=transport)
+        set_container(container)
+
+        def forget() -> None:
+            set_container(None)
+            container.close()
+
+        self._resources.callback(forget)
+
+    def _controls(self, method: str, path: str, body: bytes) -> Any:
+        assert self.controls is not None
+        return self.controls(method, path, body)
+
+    def _invoke(self, function: str, event: dict[str, Any]) -> Any:
+        context = LambdaContext(f"route-health-{function}", FUNCTION_TIMEOUT_S[function])
+        return self._handlers[function](event, context)
+
+    def _invoke_api(self, event: dict[str, Any]) -> Any:
+        return self._invoke("api", event)
+
+    def _invoke_ops(self, event: dict[str, Any]) -> Any:
+        return self._invoke("ops", event)
+
+    def _invoke_probe(self, event: dict[str, Any]) -> Mapping[str, Any]:
+        """One probe invocation; a failed one (store down...) answers `ran: false` with the error's type."""
+        with self._probe_lock:
+            try:
+                result = self._invoke("probe", event)
+            except Exception as error:
+                logger.warning("probe invocation failed: %s", type(error).__name__)
+                return {"ran": False, "error": type(error).__name__}
+        return result if isinstance(result, Mapping) else {"ran": False, "result": result}
+
+
+def _load_handlers() -> dict[str, Handler]:
+    """The real entry points, imported only once the environment points at the embedded services."""
+    from functions.handlers import api, ops, probe
+
+    return {"api": api.lambda_handler, "ops": ops.lambda_handler, "probe": probe.lambda_handler}

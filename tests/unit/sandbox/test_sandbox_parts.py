@@ -1,0 +1,352 @@
+"""The sandbox's own parts, without the handlers: clock, scheduler, gateway events, controls, store proxy."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from botocore.config import Config
+
+from functions.adapters.dynamo_store import DynamoVerdictStore
+from functions.core.errors import StoreError
+from functions.core.model import PROBE_SLOT_MS, RouteCheck, RouteKey
+from sandbox.clock import SandboxClock
+from sandbox.controls import SandboxControls
+from sandbox.embedded_aws import EmbeddedAws, StoreFault
+from sandbox.gateway import LambdaContext, http_api_event, http_response
+from sandbox.scheduler import ProbeScheduler, scheduled_event, slot_start
+
+
+class FakeClock(SandboxClock):
+    """A SandboxClock whose real-time part is fixed, so tests are deterministic."""
+
+    def __init__(self, start: int) -> None:
+        super().__init__()
+        self.base = start
+
+    def __call__(self) -> int:
+        return self.base + self.offset_ms
+
+
+# --- clock -------------------------------------------------------------------------------------------------
+
+
+def test_clock_advances_forward_only() -> None:
+    clock = SandboxClock()
+    before = clock()
+    after = clock.advance(60_000)
+    assert after - before >= 60_000
+    assert clock.offset_ms == 60_000
+    with pytest.raises(ValueError, match="forward"):
+        clock.advance(-1)
+
+
+# --- scheduler ---------------------------------------------------------------------------------------------
+
+SLOT = 1_700_000_100_000 - 1_700_000_100_000 % PROBE_SLOT_MS
+
+
+def test_scheduled_event_is_eventbridge_shaped() -> None:
+    event = scheduled_event(SLOT, region="ap-northeast-2")
+    assert event["detail-type"] == "Scheduled Event"
+    assert event["source"] == "aws.events"
+    assert event["detail"] == {}
+    assert event["region"] == "ap-northeast-2"
+    assert event["time"].endswith(":00Z")
+    assert event["resources"][0].startswith("arn:aws:events:ap-northeast-2:")
+    assert {"version", "id", "account"} <= event.keys()
+
+
+def test_scheduler_fires_once_per_slot_boundary() -> None:
+    clock = FakeClock(SLOT + 1_000)
+    fired: list[dict[str, Any]] = []
+
+    def invoke(event: dict[str, Any]) -> Mapping[str, Any]:
+        fired.append(event)
+        return {"ran": True}
+
+    scheduler = ProbeScheduler(clock, invoke, region="ap-northeast-2")
+    assert scheduler.run_due() == {"ran": True}  # start
+    assert scheduler.run_due() is None  # same slot
+    clock.advance(PROBE_SLOT_MS - 2_000)
+    assert scheduler.run_due() is None  # still the same slot
+    clock.advance(1_000)  # exactly on the next boundary
+    assert scheduler.run_due() == {"ran": True}
+    clock.advance(3 * PROBE_SLOT_MS)  # several boundaries at once: one run, for the current slot
+    assert scheduler.run_due() == {"ran": True}
+    assert [e["time"] for e in fired] == [
+        scheduled_event(SLOT, region="r")["time"],
+        scheduled_event(SLOT + PROBE_SLOT_MS, region="r")["time"],
+        scheduled_event(SLOT + 4 * PROBE_SLOT_MS, region="r")["time"],
+    ]
+    assert scheduler.fire_now() == {"ran": True}
+    assert len(fired) == 4
+
+
+def test_scheduler_thread_fires_and_stops() -> None:
+    fired = threading.Event()
+
+    def invoke(event: dict[str, Any]) -> Mapping[str, Any]:
+        fired.set()
+        return {}
+
+    scheduler = ProbeScheduler(SandboxClock(), invoke, region="r", poll_interval_s=0.01)
+    scheduler.start()
+    assert fired.wait(5)
+    scheduler.stop()
+    assert not any(t.name == "probe-scheduler" for t in threading.enumerate())
+
+
+def test_slot_start_floors_to_five_minutes() -> None:
+    assert slot_start(SLOT + PROBE_SLOT_MS - 1) == SLOT
+    assert slot_start(SLOT + PROBE_SLOT_MS) == SLOT + PROBE_SLOT_MS
+
+
+# --- gateway events ----------------------------------------------------------------------------------------
+
+
+def test_http_api_event_payload_v2() -> None:
+    event = http_api_event(
+        method="GET",
+        target="/api/cu/products?keyword=%EC%BD%9C%EB%9D%BC&limit=5&tag=a&tag=b",
+        headers=[("Host", "127.0.0.1:8080"), ("X-Health-Check-Key", "k"), ("Accept", "a"), ("accept", "b")],
+        body=b"",
+        source_ip="127.0.0.1",
+        now_ms=SLOT,
+    )
+    assert event["version"] == "2.0"
+    assert event["rawPath"] == "/api/cu/products"
+    assert event["rawQueryString"] == "keyword=%EC%BD%9C%EB%9D%BC&limit=5&tag=a&tag=b"
+    assert event["queryStringParameters"] == {"keyword": "콜라", "limit": "5", "tag": "a,b"}
+    assert event["headers"]["x-health-check-key"] == "k"
+    assert event["headers"]["accept"] == "a,b"
+    assert event["routeKey"] == "ANY /api/{proxy+}"
+    assert event["requestContext"]["http"] == {
+        "method": "GET",
+        "path": "/api/cu/products",
+        "protocol": "HTTP/1.1",
+        "sourceIp": "127.0.0.1",
+        "userAgent": "",
+    }
+    assert event["requestContext"]["timeEpoch"] == SLOT
+    assert event["isBase64Encoded"] is False
+    assert "body" not in event
+
+
+def test_http_api_event_health_route_and_bodies() -> None:
+    text = http_api_event(
+        method="POST", target="/api/health/routes", headers=[], body=b'{"a":1}', source_ip="1", now_ms=0
+    )
+    assert text["routeKey"] == "POST /api/health/routes"
+    assert text["body"] == '{"a":1}'
+    assert "queryStringParameters" not in text
+    binary = http_api_event(
+        method="POST", target="/api/x", headers=[], body=b"\xff\x00", source_ip="1", now_ms=0
+    )
+    assert binary["isBase64Encoded"] is True
+    assert binary["body"] == "/wA="
+
+
+def test_http_response_from_handler_results() -> None:
+    status, headers, body = http_response(
+        {
+            "statusCode": 429,
+            "headers": {"Retry-After": "30"},
+            "body": '{"success": false}',
+            "isBase64Encoded": False,
+        }
+    )
+    assert (status, headers, body) == (429, [("Retry-After", "30")], b'{"success": false}')
+    assert http_response({"plain": 1}) == (200, [("content-type", "application/json")], b'{"plain": 1}')
+    assert http_response({"statusCode": 200, "body": "aGk=", "isBase64Encoded": True})[2] == b"hi"
+
+
+def test_lambda_context_has_what_powertools_reads() -> None:
+    context = LambdaContext(function_name="route-health-api", timeout_s=10)
+    assert 0 < context.get_remaining_time_in_millis() <= 10_000
+    assert context.invoked_function_arn.endswith(":function:route-health-api")
+    assert context.aws_request_id
+
+
+# --- controls ----------------------------------------------------------------------------------------------
+
+
+class FakeSimulator:
+    def __init__(self) -> None:
+        self.faults: dict[str, str] = {}
+
+    def set_fault(self, target: str, fault: str) -> None:
+        self.faults[target] = fault
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def calls(self) -> Mapping[str, int]:
+        return {"direct:cu-store": 2, "leakedSecrets": 0}
+
+
+class FakeStore:
+    def __init__(self) -> None:
+        self.fault: StoreFault | None = None
+
+    def set_store_fault(self, fault: StoreFault | None) -> None:
+        self.fault = fault
+
+
+@pytest.fixture
+def controls() -> tuple[SandboxControls, FakeSimulator, FakeStore, list[str]]:
+    simulator, store, probes = FakeSimulator(), FakeStore(), []
+    clock = FakeClock(SLOT)
+
+    def run_due() -> Mapping[str, Any] | None:
+        probes.append("due")
+        return {"ran": True}
+
+    return (
+        SandboxControls(
+            clock=clock,
+            store=store,
+            simulator=simulator,
+            fire_probe=lambda: {"ran": False},
+            run_due_probe=run_due,
+        ),
+        simulator,
+        store,
+        probes,
+    )
+
+
+def test_controls_faults(controls: tuple[SandboxControls, FakeSimulator, FakeStore, list[str]]) -> None:
+    handle, simulator, store, _ = controls
+    assert (
+        handle("POST", "/_sandbox/faults", b'{"target": "direct:cu-store", "fault": "http-403"}').status
+        == 200
+    )
+    assert handle("POST", "/_sandbox/faults", b'{"target": "relay:dtryx", "fault": "slow-250"}').status == 200
+    assert handle("POST", "/_sandbox/faults", b'{"target": "store", "fault": "timeout"}').status == 200
+    assert simulator.faults == {"direct:cu-store": "http-403", "relay:dtryx": "slow-250"}
+    assert store.fault is StoreFault.TIMEOUT
+    assert handle("DELETE", "/_sandbox/faults", b"").status == 200
+    assert simulator.faults == {}
+    assert store.fault is None
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"not json", "JSON"),
+        (b"[1]", "object"),
+        (b'{"target": "direct:nope", "fault": "ok"}', "unknown target"),
+        (b'{"target": "relay:cu", "fault": "ok"}', "unknown target"),
+        (b'{"target": "direct:cu-store", "fault": "http-418"}', "unknown fault"),
+        (b'{"target": "direct:cu-store", "fault": "slow-"}', "unknown fault"),
+        (b'{"target": "store", "fault": "http-500"}', "does not apply to the store"),
+        (b'{"target": "store"}', "fault"),
+        (b'{"target": "store", "fault": "refuse", "extra": 1}', "extra"),
+    ],
+)
+def test_controls_reject_bad_faults(
+    controls: tuple[SandboxControls, FakeSimulator, FakeStore, list[str]], body: bytes, message: str
+) -> None:
+    answer = controls[0]("POST", "/_sandbox/faults", body)
+    assert answer.status == 400
+    assert message in json.dumps(answer.body)
+
+
+def test_controls_clock_probe_calls(
+    controls: tuple[SandboxControls, FakeSimulator, FakeStore, list[str]],
+) -> None:
+    handle, _, _, probes = controls
+    moved = handle("POST", "/_sandbox/clock", b'{"advanceMs": 300000}')
+    assert moved.status == 200
+    assert isinstance(moved.body, dict)
+    assert moved.body["now"] == SLOT + 300_000
+    assert moved.body["probe"] == {"ran": True}
+    assert probes == ["due"]
+    for bad in (b'{"advanceMs": -1}', b'{"advanceMs": "5"}', b'{"advanceMs": 1.5}', b"{}", b'{"advance": 1}'):
+        assert handle("POST", "/_sandbox/clock", bad).status == 400, bad
+    assert handle("POST", "/_sandbox/probe", b"").body == {"ran": False}
+    assert handle("POST", "/_sandbox/probe", b'{"x": 1}').status == 400
+    assert handle("GET", "/_sandbox/calls", b"").body == {"direct:cu-store": 2, "leakedSecrets": 0}
+    assert handle("GET", "/_sandbox/probe", b"").status == 405
+    assert handle("GET", "/_sandbox/nothing", b"").status == 404
+
+
+def test_controls_without_simulator_explain_why() -> None:
+    handle = SandboxControls(
+        clock=FakeClock(SLOT), store=FakeStore(), simulator=None, fire_probe=dict, run_due_probe=lambda: None
+    )
+    answer = handle("GET", "/_sandbox/calls", b"")
+    assert answer.status == 400
+    assert "--upstream real" in json.dumps(answer.body)
+
+
+# --- embedded AWS and the store fault proxy ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def aws() -> Iterator[EmbeddedAws]:
+    with EmbeddedAws({"HEALTH_CHECK_SECRET": "s3cr3t-value"}) as embedded:
+        yield embedded
+
+
+def _store_through_proxy(aws: EmbeddedAws) -> DynamoVerdictStore:
+    import boto3
+
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=aws.dynamodb_url,
+        region_name="ap-northeast-2",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(connect_timeout=0.5, read_timeout=0.5, retries={"total_max_attempts": 1}),
+    )
+    return DynamoVerdictStore(aws.table_name, client)
+
+
+def test_embedded_aws_serves_the_table_and_secret(aws: EmbeddedAws) -> None:
+    env = aws.environment()
+    assert env["AWS_ENDPOINT_URL_DYNAMODB"].startswith("http://127.0.0.1:")
+    assert env["AWS_ENDPOINT_URL_SECRETSMANAGER"].startswith("http://127.0.0.1:")
+    assert env["ROUTE_HEALTH_TABLE"] == aws.table_name
+    secret = aws.secretsmanager_client().get_secret_value(SecretId=env["ROUTE_HEALTH_SECRET_ID"])
+    assert json.loads(secret["SecretString"]) == {"HEALTH_CHECK_SECRET": "s3cr3t-value"}
+    store = _store_through_proxy(aws)
+    store.write_checks([RouteCheck(RouteKey.CU_STORE, True, SLOT)], [], now=SLOT)
+    assert store.read_snapshot().routes[RouteKey.CU_STORE].direct is True
+
+
+@pytest.mark.parametrize("fault", list(StoreFault))
+def test_store_fault_makes_dynamodb_unreachable_then_recovers(aws: EmbeddedAws, fault: StoreFault) -> None:
+    store = _store_through_proxy(aws)
+    store.read_snapshot()  # a pooled connection exists before the fault
+    aws.set_store_fault(fault)
+    try:
+        with pytest.raises(StoreError):
+            store.read_snapshot()
+    finally:
+        aws.set_store_fault(None)
+    store.read_snapshot()
+
+
+def _dropped(url: str) -> bool:
+    host, port = url.removeprefix("http://").split(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=1) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            return sock.recv(10) == b""
+    except ConnectionError:  # reset or broken pipe
+        return True
+
+
+def test_refuse_resets_raw_connections(aws: EmbeddedAws) -> None:
+    aws.set_store_fault(StoreFault.REFUSE)
+    try:
+        assert _dropped(aws.dynamodb_url)
+    finally:
+        aws.set_store_fault(None)
+    assert not _dropped(aws.dynamodb_url)
