@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from functions.core import Reason, RelayCheck, RouteCheck, RouteKey
 from functions.core.routing import Path
@@ -24,6 +25,8 @@ tracer = Tracer(service=SERVICE)
 
 def emit_metric(name: str, value: float, unit: MetricUnit = MetricUnit.Count, **dimensions: str) -> None:
     """One EMF metric line in the RouteHealth namespace with `service` plus the given dimensions."""
+    if is_metrics_disabled():  # single_metric itself ignores POWERTOOLS_METRICS_DISABLED
+        return
     with single_metric(
         name=name,
         unit=unit,
