@@ -1,0 +1,158 @@
+"""The HTTP API (DESIGN §6): lookups go to the api function, `/api/health/routes` to the operator function."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import jsii
+from aws_cdk import Duration
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_logs as logs
+from aws_cdk.aws_apigatewayv2_integrations import HttpLambdaIntegration
+from constructs import Construct
+
+from infra.function import LOG_RETENTION, RouteHealthFunction
+from infra.packaging import LambdaPackaging
+from infra.secret import RouteHealthSecret
+from infra.suppressions import acknowledge
+from infra.table import VerdictTable
+
+API_HANDLER = "functions.handlers.api.lambda_handler"
+OPS_HANDLER = "functions.handlers.ops.lambda_handler"
+HEALTH_ROUTES_PATH = "/api/health/routes"
+LOOKUP_PATH = "/api/{proxy+}"
+
+# Stage-wide limits protect the upstreams' and relays' quotas; the operator routes get a tighter one
+# (a POST runs the full probe at most once per slot anyway, and the secret must not be brute-forced).
+THROTTLE_RATE_LIMIT = 50
+THROTTLE_BURST_LIMIT = 100
+OPS_THROTTLE_RATE_LIMIT = 1
+OPS_THROTTLE_BURST_LIMIT = 5
+
+# Request metadata only: no headers (they carry the operator secret), no bodies.
+ACCESS_LOG_FORMAT = {
+    "requestId": "$context.requestId",
+    "requestTime": "$context.requestTime",
+    "ip": "$context.identity.sourceIp",
+    "userAgent": "$context.identity.userAgent",
+    "routeKey": "$context.routeKey",
+    "path": "$context.path",
+    "status": "$context.status",
+    "responseLength": "$context.responseLength",
+    "responseLatency": "$context.responseLatency",
+    "integrationLatency": "$context.integrationLatency",
+    "integrationError": "$context.integrationErrorMessage",
+}
+
+
+@jsii.implements(apigwv2.IAccessLogSettings)
+class _AccessLogs:
+    """JSON access log lines into a log group of our own."""
+
+    def __init__(self, log_group: logs.ILogGroup) -> None:
+        self._log_group = log_group
+
+    @property
+    def destination(self) -> apigwv2.IAccessLogDestination:
+        return apigwv2.LogGroupLogDestination(self._log_group)
+
+    @property
+    def format(self) -> apigw.AccessLogFormat:
+        return apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":")))
+
+
+class HttpApi(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        packaging: LambdaPackaging,
+        api_environment: Mapping[str, str],
+        ops_environment: Mapping[str, str],
+        table: VerdictTable,
+        secret: RouteHealthSecret,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.lookup = RouteHealthFunction(
+            self,
+            "Lookup",
+            packaging=packaging,
+            handler=API_HANDLER,
+            description="Route Health lookups (direct or relay)",
+            environment=api_environment,
+            # The lookup budget is 10 s; the rest covers INIT and the response.
+            timeout=Duration.seconds(15),
+        )
+        self.ops = RouteHealthFunction(
+            self,
+            "Ops",
+            packaging=packaging,
+            handler=OPS_HANDLER,
+            description="Route Health operator endpoints: GET/POST /api/health/routes",
+            environment=ops_environment,
+            # POST runs the full probe; HTTP API integrations end at 30 s.
+            timeout=Duration.seconds(29),
+        )
+        # Lookups read the snapshot and report live direct failures; the operator POST runs the probe.
+        table.grant_read_snapshot(self.lookup.function)
+        table.grant_report_failures(self.lookup.function)
+        table.grant_read_snapshot(self.ops.function)
+        table.grant_probe_writes(self.ops.function)
+        secret.grant_read(self.lookup.function)
+        secret.grant_read(self.ops.function)
+
+        self.http_api = apigwv2.HttpApi(
+            self, "HttpApi", description="Route Health lookup and operator API", create_default_stage=False
+        )
+        lookup_integration = HttpLambdaIntegration("Lookup", self.lookup.function)
+        ops_integration = HttpLambdaIntegration("Ops", self.ops.function)
+        # Every lookup path of DESIGN §6 (and /api/openapi.json) is a GET under /api; the handler routes them.
+        self.http_api.add_routes(
+            path=LOOKUP_PATH, methods=[apigwv2.HttpMethod.GET], integration=lookup_integration
+        )
+        self.http_api.add_routes(
+            path=HEALTH_ROUTES_PATH,
+            methods=[apigwv2.HttpMethod.GET, apigwv2.HttpMethod.POST],
+            integration=ops_integration,
+        )
+
+        self.access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION)
+        self.stage = apigwv2.HttpStage(
+            self,
+            "DefaultStage",
+            http_api=self.http_api,
+            stage_name="$default",
+            auto_deploy=True,
+            throttle=apigwv2.ThrottleSettings(
+                rate_limit=THROTTLE_RATE_LIMIT, burst_limit=THROTTLE_BURST_LIMIT
+            ),
+            access_log_settings=_AccessLogs(self.access_logs),
+        )
+        ops_throttle = {
+            "ThrottlingRateLimit": OPS_THROTTLE_RATE_LIMIT,
+            "ThrottlingBurstLimit": OPS_THROTTLE_BURST_LIMIT,
+        }
+        cfn_stage = self.stage.node.default_child
+        assert isinstance(cfn_stage, apigwv2.CfnStage)
+        cfn_stage.add_property_override(
+            "RouteSettings",
+            {f"{method} {HEALTH_ROUTES_PATH}": ops_throttle for method in ("GET", "POST")},
+        )
+
+        for route in self.http_api.node.find_all():
+            if isinstance(route, apigwv2.CfnRoute):
+                acknowledge(
+                    route,
+                    "AwsSolutions-APIG4",
+                    "Lookups are public by design; the operator routes check the health-check secret in the "
+                    "function (Bearer or x-health-check-key, constant time).",
+                )
+
+    @property
+    def url(self) -> str:
+        url = self.stage.url
+        assert url is not None
+        return url

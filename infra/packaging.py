@@ -1,0 +1,111 @@
+"""Lambda code and dependencies, packaged without Docker (DESIGN §8).
+
+The code asset is the `functions/` package with its package root kept, so handler strings read
+`functions.handlers.<name>.lambda_handler`. Dependencies go into one layer built by pip for the Lambda
+platform (`--platform manylinux2014_<arch> --only-binary=:all:`), cached under `.build/` by the hash of the
+runtime lock file so repeated synths reuse it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FUNCTIONS_PACKAGE = REPO_ROOT / "functions"
+RUNTIME_LOCK = REPO_ROOT / "requirements" / "runtime.lock"
+BUILD_DIR = REPO_ROOT / ".build"
+
+PYTHON_VERSION = "3.12"
+PYTHON_TAG = PYTHON_VERSION.replace(".", "")
+RUNTIME = lambda_.Runtime.PYTHON_3_12
+# Graviton: cheaper per GB-second, and every locked dependency ships manylinux aarch64 wheels.
+ARCHITECTURE = lambda_.Architecture.ARM_64
+_PIP_PLATFORM = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}
+
+# A prebuilt layer directory (containing `python/`) skips the pip build: tests point it at an empty
+# directory so they stay offline and fast.
+LAYER_DIR_CONTEXT = "layerDir"
+LAYER_DIR_ENV = "ROUTE_HEALTH_LAYER_DIR"
+
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
+
+
+def _tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _publish(build: Path, final: Path) -> Path:
+    """Move a finished build into place; a concurrent synth that got there first wins."""
+    try:
+        build.rename(final)
+    except OSError:
+        shutil.rmtree(build, ignore_errors=True)
+    return final
+
+
+def stage_code() -> Path:
+    """A directory holding only `functions/` (no caches, no tests), keyed by its content."""
+    final = BUILD_DIR / f"code-{_tree_digest(FUNCTIONS_PACKAGE)}"
+    if final.is_dir():
+        return final
+    BUILD_DIR.mkdir(exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix="code-", dir=BUILD_DIR))
+    shutil.copytree(FUNCTIONS_PACKAGE, build / "functions", ignore=_IGNORED)
+    return _publish(build, final)
+
+
+def build_dependencies_layer(architecture: lambda_.Architecture = ARCHITECTURE) -> Path:
+    """pip-install the runtime lock for the Lambda platform once per lock file content."""
+    lock_hash = hashlib.sha256(RUNTIME_LOCK.read_bytes()).hexdigest()[:16]
+    final = BUILD_DIR / f"layer-{architecture.name}-py{PYTHON_TAG}-{lock_hash}"
+    if final.is_dir():
+        return final
+    BUILD_DIR.mkdir(exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix="layer-", dir=BUILD_DIR))
+    command = [
+        sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+        "--platform", _PIP_PLATFORM[architecture.name], "--only-binary=:all:",
+        "--python-version", PYTHON_VERSION, "--implementation", "cp",
+        "--target", str(build / "python"), "-r", str(RUNTIME_LOCK),
+    ]  # fmt: skip
+    try:
+        subprocess.run(command, check=True)  # noqa: S603 - fixed argv, no shell, no user input
+    except subprocess.CalledProcessError:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return _publish(build, final)
+
+
+class LambdaPackaging(Construct):
+    """The shared code asset and dependencies layer every function uses."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        prebuilt = self.node.try_get_context(LAYER_DIR_CONTEXT) or os.environ.get(LAYER_DIR_ENV)
+        layer_dir = Path(prebuilt) if prebuilt else build_dependencies_layer()
+        if not layer_dir.is_dir():
+            raise FileNotFoundError(f"dependencies layer directory {layer_dir} does not exist")
+
+        self.code = lambda_.Code.from_asset(str(stage_code()))
+        self.dependencies = lambda_.LayerVersion(
+            self,
+            "Dependencies",
+            code=lambda_.Code.from_asset(str(layer_dir)),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            description=f"Route Health runtime dependencies ({RUNTIME_LOCK.name}, {ARCHITECTURE.name})",
+        )

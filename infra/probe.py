@@ -1,0 +1,60 @@
+"""The scheduled probe (DESIGN §4): one function, an EventBridge rule every 5-minute slot, one run at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from constructs import Construct
+
+from infra.function import RouteHealthFunction
+from infra.packaging import LambdaPackaging
+from infra.secret import RouteHealthSecret
+from infra.table import VerdictTable
+
+PROBE_HANDLER = "functions.handlers.probe.lambda_handler"
+PROBE_SCHEDULE = "cron(0/5 * * * ? *)"
+
+
+class Probe(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        packaging: LambdaPackaging,
+        environment: Mapping[str, str],
+        table: VerdictTable,
+        secret: RouteHealthSecret,
+        reserved_concurrency: int | None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.handler = RouteHealthFunction(
+            self,
+            "Probe",
+            packaging=packaging,
+            handler=PROBE_HANDLER,
+            description="Route Health probe: checks every direct API and relay, writes verdicts",
+            environment=environment,
+            # 19 checks, 4 in flight, 3 s each, plus relay health and the store writes.
+            timeout=Duration.seconds(60),
+            # Runs cannot pile up: a second invocation is throttled while one is running.
+            reserved_concurrent_executions=reserved_concurrency,
+        )
+        function = self.handler.function
+        table.grant_read_snapshot(function)
+        table.grant_probe_writes(function)
+        secret.grant_read(function)
+
+        self.rule = events.Rule(
+            self,
+            "Schedule",
+            description="Route Health probe, once per 5-minute slot",
+            schedule=events.Schedule.expression(PROBE_SCHEDULE),
+            # A delivery older than a slot is useless: the next slot's run is due anyway.
+            targets=[targets.LambdaFunction(function, max_event_age=Duration.minutes(5), retry_attempts=2)],
+        )
+        # Async retries of a failed run would land in the same slot, which the slot claim refuses anyway.
+        function.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(5))

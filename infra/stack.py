@@ -1,0 +1,123 @@
+"""The Route Health stack: composes the table, packaging, secret, probe, API and observability constructs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+from constructs import Construct
+
+from infra.api import HttpApi
+from infra.observability import Observability
+from infra.packaging import LambdaPackaging
+from infra.probe import Probe
+from infra.secret import RouteHealthSecret
+from infra.table import VerdictTable
+
+DEFAULT_STAGE = "prod"
+DEFAULT_REGION = "ap-northeast-2"
+
+# Context key -> environment variable (DESIGN §7); an empty or missing value leaves the variable unset.
+RELAY_URL_CONTEXT = {
+    "oyRelayUrl": "OY_RELAY_URL",
+    "convenienceRelayUrl": "CONVENIENCE_RELAY_URL",
+    "dtryxRelayUrl": "DTRYX_RELAY_URL",
+}
+
+
+def _context(scope: Construct, key: str, default: str = "") -> str:
+    value = scope.node.try_get_context(key)
+    return default if value is None else str(value).strip()
+
+
+def _probe_reserved_concurrency(scope: Construct) -> int | None:
+    """1 by default; `none` for accounts whose concurrency quota cannot reserve any (new accounts)."""
+    value = _context(scope, "probeReservedConcurrency", "1")
+    return None if value.lower() == "none" else int(value)
+
+
+class RouteHealthStack(cdk.Stack):
+    def __init__(self, scope: Construct, construct_id: str, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        table = VerdictTable(self, "Verdicts")
+        packaging = LambdaPackaging(self, "Packaging")
+        secret = RouteHealthSecret(self, "Secret")
+
+        common = {
+            "ROUTE_HEALTH_TABLE": table.table.table_name,
+            "ROUTE_HEALTH_SECRET_ID": secret.secret.secret_arn,
+            "POWERTOOLS_SERVICE_NAME": "route-health",
+            "POWERTOOLS_METRICS_NAMESPACE": "RouteHealth",
+            # Relay calls carry credentials: never record responses in traces.
+            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+        }
+        for key, variable in RELAY_URL_CONTEXT.items():
+            if url := _context(self, key):
+                common[variable] = url
+
+        self.probe = Probe(
+            self,
+            "Probe",
+            packaging=packaging,
+            environment=common,
+            table=table,
+            secret=secret,
+            reserved_concurrency=_probe_reserved_concurrency(self),
+        )
+        self.api = HttpApi(
+            self,
+            "Api",
+            packaging=packaging,
+            api_environment=common,
+            ops_environment=common,
+            table=table,
+            secret=secret,
+        )
+        self.observability = Observability(
+            self,
+            "Observability",
+            functions={
+                "probe": self.probe.handler.function,
+                "api": self.api.lookup.function,
+                "ops": self.api.ops.function,
+            },
+            http_api=self.api.http_api,
+            alarm_email=_context(self, "alarmEmail") or None,
+        )
+
+        cdk.CfnOutput(
+            self, "ApiUrl", value=self.api.url, description="Base URL; lookups and ops live under /api"
+        )
+        cdk.CfnOutput(
+            self,
+            "DashboardUrl",
+            value=f"https://{self.region}.console.aws.amazon.com/cloudwatch/home?region={self.region}"
+            f"#dashboards/dashboard/{self.stack_name}",
+        )
+        cdk.CfnOutput(
+            self, "SecretArn", value=secret.secret.secret_arn, description="Secret JSON (DESIGN §7)"
+        )
+        cdk.CfnOutput(self, "TableName", value=table.table.table_name)
+        cdk.CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)
+
+
+def create_app(
+    context: Mapping[str, Any] | None = None, *, nag: bool = True
+) -> tuple[cdk.App, RouteHealthStack]:
+    """The app without AWS calls or lookups: account-agnostic, region and stage from context."""
+    app = cdk.App(context=dict(context) if context else None)
+    stage = _context(app, "stage", DEFAULT_STAGE)
+    region = _context(app, "region", DEFAULT_REGION)
+    stack = RouteHealthStack(
+        app,
+        f"RouteHealth-{stage}",
+        env=cdk.Environment(region=region),
+        description=f"Route Health ({stage}): direct-or-relay routing for retail and cinema lookups",
+    )
+    cdk.Tags.of(stack).add("project", "route-health")
+    cdk.Tags.of(stack).add("stage", stage)
+    if nag:
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app, stack

@@ -1,0 +1,91 @@
+"""The verdict table, built from the same key schema the store adapter uses (DESIGN §5)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+STORE_MODULE = "functions.adapters.dynamo_store"
+
+# Exactly the calls the store adapter makes: one Query reads the whole snapshot; a live failure report is a
+# conditional UpdateItem; probe results are conditional UpdateItem (routes) / PutItem (relays), and the slot
+# claim is a conditional PutItem.
+READ_SNAPSHOT_ACTIONS = ("dynamodb:Query",)
+REPORT_FAILURE_ACTIONS = ("dynamodb:UpdateItem",)
+WRITE_PROBE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
+
+_ATTRIBUTE_TYPES = {
+    "S": dynamodb.AttributeType.STRING,
+    "N": dynamodb.AttributeType.NUMBER,
+    "B": dynamodb.AttributeType.BINARY,
+}
+# Parts of a CreateTable definition this construct does not mirror; refuse them rather than drift silently.
+_UNSUPPORTED = ("GlobalSecondaryIndexes", "LocalSecondaryIndexes", "StreamSpecification")
+
+
+def store_table_definition(table_name: str) -> dict[str, Any]:
+    """`table_definition` and `TTL_ATTRIBUTE` are read when synthesizing, so this module imports without them."""
+    store = importlib.import_module(STORE_MODULE)
+    definition: dict[str, Any] = store.table_definition(table_name)
+    return definition
+
+
+def ttl_attribute() -> str:
+    store = importlib.import_module(STORE_MODULE)
+    name: str = store.TTL_ATTRIBUTE
+    return name
+
+
+def _key_attributes(definition: Mapping[str, Any]) -> tuple[dynamodb.Attribute, dynamodb.Attribute | None]:
+    types = {a["AttributeName"]: a["AttributeType"] for a in definition["AttributeDefinitions"]}
+    keys: dict[str, dynamodb.Attribute] = {}
+    schema: Sequence[Mapping[str, str]] = definition["KeySchema"]
+    for element in schema:
+        name = element["AttributeName"]
+        keys[element["KeyType"]] = dynamodb.Attribute(name=name, type=_ATTRIBUTE_TYPES[types[name]])
+    return keys["HASH"], keys.get("RANGE")
+
+
+class VerdictTable(Construct):
+    """On-demand, point-in-time recovery, TTL on probe-slot items, kept when the stack is deleted."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        # The physical name is left to CloudFormation (a retained table would block a redeploy);
+        # the name passed here only fills the definition.
+        definition = store_table_definition("route-health")
+        unsupported = [key for key in _UNSUPPORTED if key in definition]
+        if unsupported:
+            raise ValueError(f"table_definition has {unsupported}; VerdictTable does not mirror them yet")
+        if definition.get("BillingMode", "PAY_PER_REQUEST") != "PAY_PER_REQUEST":
+            raise ValueError("the verdict table is on-demand (BillingMode PAY_PER_REQUEST)")
+        partition_key, sort_key = _key_attributes(definition)
+
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=partition_key,
+            sort_key=sort_key,
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            time_to_live_attribute=ttl_attribute(),
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+
+    def grant_read_snapshot(self, grantee: iam.IGrantable) -> None:
+        self.table.grant(grantee, *READ_SNAPSHOT_ACTIONS)
+
+    def grant_report_failures(self, grantee: iam.IGrantable) -> None:
+        self.table.grant(grantee, *REPORT_FAILURE_ACTIONS)
+
+    def grant_probe_writes(self, grantee: iam.IGrantable) -> None:
+        """Claim a probe slot and write check results (the scheduled probe and the operator POST)."""
+        self.table.grant(grantee, *WRITE_PROBE_ACTIONS)

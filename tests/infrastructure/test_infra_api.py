@@ -1,0 +1,100 @@
+"""The HTTP API: routes, integrations, throttling, access logs (DESIGN §6, §8)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from infra.api import API_HANDLER, OPS_HANDLER
+
+pytestmark = pytest.mark.infra
+
+# Every lookup path of DESIGN §6 (plus the OpenAPI document) must reach the lookup function.
+LOOKUP_PATHS = [
+    "/api/openapi.json",
+    "/api/oliveyoung/stores",
+    "/api/oliveyoung/products",
+    "/api/oliveyoung/products/A000000123",
+    "/api/oliveyoung/stock",
+    "/api/cu/products",
+    "/api/cu/stores",
+    "/api/gs25/products",
+    "/api/gs25/stock",
+    "/api/seveneleven/products",
+    "/api/seveneleven/stores",
+    "/api/seveneleven/popwords",
+    "/api/seveneleven/stock",
+    "/api/seveneleven/catalog/pages",
+    "/api/seveneleven/catalog/issues",
+    "/api/seveneleven/catalog/exhibitions",
+    "/api/dtryx/movies",
+    "/api/dtryx/play-dates",
+    "/api/dtryx/timetable",
+]
+
+
+def _route_targets(synthesized) -> dict[str, str]:
+    """Route key -> logical id of the function its integration invokes."""
+    integrations = synthesized.resources("AWS::ApiGatewayV2::Integration")
+    targets = {}
+    for route in synthesized.resources("AWS::ApiGatewayV2::Route").values():
+        integration_id = route["Properties"]["Target"]["Fn::Join"][1][1]["Ref"]
+        uri = integrations[integration_id]["Properties"]["IntegrationUri"]
+        targets[route["Properties"]["RouteKey"]] = uri["Fn::GetAtt"][0]
+    return targets
+
+
+def _route_for(method: str, path: str, route_keys: set[str]) -> str:
+    """How API Gateway picks a route: an exact match first, else the greedy `{proxy+}` route."""
+    if f"{method} {path}" in route_keys:
+        return f"{method} {path}"
+    greedy = [key for key in route_keys if key.startswith(f"{method} ") and key.endswith("/{proxy+}")]
+    matching = [key for key in greedy if path.startswith(key.split(" ", 1)[1].removesuffix("{proxy+}"))]
+    assert len(matching) == 1, f"no single route for {method} {path}"
+    return matching[0]
+
+
+def test_routes_go_to_the_right_function(synthesized):
+    functions = synthesized.functions_by_handler()
+    lookup_id, ops_id = functions[API_HANDLER][0], functions[OPS_HANDLER][0]
+
+    assert _route_targets(synthesized) == {
+        "GET /api/{proxy+}": lookup_id,
+        "GET /api/health/routes": ops_id,
+        "POST /api/health/routes": ops_id,
+    }
+
+
+@pytest.mark.parametrize("path", LOOKUP_PATHS)
+def test_every_lookup_path_reaches_the_lookup_function(synthesized, path):
+    targets = _route_targets(synthesized)
+    lookup_id = synthesized.functions_by_handler()[API_HANDLER][0]
+
+    assert targets[_route_for("GET", path, set(targets))] == lookup_id
+
+
+def test_integrations_use_payload_v2(synthesized):
+    for integration in synthesized.resources("AWS::ApiGatewayV2::Integration").values():
+        assert integration["Properties"]["IntegrationType"] == "AWS_PROXY"
+        assert integration["Properties"]["PayloadFormatVersion"] == "2.0"
+
+
+def test_default_stage_throttles_and_writes_json_access_logs(synthesized):
+    _, stage = synthesized.only("AWS::ApiGatewayV2::Stage")
+    props = stage["Properties"]
+
+    assert props["StageName"] == "$default"
+    assert props["AutoDeploy"] is True
+    throttle = props["DefaultRouteSettings"]
+    assert 0 < throttle["ThrottlingRateLimit"] <= throttle["ThrottlingBurstLimit"]
+    for route_key in ("GET /api/health/routes", "POST /api/health/routes"):
+        ops_throttle = props["RouteSettings"][route_key]
+        assert ops_throttle["ThrottlingRateLimit"] < throttle["ThrottlingRateLimit"]
+
+    log_groups = synthesized.resources("AWS::Logs::LogGroup")
+    destination = props["AccessLogSettings"]["DestinationArn"]["Fn::GetAtt"][0]
+    assert log_groups[destination]["Properties"]["RetentionInDays"] == 30
+    log_format = json.loads(props["AccessLogSettings"]["Format"])
+    assert log_format["requestId"] == "$context.requestId"
+    assert not any("header" in value.lower() for value in log_format.values())  # the operator secret

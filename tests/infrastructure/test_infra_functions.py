@@ -1,0 +1,111 @@
+"""Functions, packaging, schedule and secret (DESIGN §4, §7, §8)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from functions.handlers.settings import ApiSettings, OpsSettings, ProbeSettings
+from infra.api import API_HANDLER, OPS_HANDLER
+from infra.probe import PROBE_HANDLER
+
+pytestmark = pytest.mark.infra
+
+SETTINGS_BY_HANDLER = {PROBE_HANDLER: ProbeSettings, API_HANDLER: ApiSettings, OPS_HANDLER: OpsSettings}
+
+
+def _resolve(handler: str) -> object:
+    module_name, _, attribute = handler.rpartition(".")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def test_exactly_the_three_handlers_are_deployed(synthesized):
+    assert set(synthesized.functions_by_handler()) == set(SETTINGS_BY_HANDLER)
+
+
+@pytest.mark.parametrize("handler", sorted(SETTINGS_BY_HANDLER))
+def test_handler_string_resolves_to_a_real_function(handler):
+    assert callable(_resolve(handler))
+
+
+def test_code_asset_keeps_the_functions_package_root():
+    from infra.packaging import stage_code
+
+    staged = stage_code()
+    assert (staged / "functions" / "handlers" / "__init__.py").is_file()
+    assert sorted(p.name for p in staged.iterdir()) == ["functions"]
+    assert not list(staged.rglob("__pycache__"))
+
+
+@pytest.mark.parametrize("handler", sorted(SETTINGS_BY_HANDLER))
+def test_environment_names_match_the_settings_aliases(synthesized, handler):
+    _, props = synthesized.functions_by_handler()[handler]
+    names = set(props["Environment"]["Variables"])
+    settings_names = {field.alias for field in SETTINGS_BY_HANDLER[handler].model_fields.values()}
+
+    assert {name for name in names if not name.startswith("POWERTOOLS_")} <= settings_names
+    assert {"ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "OY_RELAY_URL", "DTRYX_RELAY_URL"} <= names
+    assert "CONVENIENCE_RELAY_URL" not in names  # not given in context: left unset, not empty
+    assert props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == "route-health"
+    assert props["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"] == "RouteHealth"
+    assert props["Environment"]["Variables"]["OY_RELAY_URL"] == "https://oy-relay.example.test"
+
+
+def test_environment_points_at_this_stacks_table_and_secret(synthesized):
+    table_id, _ = synthesized.only("AWS::DynamoDB::Table")
+    secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
+    for _, props in synthesized.functions_by_handler().values():
+        variables = props["Environment"]["Variables"]
+        assert variables["ROUTE_HEALTH_TABLE"] == {"Ref": table_id}
+        assert variables["ROUTE_HEALTH_SECRET_ID"] == {"Ref": secret_id}
+
+
+def test_runtime_architecture_tracing_and_layer(synthesized):
+    (layer_id, _) = synthesized.only("AWS::Lambda::LayerVersion")
+    for _, props in synthesized.functions_by_handler().values():
+        assert props["Runtime"] == "python3.12"
+        assert props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"}
+        assert props["Layers"] == [{"Ref": layer_id}]
+
+
+def test_each_function_logs_to_its_own_group_with_retention(synthesized):
+    log_groups = synthesized.resources("AWS::Logs::LogGroup")
+    targets = set()
+    for _, props in synthesized.functions_by_handler().values():
+        group_id = props["LoggingConfig"]["LogGroup"]["Ref"]
+        assert log_groups[group_id]["Properties"]["RetentionInDays"] == 30
+        targets.add(group_id)
+    assert len(targets) == 3
+
+
+def test_timeouts(synthesized):
+    functions = synthesized.functions_by_handler()
+    assert functions[PROBE_HANDLER][1]["Timeout"] == 60
+    assert functions[API_HANDLER][1]["Timeout"] == 15
+    assert functions[OPS_HANDLER][1]["Timeout"] < 30  # inside the HTTP API integration limit
+
+
+def test_probe_runs_every_five_minute_slot_one_at_a_time(synthesized):
+    probe_id, probe = synthesized.functions_by_handler()[PROBE_HANDLER]
+    _, rule = synthesized.only("AWS::Events::Rule")
+
+    assert rule["Properties"]["ScheduleExpression"] == "cron(0/5 * * * ? *)"
+    assert rule["Properties"]["State"] == "ENABLED"
+    [target] = rule["Properties"]["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [probe_id, "Arn"]}
+    assert probe["ReservedConcurrentExecutions"] == 1
+
+    _, invoke_config = synthesized.only("AWS::Lambda::EventInvokeConfig")
+    assert invoke_config["Properties"]["FunctionName"] == {"Ref": probe_id}
+    assert invoke_config["Properties"]["MaximumRetryAttempts"] == 0
+
+
+def test_secret_is_generated_json_with_the_health_check_key(synthesized):
+    _, secret = synthesized.only("AWS::SecretsManager::Secret")
+    generate = secret["Properties"]["GenerateSecretString"]
+
+    assert generate["GenerateStringKey"] == "HEALTH_CHECK_SECRET"
+    assert generate["SecretStringTemplate"] == "{}"
+    assert "SecretString" not in secret["Properties"]  # no value in the template

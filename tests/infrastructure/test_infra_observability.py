@@ -1,0 +1,194 @@
+"""Dashboard widgets per metric family and the alarms (DESIGN §8, §9)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from functions.core.model import RelayGroup
+from infra.api import API_HANDLER, OPS_HANDLER
+from infra.probe import PROBE_HANDLER
+
+pytestmark = pytest.mark.infra
+
+# Metric family -> the dimensions its series carry besides service=route-health (emitted by the handlers).
+CUSTOM_METRICS = {
+    "LookupRoute": ("Path", "Route"),
+    "Lookups": ("Path",),
+    "DirectFailure": ("Reason", "Route"),
+    "RelayFallback": ("Route",),
+    "ProbeCheck": ("Outcome", "Route"),
+    "RelayHealthy": ("Group",),
+    "SnapshotAge": (),
+    "ProbeRunDuration": (),
+    "ProbeRun": (),
+    "StaleWriteRejected": (),
+    "StoreError": ("Operation",),
+}
+LAMBDA_METRICS = ("Errors", "Throttles", "Duration")
+
+
+def _render(value: Any) -> str:
+    """A Fn::Join of literal strings and tokens -> the literal text; `{"Ref": id}` is written `Ref:id`."""
+    if isinstance(value, str):
+        return value
+    separator, parts = value["Fn::Join"]
+    return separator.join(_literal(part) for part in parts)
+
+
+def _literal(part: str | dict[str, Any]) -> str:
+    if isinstance(part, str):
+        return part
+    return f"Ref:{part['Ref']}" if "Ref" in part else "Token"
+
+
+@pytest.fixture(scope="module")
+def widgets(synthesized) -> list[dict[str, Any]]:
+    _, dashboard = synthesized.only("AWS::CloudWatch::Dashboard")
+    body: dict[str, Any] = json.loads(_render(dashboard["Properties"]["DashboardBody"]))
+    return body["widgets"]
+
+
+def _graphed(widget: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
+    """(namespace, metric name, dimensions) of plain metrics in a widget."""
+    graphed = []
+    for line in widget.get("properties", {}).get("metrics", []):
+        if (
+            line
+            and isinstance(line[0], str)
+            and len(line) >= 2
+            and isinstance(line[1], str)
+            and line[0] != "..."
+        ):
+            names = [item for item in line[2:] if not isinstance(item, dict)]
+            graphed.append((line[0], line[1], dict(zip(names[::2], names[1::2], strict=False))))
+    return graphed
+
+
+def _expressions(widget: dict[str, Any]) -> list[str]:
+    return [
+        item["expression"]
+        for line in widget.get("properties", {}).get("metrics", [])
+        for item in line
+        if isinstance(item, dict) and "expression" in item
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(CUSTOM_METRICS))
+def test_a_widget_graphs_each_custom_metric_family(widgets, name):
+    dimensions = CUSTOM_METRICS[name]
+    schema = "{" + ",".join(["RouteHealth", *sorted([*dimensions, "service"])]) + "}"
+    searched = any(
+        f'{schema} MetricName="{name}" service="route-health"' in expression
+        for widget in widgets
+        for expression in _expressions(widget)
+    )
+    plain = any(
+        namespace == "RouteHealth"
+        and metric == name
+        and dims.get("service") == "route-health"
+        and set(dims) == {"service", *dimensions}
+        for widget in widgets
+        for namespace, metric, dims in _graphed(widget)
+    )
+    assert searched or plain, f"no dashboard widget for {name}{dimensions}"
+
+
+@pytest.mark.parametrize("name", LAMBDA_METRICS)
+def test_lambda_metrics_are_graphed_for_every_function(synthesized, widgets, name):
+    graphed_functions = {
+        dims["FunctionName"]
+        for widget in widgets
+        for namespace, metric, dims in _graphed(widget)
+        if namespace == "AWS/Lambda" and metric == name
+    }
+    function_ids = {logical_id for logical_id, _ in synthesized.functions_by_handler().values()}
+    assert graphed_functions == {f"Ref:{logical_id}" for logical_id in function_ids}
+
+
+def test_per_route_families_use_search_expressions(widgets):
+    expressions = [expression for widget in widgets for expression in _expressions(widget)]
+    for name in ("LookupRoute", "DirectFailure", "ProbeCheck"):
+        assert any(e.startswith("SEARCH(") and f'MetricName="{name}"' in e for e in expressions), name
+
+
+def test_relay_health_is_graphed_per_group(widgets):
+    groups = {
+        dims.get("Group")
+        for widget in widgets
+        for _, metric, dims in _graphed(widget)
+        if metric == "RelayHealthy"
+    }
+    assert groups == {group.value for group in RelayGroup}
+
+
+def _alarms(synthesized) -> dict[str, dict[str, Any]]:
+    alarms = synthesized.resources("AWS::CloudWatch::Alarm").values()
+    return {alarm["Properties"]["AlarmName"]: alarm["Properties"] for alarm in alarms}
+
+
+def test_every_alarm_notifies_the_encrypted_topic(synthesized):
+    topic_id, topic = synthesized.only("AWS::SNS::Topic")
+    assert "KmsMasterKeyId" in topic["Properties"]
+    _, subscription = synthesized.only("AWS::SNS::Subscription")
+    assert subscription["Properties"]["Protocol"] == "email"
+
+    alarms = _alarms(synthesized)
+    assert alarms
+    for props in alarms.values():
+        assert props["AlarmActions"] == [{"Ref": topic_id}]
+        assert props["AlarmDescription"]
+
+
+def test_probe_stale_alarm(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-probe-stale"]
+
+    assert alarm["MetricName"] == "ProbeRun"
+    assert alarm["Namespace"] == "RouteHealth"
+    assert {"Name": "service", "Value": "route-health"} in alarm["Dimensions"]
+    assert alarm["Statistic"] == "Sum"
+    assert alarm["Period"] * alarm["EvaluationPeriods"] == 15 * 60
+    assert alarm["ComparisonOperator"] == "LessThanThreshold"
+    assert alarm["Threshold"] == 1
+    assert alarm["TreatMissingData"] == "breaching"  # no metric at all = no probe ran
+
+
+def test_unavailable_rate_alarm_divides_503s_by_all_lookups(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-503-rate"]
+    queries = {query["Id"]: query for query in alarm["Metrics"]}
+    [expression] = [q["Expression"] for q in queries.values() if "Expression" in q]
+    paths = {
+        query_id: {d["Name"]: d["Value"] for d in q["MetricStat"]["Metric"]["Dimensions"]}["Path"]
+        for query_id, q in queries.items()
+        if "MetricStat" in q and q["MetricStat"]["Metric"]["MetricName"] == "Lookups"
+    }
+
+    assert set(paths.values()) == {"direct", "relay", "unavailable"}
+    unavailable = next(query_id for query_id, path in paths.items() if path == "unavailable")
+    assert f"100 * FILL({unavailable}, 0) /" in expression
+    assert all(f"FILL({query_id}, 0)" in expression for query_id in paths)
+    assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+
+
+def test_one_relay_unhealthy_alarm_per_group(synthesized):
+    alarms = _alarms(synthesized)
+    for group in RelayGroup:
+        alarm = alarms[f"RouteHealth-prod-relay-unhealthy-{group.value}"]
+        assert alarm["MetricName"] == "RelayHealthy"
+        assert {"Name": "Group", "Value": group.value} in alarm["Dimensions"]
+        assert alarm["Statistic"] == "Minimum"
+        assert alarm["ComparisonOperator"] == "LessThanThreshold"
+        assert alarm["Threshold"] == 1
+        assert 2 <= alarm["DatapointsToAlarm"] <= 3
+
+
+def test_an_error_alarm_per_function(synthesized):
+    alarms = _alarms(synthesized)
+    functions = synthesized.functions_by_handler()
+    for name, handler in (("probe", PROBE_HANDLER), ("api", API_HANDLER), ("ops", OPS_HANDLER)):
+        alarm = alarms[f"RouteHealth-prod-{name}-errors"]
+        assert alarm["Namespace"] == "AWS/Lambda"
+        assert alarm["MetricName"] == "Errors"
+        assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": functions[handler][0]}}]
