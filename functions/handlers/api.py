@@ -1,0 +1,390 @@
+"""The lookup API (DESIGN §6): 16 GET endpoints over the 20 route keys, documented at `GET /api/openapi.json`.
+
+Query parameters are validated by Powertools with the pydantic models of `functions.lookups.queries`; bad
+input answers 400 `INVALID_INPUT` with the field errors before any upstream call. Each endpoint hands its
+query to `functions.lookups.operations`, whose every upstream call goes through the router. Responses are
+`{"success": true, "data": ...}` or `{"success": false, "error": {...}}` and never say which path served
+them: routing shows up in logs and metrics only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+
+from functions.core import LOOKUP_BUDGET_MS, LookupCancelled, RouteKey, ServiceError
+from functions.core.errors import upstream_timeout
+from functions.core.model import SECOND_MS
+from functions.handlers.settings import ApiSettings
+from functions.handlers.telemetry import emit_snapshot_age, logger, tracer
+from functions.handlers.wiring import get_container
+from functions.lookups import InvalidParams, Lookup, operations
+from functions.lookups.queries import (
+    CuProductsQuery,
+    CuStoresQuery,
+    DtryxCinemaQuery,
+    DtryxTimetableQuery,
+    GoodsNumber,
+    Gs25ProductsQuery,
+    Gs25StockQuery,
+    OliveyoungProductsQuery,
+    OliveyoungStockQuery,
+    OliveyoungStoresQuery,
+    SevenElevenPopwordsQuery,
+    SevenElevenProductsQuery,
+    SevenElevenStockQuery,
+    SevenElevenStoresQuery,
+)
+
+OPENAPI_PATH = "/api/openapi.json"
+LAMBDA_SAFETY_MS = 500
+"""Leave this much of the invocation's time to answer with an error instead of being killed."""
+
+app = APIGatewayHttpResolver(enable_validation=True)
+
+
+# --- response envelope ---------------------------------------------------------------------------
+
+
+class LookupResponse(BaseModel):
+    success: Literal[True] = True
+    data: dict[str, Any]
+
+
+class FieldError(BaseModel):
+    location: str
+    """`query` or `path`."""
+    field: str | None
+    """The parameter name; None for a rule across parameters (e.g. "itemCode or keyword")."""
+    message: str
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    fields: list[FieldError] | None = None
+
+
+class ErrorResponse(BaseModel):
+    success: Literal[False] = False
+    error: ErrorBody
+
+
+def _error_doc(description: str) -> OpenAPIResponse:
+    return {"description": description, "content": {"application/json": {"model": ErrorResponse}}}
+
+
+ERROR_RESPONSES: dict[int, OpenAPIResponse] = {
+    400: _error_doc("INVALID_INPUT: the parameters failed validation (see `error.fields`)"),
+    404: _error_doc("UPSTREAM_NOT_FOUND: the retailer has no such item"),
+    429: _error_doc("RELAY_QUOTA_EXCEEDED: try again after `Retry-After` seconds"),
+    500: _error_doc("INTERNAL_ERROR"),
+    502: _error_doc("UPSTREAM_BAD_RESPONSE: the retailer answered with something unusable"),
+    503: _error_doc("UPSTREAM_ROUTE_UNAVAILABLE: neither the direct API nor the relay works right now"),
+    504: _error_doc("UPSTREAM_TIMEOUT"),
+}
+
+
+def _ok(data: dict[str, Any]) -> LookupResponse:
+    return LookupResponse(data=data)
+
+
+def _error(status: int, body: ErrorBody, headers: Mapping[str, str] | None = None) -> Response[str]:
+    envelope = ErrorResponse(error=body)
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        # `fields` only when there are field errors; a field error's `field` may be null.
+        body=envelope.model_dump_json(exclude={"error": {"fields"}} if body.fields is None else None),
+        headers=dict(headers or {}),
+    )
+
+
+# --- the lookup of one request -------------------------------------------------------------------
+
+
+def _lookup() -> Lookup:
+    container = get_container()
+    budget_ms = LOOKUP_BUDGET_MS
+    if isinstance(container.settings, ApiSettings):
+        budget_ms = int(container.settings.lookup_budget_s * SECOND_MS)
+    context: LambdaContext | None = app.lambda_context
+    if context is not None:
+        budget_ms = min(budget_ms, context.get_remaining_time_in_millis() - LAMBDA_SAFETY_MS)
+    return Lookup(
+        router=container.router,
+        direct=container.direct,
+        relays=container.relays,
+        clock=container.clock,
+        budget_ms=budget_ms,
+    )
+
+
+# --- Olive Young -------------------------------------------------------------------------------
+
+OLIVEYOUNG = ["Olive Young"]
+
+
+@app.get("/api/oliveyoung/stores", summary="Olive Young stores", tags=OLIVEYOUNG, responses=ERROR_RESPONSES)
+def oliveyoung_stores(query: Annotated[OliveyoungStoresQuery, Query()]) -> LookupResponse:
+    return _ok(operations.oliveyoung_stores(_lookup(), query))
+
+
+@app.get(
+    "/api/oliveyoung/products",
+    summary="Olive Young product search",
+    tags=OLIVEYOUNG,
+    responses=ERROR_RESPONSES,
+)
+def oliveyoung_products(query: Annotated[OliveyoungProductsQuery, Query()]) -> LookupResponse:
+    return _ok(operations.oliveyoung_products(_lookup(), query))
+
+
+@app.get(
+    "/api/oliveyoung/products/<goodsNo>",
+    summary="Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+    tags=OLIVEYOUNG,
+    responses=ERROR_RESPONSES,
+)
+def oliveyoung_goods_info(goodsNo: Annotated[GoodsNumber, Path()]) -> LookupResponse:
+    return _ok(operations.oliveyoung_goods_info(_lookup(), goodsNo))
+
+
+@app.get(
+    "/api/oliveyoung/stock", summary="Olive Young stock per store", tags=OLIVEYOUNG, responses=ERROR_RESPONSES
+)
+def oliveyoung_stock(query: Annotated[OliveyoungStockQuery, Query()]) -> LookupResponse:
+    return _ok(operations.oliveyoung_stock(_lookup(), query))
+
+
+# --- CU ----------------------------------------------------------------------------------------
+
+CU = ["CU"]
+
+
+@app.get("/api/cu/products", summary="CU product search", tags=CU, responses=ERROR_RESPONSES)
+def cu_products(query: Annotated[CuProductsQuery, Query()]) -> LookupResponse:
+    return _ok(operations.cu_products(_lookup(), query))
+
+
+@app.get(
+    "/api/cu/stores",
+    summary="CU stores near a point (with one item's stock)",
+    tags=CU,
+    responses=ERROR_RESPONSES,
+)
+def cu_stores(query: Annotated[CuStoresQuery, Query()]) -> LookupResponse:
+    return _ok(operations.cu_stores(_lookup(), query))
+
+
+# --- GS25 --------------------------------------------------------------------------------------
+
+GS25 = ["GS25"]
+
+
+@app.get("/api/gs25/products", summary="GS25 product search", tags=GS25, responses=ERROR_RESPONSES)
+def gs25_products(query: Annotated[Gs25ProductsQuery, Query()]) -> LookupResponse:
+    return _ok(operations.gs25_products(_lookup(), query))
+
+
+@app.get(
+    "/api/gs25/stock",
+    summary="GS25 stock per store near a point (`itemCode` or `keyword` required)",
+    tags=GS25,
+    responses=ERROR_RESPONSES,
+)
+def gs25_stock(query: Annotated[Gs25StockQuery, Query()]) -> LookupResponse:
+    return _ok(operations.gs25_stock(_lookup(), query))
+
+
+# --- 7-Eleven ----------------------------------------------------------------------------------
+
+SEVENELEVEN = ["7-Eleven"]
+
+
+@app.get(
+    "/api/seveneleven/products",
+    summary="7-Eleven product search",
+    tags=SEVENELEVEN,
+    responses=ERROR_RESPONSES,
+)
+def seveneleven_products(query: Annotated[SevenElevenProductsQuery, Query()]) -> LookupResponse:
+    return _ok(operations.seveneleven_products(_lookup(), query))
+
+
+@app.get(
+    "/api/seveneleven/stores", summary="7-Eleven store search", tags=SEVENELEVEN, responses=ERROR_RESPONSES
+)
+def seveneleven_stores(query: Annotated[SevenElevenStoresQuery, Query()]) -> LookupResponse:
+    return _ok(operations.seveneleven_stores(_lookup(), query))
+
+
+@app.get(
+    "/api/seveneleven/popwords",
+    summary="7-Eleven popular keywords",
+    tags=SEVENELEVEN,
+    responses=ERROR_RESPONSES,
+)
+def seveneleven_popwords(query: Annotated[SevenElevenPopwordsQuery, Query()]) -> LookupResponse:
+    return _ok(operations.seveneleven_popwords(_lookup(), query))
+
+
+@app.get(
+    "/api/seveneleven/stock",
+    summary="7-Eleven stock of one item in one store",
+    tags=SEVENELEVEN,
+    responses=ERROR_RESPONSES,
+)
+def seveneleven_stock(query: Annotated[SevenElevenStockQuery, Query()]) -> LookupResponse:
+    return _ok(operations.seveneleven_stock(_lookup(), query))
+
+
+@app.get(
+    "/api/seveneleven/catalog/pages",
+    summary="7-Eleven product pages",
+    tags=SEVENELEVEN,
+    responses=ERROR_RESPONSES,
+)
+def seveneleven_pages() -> LookupResponse:
+    return _ok(operations.seveneleven_catalog(_lookup(), RouteKey.SEVEN_PAGES))
+
+
+@app.get(
+    "/api/seveneleven/catalog/issues",
+    summary="7-Eleven featured products",
+    tags=SEVENELEVEN,
+    responses=ERROR_RESPONSES,
+)
+def seveneleven_issues() -> LookupResponse:
+    return _ok(operations.seveneleven_catalog(_lookup(), RouteKey.SEVEN_ISSUES))
+
+
+@app.get(
+    "/api/seveneleven/catalog/exhibitions",
+    summary="7-Eleven promotions",
+    tags=SEVENELEVEN,
+    responses=ERROR_RESPONSES,
+)
+def seveneleven_exhibitions() -> LookupResponse:
+    return _ok(operations.seveneleven_catalog(_lookup(), RouteKey.SEVEN_EXHIBITIONS))
+
+
+# --- Dtryx -------------------------------------------------------------------------------------
+
+DTRYX = ["Dtryx cinemas"]
+
+
+@app.get("/api/dtryx/movies", summary="Films now showing at a cinema", tags=DTRYX, responses=ERROR_RESPONSES)
+def dtryx_movies(query: Annotated[DtryxCinemaQuery, Query()]) -> LookupResponse:
+    return _ok(operations.dtryx_movies(_lookup(), query))
+
+
+@app.get("/api/dtryx/play-dates", summary="Bookable screening dates", tags=DTRYX, responses=ERROR_RESPONSES)
+def dtryx_play_dates(query: Annotated[DtryxCinemaQuery, Query()]) -> LookupResponse:
+    return _ok(operations.dtryx_play_dates(_lookup(), query))
+
+
+@app.get(
+    "/api/dtryx/timetable", summary="Showtimes and seats for one date", tags=DTRYX, responses=ERROR_RESPONSES
+)
+def dtryx_timetable(query: Annotated[DtryxTimetableQuery, Query()]) -> LookupResponse:
+    return _ok(operations.dtryx_timetable(_lookup(), query))
+
+
+# --- OpenAPI -----------------------------------------------------------------------------------
+
+
+@cache
+def _openapi_document() -> str:
+    return app.get_openapi_json_schema(
+        title="Route Health lookups",
+        version="1.0.0",
+        description="Korean retail and cinema lookups with normalized data. Errors use the envelope "
+        '`{"success": false, "error": {"code", "message"}}`.',
+    )
+
+
+@app.get(OPENAPI_PATH, include_in_schema=False)
+def openapi_document() -> Response[str]:
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=_openapi_document())
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def _field_error(error: Mapping[str, Any], *, skip: int, location: str) -> FieldError:
+    """One pydantic error; `skip`: the leading `loc` parts that are not the field's name."""
+    loc: Sequence[Any] = error.get("loc", ())
+    name = ".".join(str(part) for part in loc[skip:]) or None
+    return FieldError(location=location, field=name, message=str(error.get("msg", "invalid")))
+
+
+def _invalid_input(fields: list[FieldError]) -> Response[str]:
+    return _error(
+        400, ErrorBody(code="INVALID_INPUT", message="The request parameters are invalid.", fields=fields)
+    )
+
+
+def invalid_request(error: RequestValidationError) -> Response[str]:
+    # loc is ("query", "<handler argument>", "<field>") for a query model, ("path", "<name>") for a path param.
+    fields = []
+    for item in error.errors():
+        location = str(item.get("loc", ("query",))[0])
+        fields.append(_field_error(item, skip=2 if location == "query" else 1, location=location))
+    return _invalid_input(fields)
+
+
+def invalid_params(error: InvalidParams) -> Response[str]:
+    # The query passed the API's own checks but not the operation's (`field` then names the upstream field).
+    return _invalid_input([_field_error(item, skip=0, location="query") for item in error.errors])
+
+
+def service_error(error: ServiceError) -> Response[str]:
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
+    return _error(error.status, ErrorBody(code=error.code, message=error.message), headers)
+
+
+def lookup_cancelled(_: LookupCancelled) -> Response[str]:
+    # API Gateway callers cannot cancel; a cancelled lookup ran out of time, so answer as a timeout.
+    return service_error(upstream_timeout())
+
+
+def not_found(_: NotFoundError) -> Response[str]:
+    return _error(404, ErrorBody(code="NOT_FOUND", message="No such endpoint."))
+
+
+def unexpected_error(error: Exception) -> Response[str]:
+    logger.exception("lookup failed unexpectedly", extra={"error_type": type(error).__name__})
+    return _error(500, ErrorBody(code="INTERNAL_ERROR", message="Something went wrong; try again later."))
+
+
+# Registered by call: Powertools' decorator is untyped, and mypy --strict would lose these functions' types.
+app.exception_handler(RequestValidationError)(invalid_request)
+app.exception_handler(InvalidParams)(invalid_params)
+app.exception_handler(ServiceError)(service_error)
+app.exception_handler(LookupCancelled)(lookup_cancelled)
+app.not_found(not_found)
+app.exception_handler(Exception)(unexpected_error)
+
+
+# --- entry point -------------------------------------------------------------------------------
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    container = get_container(ApiSettings)
+    if container.snapshots is not None:
+        container.snapshots.refresh_if_stale()  # background, single-flight: never waits for DynamoDB
+    emit_snapshot_age(container.snapshots)
+    return app.resolve(event, context)

@@ -1,0 +1,275 @@
+"""One function per lookup endpoint: API query -> operation params (upstream field names) -> lookup ->
+normalized `data`.
+
+Every operation's params are built and validated before the endpoint's first upstream call, so bad input
+never reaches a retailer or a relay. Composite endpoints share one `Lookup` (one time budget).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from functions.catalog.normalize import normalize
+from functions.core import RouteKey
+from functions.core.errors import upstream_bad_response
+from functions.lookups.queries import (
+    CuProductsQuery,
+    CuStoresQuery,
+    DtryxCinemaQuery,
+    DtryxTimetableQuery,
+    Gs25ProductsQuery,
+    Gs25StockQuery,
+    OliveyoungProductsQuery,
+    OliveyoungStockQuery,
+    OliveyoungStoresQuery,
+    SevenElevenPopwordsQuery,
+    SevenElevenProductsQuery,
+    SevenElevenStockQuery,
+    SevenElevenStoresQuery,
+)
+from functions.lookups.runner import InvalidParams, Lookup, operation_params
+
+NO_PARAMS: dict[str, Any] = {}
+
+# The probe's 7-Eleven goods body shape (a): lookups send what the probe proved works (DESIGN §1).
+SEVEN_GOODS_COLLECTION = "goods"
+SEVEN_GOODS_SORT = "quantity/desc,itemOnm/asc"
+
+
+def _fetch(lookup: Lookup, key: RouteKey, params: BaseModel) -> dict[str, Any]:
+    return normalize(key, lookup(key, params))
+
+
+# --- Olive Young -------------------------------------------------------------------------------
+
+
+def oliveyoung_stores(lookup: Lookup, query: OliveyoungStoresQuery) -> dict[str, Any]:
+    key = RouteKey.OY_FIND_STORE
+    params = operation_params(
+        key,
+        {
+            "lat": query.lat,
+            "lon": query.lon,
+            "mapLat": query.lat,
+            "mapLon": query.lon,
+            "pageIdx": query.page,
+            "searchWords": query.keyword or "",
+            "pogKeys": "",
+            "serviceKeys": "",
+        },
+    )
+    return _fetch(lookup, key, params)
+
+
+def oliveyoung_products(lookup: Lookup, query: OliveyoungProductsQuery) -> dict[str, Any]:
+    key = RouteKey.OY_PRODUCT_SEARCH
+    params = operation_params(
+        key,
+        {
+            "keyword": query.keyword,
+            "page": query.page,
+            "size": query.size,
+            "sort": "01",
+            "includeSoldOut": True,
+        },
+    )
+    return _fetch(lookup, key, params)
+
+
+def oliveyoung_goods_info(lookup: Lookup, goods_no: str) -> dict[str, Any]:
+    key = RouteKey.OY_GOODS_INFO
+    return _fetch(lookup, key, operation_params(key, {"goodsNo": goods_no}))
+
+
+def oliveyoung_stock(lookup: Lookup, query: OliveyoungStockQuery) -> dict[str, Any]:
+    key = RouteKey.OY_STOCK_STORES
+    params = operation_params(
+        key,
+        {
+            "productId": query.productId,
+            "lat": query.lat,
+            "lon": query.lon,
+            "mapLat": query.lat,
+            "mapLon": query.lon,
+            "pageIdx": query.page,
+            "searchWords": query.keyword or "",
+        },
+    )
+    return _fetch(lookup, key, params)
+
+
+# --- CU ----------------------------------------------------------------------------------------
+
+
+def cu_products(lookup: Lookup, query: CuProductsQuery) -> dict[str, Any]:
+    """The PocketCU client primes the stock-search display before every search; so do we."""
+    prime = operation_params(RouteKey.CU_PRIME, NO_PARAMS)
+    search = operation_params(
+        RouteKey.CU_STOCK,
+        {
+            "searchWord": query.keyword,
+            "prevSearchWord": "",
+            "spellModifyUseYn": "Y",
+            "offset": query.offset,
+            "limit": query.limit,
+            "searchSort": "recom",
+        },
+    )
+    lookup(RouteKey.CU_PRIME, prime)
+    return _fetch(lookup, RouteKey.CU_STOCK, search)
+
+
+def cu_stores(lookup: Lookup, query: CuStoresQuery) -> dict[str, Any]:
+    key = RouteKey.CU_STORE
+    item = query.itemCd or ""
+    params = operation_params(
+        key,
+        {
+            "latVal": query.lat,
+            "longVal": query.lon,
+            "baseLatVal": query.lat,
+            "baseLongVal": query.lon,
+            "tabId": "2",
+            "filterSvcList": [],
+            "filterAdtList": [],
+            "stockCdcYn": "N",
+            "searchStock": False,
+            "pickupType": "change",
+            "getRoute": "IOS",
+            "areaTplNo": "0",
+            "childMealPickUpYn": "N",
+            "isCurrentSearch": "N",
+            "pageType": "search_improve",
+            "searchWord": query.keyword or "",
+            "isRecommend": "",
+            "recommendId": "",
+            "jipCd": "",
+            "itemCd": item,
+            "item_cd": item,
+            "onItemNo": "",
+        },
+    )
+    data = _fetch(lookup, key, params)
+    if not item:
+        # Without an item there is no stock to report; "unknown" on every store would only mislead.
+        data["stores"] = [{k: v for k, v in store.items() if k != "stock"} for store in data["stores"]]
+    return data
+
+
+# --- GS25 --------------------------------------------------------------------------------------
+
+
+def gs25_products(lookup: Lookup, query: Gs25ProductsQuery) -> dict[str, Any]:
+    key = RouteKey.GS25_PRODUCTS
+    return _fetch(lookup, key, operation_params(key, {"query": query.keyword}))
+
+
+def gs25_stock(lookup: Lookup, query: Gs25StockQuery) -> dict[str, Any]:
+    """Pinned to the relay (the app session lives there): the router decides that, not this function."""
+    key = RouteKey.GS25_STOCK
+    values: dict[str, Any] = {
+        "myPositionYCoordination": query.lat,
+        "myPositionXCoordination": query.lon,
+        "centerPositionYCoordination": query.lat,
+        "centerPositionXCoordination": query.lon,
+    }
+    if query.itemCode is not None:
+        values["itemCode"] = query.itemCode
+    if query.keyword is not None:
+        values["keyword"] = query.keyword
+    return _fetch(lookup, key, operation_params(key, values))
+
+
+# --- 7-Eleven ----------------------------------------------------------------------------------
+
+
+def seveneleven_products(lookup: Lookup, query: SevenElevenProductsQuery) -> dict[str, Any]:
+    key = RouteKey.SEVEN_GOODS
+    params = operation_params(
+        key,
+        {
+            "collection": SEVEN_GOODS_COLLECTION,
+            "query": query.keyword,
+            "sort": SEVEN_GOODS_SORT,
+            "startCount": (query.page - 1) * query.size,
+            "listCount": query.size,
+        },
+    )
+    return _fetch(lookup, key, params)
+
+
+def seveneleven_stores(lookup: Lookup, query: SevenElevenStoresQuery) -> dict[str, Any]:
+    key = RouteKey.SEVEN_STORE
+    params = operation_params(
+        key, {"collection": "store", "query": query.keyword, "sort": "Date/desc", "listCount": query.limit}
+    )
+    return _fetch(lookup, key, params)
+
+
+def seveneleven_popwords(lookup: Lookup, query: SevenElevenPopwordsQuery) -> dict[str, Any]:
+    key = RouteKey.SEVEN_POPWORDS
+    return _fetch(lookup, key, operation_params(key, {"label": query.label}))
+
+
+def seveneleven_stock(lookup: Lookup, query: SevenElevenStockQuery) -> dict[str, Any]:
+    """The item's stock metadata first (it names the stock request's codes), then one store's stock.
+
+    One store per request: asking for several at once is rejected upstream (upstream catalog §2.4).
+    """
+    meta_params = operation_params(RouteKey.SEVEN_STOCK_META, {"itemCd": query.itemCd})
+    item = _fetch(lookup, RouteKey.SEVEN_STOCK_META, meta_params)
+    try:
+        stock_params = operation_params(
+            RouteKey.SEVEN_STOCK,
+            {
+                "smCd": item["smCd"],
+                "stokMngCd": item["stokMngCd"],
+                "stokMngQty": item["stokMngQty"],
+                "stockApplicationRate": item["stockApplicationRate"],
+                "storeList": [query.storeCd],
+            },
+        )
+    except InvalidParams:
+        # The codes came from the upstream, not from the caller: an unusable answer, not bad input.
+        raise upstream_bad_response() from None
+    stores = _fetch(lookup, RouteKey.SEVEN_STOCK, stock_params)["stores"]
+    store = next((row for row in stores if row["storeCode"] == query.storeCd), None)
+    return {
+        "itemCode": item["itemCd"],
+        "itemName": item["itemName"],
+        "storeCode": query.storeCd,
+        # A store missing from the answer is "unknown", never "out of stock".
+        "stock": store["stock"] if store is not None else {"quantity": None, "status": "unknown"},
+    }
+
+
+# --- 7-Eleven catalog ----------------------------------------------------------------------------
+
+
+def seveneleven_catalog(lookup: Lookup, key: RouteKey) -> dict[str, Any]:
+    """`seven-pages`, `seven-issues` or `seven-exhibitions`: listings that take no parameters."""
+    return _fetch(lookup, key, operation_params(key, NO_PARAMS))
+
+
+# --- Dtryx -------------------------------------------------------------------------------------
+
+
+def dtryx_movies(lookup: Lookup, query: DtryxCinemaQuery) -> dict[str, Any]:
+    key = RouteKey.DTRYX_MOVIES
+    return _fetch(lookup, key, operation_params(key, _cinema(query)))
+
+
+def dtryx_play_dates(lookup: Lookup, query: DtryxCinemaQuery) -> dict[str, Any]:
+    key = RouteKey.DTRYX_PLAY_DATES
+    return _fetch(lookup, key, operation_params(key, _cinema(query)))
+
+
+def dtryx_timetable(lookup: Lookup, query: DtryxTimetableQuery) -> dict[str, Any]:
+    key = RouteKey.DTRYX_TIMETABLE
+    return _fetch(lookup, key, operation_params(key, {**_cinema(query), "playDate": query.playDate}))
+
+
+def _cinema(query: DtryxCinemaQuery) -> dict[str, Any]:
+    return {"brandCode": query.brandCode, "cinemaCode": query.cinemaCode}

@@ -1,0 +1,91 @@
+"""`Lookup`: run one operation through the router with the container's direct and relay transports.
+
+Every upstream call of the lookup API goes through here, so every one goes through `route_operation`
+(which path to take is the router's decision, never the handler's). One `Lookup` serves one API request:
+composite endpoints make several calls that share its single time budget.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from functions.catalog import spec_for
+from functions.catalog.spec import OperationSpec
+from functions.core import Clock, RouteKey
+
+T = TypeVar("T")
+
+
+class Fetcher(Protocol):
+    """A transport: the direct client or the relays. Returns the validated response body."""
+
+    def fetch(self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int) -> Any: ...
+
+
+class OperationRouter(Protocol):
+    def route_operation(
+        self,
+        key: RouteKey,
+        direct: Callable[[int], T],
+        relay: Callable[[int], T],
+        *,
+        budget_ms: int = ...,
+        cancel: threading.Event | None = ...,
+    ) -> T: ...
+
+
+class InvalidParams(Exception):
+    """The caller's input does not make valid params for the operation (a 400, before any upstream call)."""
+
+    def __init__(self, key: RouteKey, errors: Sequence[Mapping[str, Any]]) -> None:
+        super().__init__(f"invalid params for {key}")
+        self.key = key
+        self.errors = errors
+
+
+def operation_params(key: RouteKey, values: Mapping[str, Any]) -> BaseModel:
+    """The operation's own params model (upstream field names); raises InvalidParams."""
+    try:
+        params: BaseModel = spec_for(key).params.model_validate(dict(values))
+    except ValidationError as error:
+        raise InvalidParams(key, error.errors(include_url=False, include_input=False)) from None
+    return params
+
+
+class Lookup:
+    """The lookups of one API request, all within one budget that starts when this object is made."""
+
+    def __init__(
+        self,
+        *,
+        router: OperationRouter,
+        direct: Fetcher,
+        relays: Fetcher,
+        clock: Clock,
+        budget_ms: int,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self._router = router
+        self._direct = direct
+        self._relays = relays
+        self._clock = clock
+        self._deadline = clock() + budget_ms
+        self._cancel = cancel
+
+    def __call__(self, key: RouteKey, params: BaseModel) -> Any:
+        """Fetch `key` with already validated params; raises ServiceError or LookupCancelled."""
+        spec = spec_for(key)
+
+        def direct(timeout_ms: int) -> Any:
+            return self._direct.fetch(spec, params, timeout_ms=timeout_ms)
+
+        def relay(timeout_ms: int) -> Any:
+            return self._relays.fetch(spec, params, timeout_ms=timeout_ms)
+
+        # The router raises the timeout error itself when nothing of the budget is left.
+        remaining_ms = self._deadline - self._clock()
+        return self._router.route_operation(key, direct, relay, budget_ms=remaining_ms, cancel=self._cancel)

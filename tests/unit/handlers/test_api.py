@@ -1,0 +1,645 @@
+"""The lookup API through the real `lambda_handler`: API Gateway v2 events, a real container (moto DynamoDB,
+the simulated retailers and relays over 127.0.0.1), and a manual clock."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from functions.adapters.dynamo_store import DynamoVerdictStore
+from functions.core import (
+    COOLDOWN_MS,
+    DIRECT_PROBED,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteKey,
+    group_of,
+)
+from functions.core.routing import Router
+from functions.core.snapshot_cache import SnapshotCache
+from functions.handlers import api, wiring
+from functions.lookups import InvalidParams, operation_params
+from sandbox.simulator.server import Simulator
+
+STOCK_STATUSES = {"in_stock", "out_of_stock", "not_sold", "unknown"}
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: Mapping[str, str]
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    path: str
+    query: Mapping[str, str]
+    keys: tuple[RouteKey, ...]
+    """The route keys this endpoint calls, in order."""
+
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("/api/oliveyoung/stores", {"keyword": "명동", "page": "1"}, (RouteKey.OY_FIND_STORE,)),
+    Endpoint("/api/oliveyoung/products", {"keyword": "립밤", "size": "5"}, (RouteKey.OY_PRODUCT_SEARCH,)),
+    Endpoint("/api/oliveyoung/products/A000000165760", {}, (RouteKey.OY_GOODS_INFO,)),
+    Endpoint(
+        "/api/oliveyoung/stock",
+        {"productId": "8800362322138", "lat": "37.5635", "lon": "126.9839"},
+        (RouteKey.OY_STOCK_STORES,),
+    ),
+    Endpoint("/api/cu/products", {"keyword": "레쓰비", "limit": "5"}, (RouteKey.CU_PRIME, RouteKey.CU_STOCK)),
+    Endpoint(
+        "/api/cu/stores", {"lat": "37.5", "lon": "127.0", "itemCd": "8801056018979"}, (RouteKey.CU_STORE,)
+    ),
+    Endpoint("/api/gs25/products", {"keyword": "코카콜라"}, (RouteKey.GS25_PRODUCTS,)),
+    Endpoint(
+        "/api/gs25/stock", {"keyword": "코카콜라", "lat": "37.5", "lon": "127.0"}, (RouteKey.GS25_STOCK,)
+    ),
+    Endpoint(
+        "/api/seveneleven/products", {"keyword": "커피", "page": "2", "size": "5"}, (RouteKey.SEVEN_GOODS,)
+    ),
+    Endpoint("/api/seveneleven/stores", {"keyword": "강남", "limit": "3"}, (RouteKey.SEVEN_STORE,)),
+    Endpoint("/api/seveneleven/popwords", {}, (RouteKey.SEVEN_POPWORDS,)),
+    Endpoint(
+        "/api/seveneleven/stock",
+        {"itemCd": "8801056018979", "storeCd": "64676"},
+        (RouteKey.SEVEN_STOCK_META, RouteKey.SEVEN_STOCK),
+    ),
+    Endpoint("/api/seveneleven/catalog/pages", {}, (RouteKey.SEVEN_PAGES,)),
+    Endpoint("/api/seveneleven/catalog/issues", {}, (RouteKey.SEVEN_ISSUES,)),
+    Endpoint("/api/seveneleven/catalog/exhibitions", {}, (RouteKey.SEVEN_EXHIBITIONS,)),
+    Endpoint(
+        "/api/dtryx/movies", {"brandCode": "indieart", "cinemaCode": "000067"}, (RouteKey.DTRYX_MOVIES,)
+    ),
+    Endpoint(
+        "/api/dtryx/play-dates",
+        {"brandCode": "indieart", "cinemaCode": "000067"},
+        (RouteKey.DTRYX_PLAY_DATES,),
+    ),
+    Endpoint(
+        "/api/dtryx/timetable",
+        {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-01-01"},
+        (RouteKey.DTRYX_TIMETABLE,),
+    ),
+)
+ENDPOINT_OF = {key: endpoint for endpoint in ENDPOINTS for key in endpoint.keys}
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+class ManualExecutor(Executor):
+    """Runs submitted work only when the test says so: "in the background" made deterministic."""
+
+    def __init__(self) -> None:
+        self.pending: list[Callable[[], None]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as error:
+                future.set_exception(error)
+
+        self.pending.append(run)
+        return future
+
+    def run_pending(self) -> int:
+        ran = 0
+        while self.pending:
+            self.pending.pop(0)()
+            ran += 1
+        return ran
+
+
+@pytest.fixture
+def call(api_event: Callable[..., dict[str, Any]], lambda_context: Any) -> Callable[..., Answer]:
+    def invoke(path: str, query: Mapping[str, str] | None = None, method: str = "GET") -> Answer:
+        result = api.lambda_handler(api_event(method, path, query=query), lambda_context)
+        return Answer(result["statusCode"], result.get("headers") or {}, json.loads(result["body"]))
+
+    return invoke
+
+
+def write_verdicts(
+    store: DynamoVerdictStore,
+    now: int,
+    *,
+    direct: bool = True,
+    relays_healthy: bool = True,
+    keys: tuple[RouteKey, ...] = DIRECT_PROBED,
+) -> None:
+    routes = [RouteCheck(key, direct, now) for key in keys]
+    relays = [RelayCheck(group, relays_healthy, now) for group in RelayGroup]
+    store.write_checks(routes, relays, now=now)
+
+
+def loaded(container: wiring.Container) -> wiring.Container:
+    """Wait (bounded) until the container's snapshot is loaded, as after a successful INIT prefetch."""
+    assert container.snapshots is not None
+    assert container.snapshots.prefetch(5.0)
+    return container
+
+
+def wait_for_background(container: wiring.Container) -> None:
+    """Let the container's background work (failure reports, refreshes) finish."""
+    container.executor.shutdown(wait=True)
+
+
+def used(simulator: Simulator) -> dict[str, int]:
+    """Only the non-zero call counters."""
+    return {name: count for name, count in simulator.calls().items() if count}
+
+
+def direct_calls(*keys: RouteKey) -> dict[str, int]:
+    return {f"direct:{key}": 1 for key in keys}
+
+
+def relay_calls(*keys: RouteKey) -> dict[str, int]:
+    return {f"relay:{key}": 1 for key in keys}
+
+
+def assert_no_routing_diagnostics(answer: Answer) -> None:
+    assert {name.lower() for name in answer.headers} <= {"content-type", "retry-after"}
+    assert set(answer.body) <= {"success", "data", "error"}
+    text = json.dumps(answer.body).lower()
+    for word in ("via", "relay", "direct", 'route"'):
+        assert f'"{word}' not in text
+
+
+def assert_stock_fields(value: Any) -> int:
+    """Every `stock` object anywhere in `value` has a known status and a consistent quantity; returns how many."""
+    found = 0
+    if isinstance(value, dict):
+        if "status" in value and "quantity" in value:
+            assert value["status"] in STOCK_STATUSES
+            quantity = value["quantity"]
+            assert quantity is None or (isinstance(quantity, int) and quantity >= 0)
+            if value["status"] == "unknown":
+                assert quantity is None
+            if value["status"] == "in_stock":
+                assert quantity is None or quantity > 0
+            found += 1
+        found += sum(assert_stock_fields(item) for item in value.values())
+    elif isinstance(value, list):
+        found += sum(assert_stock_fields(item) for item in value)
+    return found
+
+
+# --- happy paths ---------------------------------------------------------------------------------
+
+
+def test_the_endpoints_cover_all_20_operations() -> None:
+    assert {key for endpoint in ENDPOINTS for key in endpoint.keys} == set(RouteKey)
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.path for e in ENDPOINTS])
+def test_happy_path_direct_then_relay_with_the_same_form_and_no_trace_of_the_path(
+    endpoint: Endpoint,
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+) -> None:
+    write_verdicts(store, clock())
+    container = loaded(make_container())
+    simulator.reset_calls()
+
+    direct_answer = call(endpoint.path, endpoint.query)
+
+    assert direct_answer.status == 200, direct_answer.body
+    assert direct_answer.body["success"] is True
+    assert isinstance(direct_answer.body["data"], dict)
+    assert direct_answer.body["data"]
+    # gs25-stock is pinned to the relay by the router; everything else goes direct.
+    expected = {f"{'relay' if key is RouteKey.GS25_STOCK else 'direct'}:{key}": 1 for key in endpoint.keys}
+    assert used(simulator) == expected
+    assert_no_routing_diagnostics(direct_answer)
+    assert_stock_fields(direct_answer.body["data"])
+
+    # Now the probe says direct is down: the same request goes to the relay and looks the same.
+    write_verdicts(store, clock.advance(1), direct=False)
+    assert container.snapshots is not None
+    assert container.snapshots.prefetch(5.0)
+    simulator.reset_calls()
+
+    relay_answer = call(endpoint.path, endpoint.query)
+
+    assert relay_answer.status == 200, relay_answer.body
+    assert used(simulator) == relay_calls(*endpoint.keys)
+    # The simulated data may differ by request shape; the answer's form may not.
+    assert set(relay_answer.body) == {"success", "data"}
+    assert set(relay_answer.body["data"]) == set(direct_answer.body["data"])
+    assert relay_answer.headers == direct_answer.headers
+    assert_no_routing_diagnostics(relay_answer)
+
+
+def test_stock_is_quantity_and_status(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    clock: Any,
+) -> None:
+    write_verdicts(store, clock())
+    loaded(make_container())
+    for key in (RouteKey.OY_STOCK_STORES, RouteKey.CU_STORE, RouteKey.GS25_STOCK, RouteKey.SEVEN_STOCK):
+        endpoint = ENDPOINT_OF[key]
+        answer = call(endpoint.path, endpoint.query)
+        assert answer.status == 200, (key, answer.body)
+        assert assert_stock_fields(answer.body["data"]) >= 1, key
+
+
+def test_seven_eleven_stock_is_one_store_of_one_item(
+    call: Callable[..., Answer], make_container: Callable[..., wiring.Container], store: Any, clock: Any
+) -> None:
+    write_verdicts(store, clock())
+    loaded(make_container())
+    answer = call("/api/seveneleven/stock", {"itemCd": "8801056018979", "storeCd": "64676"})
+    assert answer.status == 200
+    data = answer.body["data"]
+    assert data["itemCode"] == "8801056018979"
+    assert data["storeCode"] == "64676"
+    assert data["stock"]["status"] in STOCK_STATUSES
+
+
+def test_cu_stores_without_an_item_report_no_stock(
+    call: Callable[..., Answer], make_container: Callable[..., wiring.Container], store: Any, clock: Any
+) -> None:
+    write_verdicts(store, clock())
+    loaded(make_container())
+    answer = call("/api/cu/stores", {"lat": "37.5", "lon": "127.0"})
+    assert answer.status == 200
+    stores = answer.body["data"]["stores"]
+    assert stores
+    assert all("stock" not in row and row["storeCode"] for row in stores)
+
+
+def test_openapi_document_lists_every_endpoint_and_parameter(
+    call: Callable[..., Answer], make_container: Any
+) -> None:
+    make_container()
+    answer = call("/api/openapi.json")
+    assert answer.status == 200
+    paths = answer.body["paths"]
+    for endpoint in ENDPOINTS:
+        documented = endpoint.path.replace("A000000165760", "{goodsNo}")
+        assert "get" in paths[documented], documented
+        names = {param["name"] for param in paths[documented]["get"].get("parameters", [])}
+        assert set(endpoint.query) <= names, documented
+    timetable = {p["name"]: p for p in paths["/api/dtryx/timetable"]["get"]["parameters"]}
+    assert all(timetable[name]["required"] for name in ("brandCode", "cinemaCode", "playDate"))
+    assert "/api/openapi.json" not in paths
+
+
+# --- bad input -------------------------------------------------------------------------------------
+
+BAD_INPUTS = (
+    ("/api/oliveyoung/products", {}, "keyword"),
+    ("/api/oliveyoung/products", {"keyword": "x", "size": "0"}, "size"),
+    ("/api/oliveyoung/stores", {"lat": "91"}, "lat"),
+    ("/api/oliveyoung/products/A$$", {}, "goodsNo"),
+    ("/api/oliveyoung/stock", {"keyword": "명동"}, "productId"),
+    ("/api/cu/products", {"keyword": "  "}, "keyword"),
+    ("/api/cu/stores", {"lat": "37.5"}, "lon"),
+    ("/api/cu/stores", {"lat": "nan", "lon": "127"}, "lat"),
+    ("/api/gs25/stock", {"lat": "37.5", "lon": "127"}, None),
+    ("/api/seveneleven/products", {"keyword": "커피", "page": "zero"}, "page"),
+    ("/api/seveneleven/stores", {"keyword": "강남", "limit": "1000"}, "limit"),
+    ("/api/seveneleven/popwords", {"label": "a b"}, "label"),
+    ("/api/seveneleven/stock", {"itemCd": "8801056018979"}, "storeCd"),
+    ("/api/dtryx/movies", {"brandCode": "indieart", "cinemaCode": "67"}, "cinemaCode"),
+    ("/api/dtryx/play-dates", {"brandCode": "Indie Art", "cinemaCode": "000067"}, "brandCode"),
+    (
+        "/api/dtryx/timetable",
+        {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-02-30"},
+        "playDate",
+    ),
+    (
+        "/api/dtryx/timetable",
+        {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "20260101"},
+        "playDate",
+    ),
+    ("/api/dtryx/timetable", {"brandCode": "indieart", "cinemaCode": "000067"}, "playDate"),
+)
+
+
+@pytest.mark.parametrize(("path", "query", "field"), BAD_INPUTS)
+def test_bad_input_is_400_with_field_errors_and_no_upstream_call(
+    path: str,
+    query: Mapping[str, str],
+    field: str | None,
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: Any,
+    simulator: Simulator,
+    clock: Any,
+) -> None:
+    write_verdicts(store, clock())
+    loaded(make_container())
+    simulator.reset_calls()
+
+    answer = call(path, query)
+
+    assert answer.status == 400
+    assert answer.body["success"] is False
+    error = answer.body["error"]
+    assert error["code"] == "INVALID_INPUT"
+    assert error["message"]
+    assert field in [item["field"] for item in error["fields"]]
+    assert all(item["message"] for item in error["fields"])
+    assert used(simulator) == {}
+
+
+def test_unknown_path_is_a_404_envelope(call: Callable[..., Answer], make_container: Any) -> None:
+    make_container()
+    answer = call("/api/nowhere")
+    assert answer.status == 404
+    assert answer.body == {"success": False, "error": {"code": "NOT_FOUND", "message": "No such endpoint."}}
+
+
+# --- routing through the API -------------------------------------------------------------------
+
+
+def test_direct_403_falls_back_once_then_relay_only_while_blocked_and_is_recorded(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+) -> None:
+    key = RouteKey.OY_PRODUCT_SEARCH
+    endpoint = ENDPOINT_OF[key]
+    write_verdicts(store, clock())
+    container = loaded(make_container())
+    simulator.faults.set(f"direct:{key}", "http-403")
+    simulator.reset_calls()
+
+    first = call(endpoint.path, endpoint.query)
+    assert first.status == 200
+    assert used(simulator) == {**direct_calls(key), **relay_calls(key)}
+    failed_at = clock()
+
+    for _ in range(3):
+        clock.advance(20_000)  # still inside the 5-minute block
+        assert call(endpoint.path, endpoint.query).status == 200
+    assert used(simulator) == {f"direct:{key}": 1, f"relay:{key}": 4}
+
+    wait_for_background(container)
+    verdict = store.read_snapshot().routes[key]
+    assert verdict.direct is False
+    assert verdict.failed_at == failed_at
+    assert verdict.blocked_until == failed_at + COOLDOWN_MS
+    # Other operations of the same service keep going direct.
+    assert store.read_snapshot().routes[RouteKey.OY_FIND_STORE].direct is True
+
+
+def test_upstream_404_passes_through_with_no_fallback_and_no_block(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+) -> None:
+    key = RouteKey.OY_GOODS_INFO
+    endpoint = ENDPOINT_OF[key]
+    write_verdicts(store, clock())
+    container = loaded(make_container())
+    simulator.faults.set(f"direct:{key}", "http-404")
+    simulator.reset_calls()
+
+    answer = call(endpoint.path, endpoint.query)
+
+    assert answer.status == 404
+    assert answer.body["error"]["code"] == "UPSTREAM_NOT_FOUND"
+    assert used(simulator) == direct_calls(key)
+    assert container.router.local_block_until(key) is None
+    wait_for_background(container)
+    verdict = store.read_snapshot().routes[key]
+    assert verdict.direct is True
+    assert verdict.failed_at is None
+
+
+def test_both_known_bad_is_503_without_any_upstream_call(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+) -> None:
+    write_verdicts(store, clock(), direct=False, relays_healthy=False)
+    loaded(make_container())
+    clock.advance(5_000)
+    simulator.reset_calls()
+
+    for endpoint in ENDPOINTS:
+        if RouteKey.GS25_STOCK in endpoint.keys:
+            continue  # pinned: never "known bad direct", it only depends on its relay
+        answer = call(endpoint.path, endpoint.query)
+        assert answer.status == 503, endpoint.path
+        assert answer.body == {
+            "success": False,
+            "error": {
+                "code": "UPSTREAM_ROUTE_UNAVAILABLE",
+                "message": "Neither the direct route nor the relay is working right now.",
+            },
+        }
+    assert used(simulator) == {}
+
+
+def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+) -> None:
+    key = RouteKey.DTRYX_MOVIES
+    endpoint = ENDPOINT_OF[key]
+    container = make_container()
+    # Swap in a snapshot cache whose background work runs only when the test says so.
+    executor = ManualExecutor()
+    assert container.store is not None
+    snapshots = SnapshotCache(container.store.read_snapshot, clock=clock, executor=executor)
+    container.snapshots = snapshots
+    container.router = Router(
+        clock=clock, snapshots=snapshots, reporter=None, relay_configured=container.relay_configured
+    )
+    write_verdicts(store, clock())
+    snapshots.refresh_if_stale()
+    assert executor.run_pending() == 1
+    clock.advance(31_000)  # the cached snapshot is now older than 30 s
+    simulator.reset_calls()
+
+    assert call(endpoint.path, endpoint.query).status == 200
+    assert used(simulator) == relay_calls(key)  # stale: relay now, refresh in the background
+
+    assert executor.run_pending() == 1  # single flight: the request started exactly one refresh
+    simulator.reset_calls()
+    assert call(endpoint.path, endpoint.query).status == 200
+    assert used(simulator) == direct_calls(key)
+
+
+@pytest.mark.parametrize(
+    "key", [RouteKey.OY_STOCK_STORES, RouteKey.CU_STORE, RouteKey.SEVEN_STOCK, RouteKey.OY_PRODUCT_SEARCH]
+)
+def test_a_schema_failure_is_never_an_empty_list_or_stock_zero(
+    key: RouteKey,
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+) -> None:
+    endpoint = ENDPOINT_OF[key]
+    write_verdicts(store, clock())
+    loaded(make_container())
+    simulator.faults.set(f"direct:{key}", "bad-shape")
+    simulator.faults.set(f"relay:{group_of(key)}", "bad-shape")
+    simulator.reset_calls()
+
+    answer = call(endpoint.path, endpoint.query)
+
+    assert answer.status == 502
+    assert answer.body == {
+        "success": False,
+        "error": {
+            "code": "UPSTREAM_BAD_RESPONSE",
+            "message": "The upstream service answered with an unusable response.",
+        },
+    }
+    assert used(simulator)[f"direct:{key}"] == 1
+    assert used(simulator)[f"relay:{key}"] == 1
+
+
+def test_relay_quota_is_429_with_retry_after(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+) -> None:
+    write_verdicts(store, clock(), direct=False)
+    loaded(make_container())
+    simulator.faults.set("relay:dtryx", "http-429")
+    endpoint = ENDPOINT_OF[RouteKey.DTRYX_MOVIES]
+
+    answer = call(endpoint.path, endpoint.query)
+
+    assert answer.status == 429
+    assert answer.body["error"]["code"] == "RELAY_QUOTA_EXCEEDED"
+    assert answer.headers["Retry-After"] == "30"
+    assert {name.lower() for name in answer.headers} == {"content-type", "retry-after"}
+
+
+def test_legacy_mode_without_a_table_uses_the_relay_when_configured(
+    call: Callable[..., Answer], make_container: Callable[..., wiring.Container], simulator: Simulator
+) -> None:
+    container = make_container(table=False)
+    assert container.store is None
+    assert container.snapshots is None
+    simulator.reset_calls()
+    for key in (RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES):
+        endpoint = ENDPOINT_OF[key]
+        assert call(endpoint.path, endpoint.query).status == 200
+    assert used(simulator) == relay_calls(RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES)
+
+
+def test_legacy_mode_without_a_table_or_relay_goes_direct(
+    call: Callable[..., Answer], make_container: Callable[..., wiring.Container], simulator: Simulator
+) -> None:
+    make_container(table=False, OY_RELAY_URL="", CONVENIENCE_RELAY_URL="", DTRYX_RELAY_URL="")
+    simulator.reset_calls()
+    for key in (RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES):
+        endpoint = ENDPOINT_OF[key]
+        assert call(endpoint.path, endpoint.query).status == 200
+    assert used(simulator) == direct_calls(RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES)
+    # GS25 stock needs the relay's app session: with no relay there is no way to answer.
+    endpoint = ENDPOINT_OF[RouteKey.GS25_STOCK]
+    assert call(endpoint.path, endpoint.query).status == 503
+
+
+class DynamoCallCounter:
+    """Counts DynamoDB API calls made through a client, and on which threads (botocore event hook)."""
+
+    def __init__(self, client: Any) -> None:
+        self.threads: list[int] = []
+        client.meta.events.register("before-call.dynamodb.*", self._count)
+
+    def _count(self, **_: Any) -> None:
+        self.threads.append(threading.get_ident())
+
+
+def test_no_dynamodb_call_on_the_request_path_in_steady_state(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    dynamodb: Any,
+    store: DynamoVerdictStore,
+    clock: Any,
+) -> None:
+    write_verdicts(store, clock())
+    container = loaded(make_container())
+    counter = DynamoCallCounter(dynamodb)
+    request_thread = threading.get_ident()
+
+    for index in range(60):
+        endpoint = ENDPOINTS[index % len(ENDPOINTS)]
+        assert call(endpoint.path, endpoint.query).status == 200
+        clock.advance(250)  # 15 s in all: the snapshot stays fresh
+
+    assert counter.threads == []
+    # Past the 30 s TTL the snapshot is refreshed, but in the background, never on the request's thread.
+    clock.advance(30_000)
+    for endpoint in ENDPOINTS[:5]:
+        assert call(endpoint.path, endpoint.query).status == 200
+    wait_for_background(container)
+    assert counter.threads, "the stale snapshot was refreshed"
+    assert request_thread not in counter.threads
+
+
+def test_an_unexpected_error_is_a_bare_500(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    container = make_container()
+
+    def explode(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("secret detail /var/task/functions/x.py line 3")
+
+    monkeypatch.setattr(container.router, "route_operation", explode)
+    answer = call("/api/gs25/products", {"keyword": "콜라"})
+
+    assert answer.status == 500
+    assert answer.body == {
+        "success": False,
+        "error": {"code": "INTERNAL_ERROR", "message": "Something went wrong; try again later."},
+    }
+
+
+@pytest.fixture(autouse=True)
+def _forget_container() -> Iterator[None]:
+    yield
+    wiring.set_container(None)
+
+
+def test_params_the_operation_refuses_are_a_400_naming_the_field() -> None:
+    with pytest.raises(InvalidParams) as raised:
+        operation_params(RouteKey.DTRYX_MOVIES, {"brandCode": "indieart", "cinemaCode": "67"})
+
+    response = api.invalid_params(raised.value)
+
+    assert response.status_code == 400
+    body = json.loads(str(response.body))
+    assert body["error"]["code"] == "INVALID_INPUT"
+    assert [item["field"] for item in body["error"]["fields"]] == ["cinemaCode"]

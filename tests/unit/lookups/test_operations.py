@@ -1,0 +1,378 @@
+"""API queries -> operation params (upstream names), composite flows and the shared budget, with the real
+Router and catalog but recording in-memory transports (every call counted exactly)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import date
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from functions.catalog.spec import OperationSpec
+from functions.core import RelayGroup, RouteKey, ServiceError, group_of
+from functions.core.routing import Router
+from functions.lookups import InvalidParams, Lookup, operation_params, operations
+from functions.lookups.queries import (
+    SEOUL_CITY_HALL_LAT,
+    SEOUL_CITY_HALL_LON,
+    CuProductsQuery,
+    CuStoresQuery,
+    DtryxTimetableQuery,
+    Gs25StockQuery,
+    OliveyoungProductsQuery,
+    OliveyoungStockQuery,
+    OliveyoungStoresQuery,
+    SevenElevenProductsQuery,
+    SevenElevenStockQuery,
+    SevenElevenStoresQuery,
+)
+from sandbox.simulator.payloads import realistic_payload, request_fields
+
+NOW = 1_767_225_600_000
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class RecordingTransport:
+    """A transport answering with the simulator's realistic payloads; records (key, params, timeout_ms)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        takes_ms: int = 0,
+        answers: Mapping[RouteKey, Callable[[Mapping[str, Any]], object]] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.takes_ms = takes_ms
+        self.answers = dict(answers or {})
+        self.calls: list[tuple[RouteKey, dict[str, Any], int]] = []
+
+    def fetch(self, spec: OperationSpec[Any, Any], params: BaseModel, *, timeout_ms: int) -> Any:
+        self.calls.append((spec.key, params.model_dump(), timeout_ms))
+        self.clock.now += self.takes_ms
+        request = spec.build_request(params)
+        fields = request_fields(request.url, request.json_body)
+        answer = self.answers.get(spec.key)
+        body = answer(fields) if answer else realistic_payload(spec.key, fields)
+        return spec.validate(body)
+
+    @property
+    def keys(self) -> list[RouteKey]:
+        return [key for key, _, _ in self.calls]
+
+    def params_of(self, key: RouteKey) -> dict[str, Any]:
+        return next(params for called, params, _ in self.calls if called is key)
+
+
+def lookup_with(
+    transport: RecordingTransport, clock: Clock, *, via_relay: bool = False, budget_ms: int = 10_000
+) -> Lookup:
+    """A Lookup over the real Router in legacy mode: always the relay when `via_relay`, else always direct."""
+    router = Router(clock=clock, snapshots=None, reporter=None, relay_configured=lambda _group: via_relay)
+    unused = RecordingTransport(clock)
+    return Lookup(
+        router=router,
+        direct=unused if via_relay else transport,
+        relays=transport if via_relay else unused,
+        clock=clock,
+        budget_ms=budget_ms,
+    )
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def transport(clock: Clock) -> RecordingTransport:
+    return RecordingTransport(clock)
+
+
+# --- mapping onto upstream names ------------------------------------------------------------------
+
+
+def test_oliveyoung_stores_defaults_to_seoul_city_hall(transport: RecordingTransport, clock: Clock) -> None:
+    data = operations.oliveyoung_stores(lookup_with(transport, clock), OliveyoungStoresQuery())
+
+    assert transport.keys == [RouteKey.OY_FIND_STORE]
+    assert transport.params_of(RouteKey.OY_FIND_STORE) == {
+        "lat": SEOUL_CITY_HALL_LAT,
+        "lon": SEOUL_CITY_HALL_LON,
+        "mapLat": SEOUL_CITY_HALL_LAT,
+        "mapLon": SEOUL_CITY_HALL_LON,
+        "pageIdx": 1,
+        "searchWords": "",
+        "pogKeys": "",
+        "serviceKeys": "",
+    }
+    assert all(store["storeCode"] and store["storeName"] for store in data["stores"])
+
+
+def test_oliveyoung_products_and_stock_use_the_upstream_names(
+    transport: RecordingTransport, clock: Clock
+) -> None:
+    lookup = lookup_with(transport, clock)
+    operations.oliveyoung_products(lookup, OliveyoungProductsQuery(keyword=" 립밤 ", page=2, size=5))
+    operations.oliveyoung_stock(
+        lookup, OliveyoungStockQuery(productId="8800362322138", keyword="명동", lat=37.56, lon=126.98, page=3)
+    )
+
+    assert transport.params_of(RouteKey.OY_PRODUCT_SEARCH) == {
+        "keyword": "립밤",
+        "page": 2,
+        "size": 5,
+        "sort": "01",
+        "includeSoldOut": True,
+    }
+    assert transport.params_of(RouteKey.OY_STOCK_STORES) == {
+        "productId": "8800362322138",
+        "lat": 37.56,
+        "lon": 126.98,
+        "mapLat": 37.56,
+        "mapLon": 126.98,
+        "pageIdx": 3,
+        "searchWords": "명동",
+    }
+
+
+def test_cu_products_primes_then_searches(transport: RecordingTransport, clock: Clock) -> None:
+    data = operations.cu_products(
+        lookup_with(transport, clock), CuProductsQuery(keyword="레쓰비", offset=10, limit=5)
+    )
+
+    assert transport.keys == [RouteKey.CU_PRIME, RouteKey.CU_STOCK]
+    assert transport.params_of(RouteKey.CU_PRIME) == {}
+    assert transport.params_of(RouteKey.CU_STOCK) == {
+        "searchWord": "레쓰비",
+        "prevSearchWord": "",
+        "spellModifyUseYn": "Y",
+        "offset": 10,
+        "limit": 5,
+        "searchSort": "recom",
+    }
+    assert data["products"]
+    assert all(row["itemCode"] for row in data["products"])
+
+
+def test_cu_stores_sends_every_fixed_field_and_the_item(transport: RecordingTransport, clock: Clock) -> None:
+    data = operations.cu_stores(
+        lookup_with(transport, clock),
+        CuStoresQuery(lat=37.5, lon=127.0, keyword="강남", itemCd="8801056018979"),
+    )
+
+    params = transport.params_of(RouteKey.CU_STORE)
+    assert params["latVal"] == params["baseLatVal"] == "37.5"
+    assert params["longVal"] == params["baseLongVal"] == "127"
+    assert params["itemCd"] == params["item_cd"] == "8801056018979"
+    assert params["searchWord"] == "강남"
+    assert params["tabId"] == "2"
+    assert params["getRoute"] == "IOS"
+    assert params["filterSvcList"] == []
+    assert all(
+        store["stock"]["status"] in {"in_stock", "out_of_stock", "unknown"} for store in data["stores"]
+    )
+
+
+def test_gs25_stock_sends_position_as_centre_and_only_what_was_given(
+    transport: RecordingTransport, clock: Clock
+) -> None:
+    lookup = lookup_with(transport, clock, via_relay=True)
+    operations.gs25_stock(lookup, Gs25StockQuery(itemCode="8801094017200", lat=37.5, lon=127.0))
+
+    params = transport.params_of(RouteKey.GS25_STOCK)
+    assert params["itemCode"] == "8801094017200"
+    assert params["keyword"] is None
+    assert params["myPositionYCoordination"] == params["centerPositionYCoordination"] == 37.5
+    assert params["myPositionXCoordination"] == params["centerPositionXCoordination"] == 127.0
+
+
+def test_seven_goods_uses_the_probes_body_shape(transport: RecordingTransport, clock: Clock) -> None:
+    lookup = lookup_with(transport, clock)
+    operations.seveneleven_products(lookup, SevenElevenProductsQuery(keyword="커피", page=3, size=20))
+    operations.seveneleven_stores(lookup, SevenElevenStoresQuery(keyword="강남", limit=7))
+
+    assert transport.params_of(RouteKey.SEVEN_GOODS) == {
+        "query": "커피",
+        "collection": "goods",
+        "sort": "quantity/desc,itemOnm/asc",
+        "startCount": 40,
+        "listCount": 20,
+        "pageNo": None,
+        "pageSize": None,
+    }
+    assert transport.params_of(RouteKey.SEVEN_STORE) == {
+        "collection": "store",
+        "query": "강남",
+        "sort": "Date/desc",
+        "listCount": 7,
+    }
+
+
+def test_dtryx_timetable_passes_a_real_date(transport: RecordingTransport, clock: Clock) -> None:
+    query = DtryxTimetableQuery.model_validate(
+        {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-01-02"}
+    )
+    data = operations.dtryx_timetable(lookup_with(transport, clock), query)
+
+    assert transport.params_of(RouteKey.DTRYX_TIMETABLE) == {
+        "brandCode": "indieart",
+        "cinemaCode": "000067",
+        "playDate": date(2026, 1, 2),
+    }
+    assert "showtimes" in data
+
+
+# --- 7-Eleven stock composite -----------------------------------------------------------------------
+
+
+def test_seven_stock_reads_the_meta_then_asks_for_one_store(
+    transport: RecordingTransport, clock: Clock
+) -> None:
+    data = operations.seveneleven_stock(
+        lookup_with(transport, clock), SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676")
+    )
+
+    assert transport.keys == [RouteKey.SEVEN_STOCK_META, RouteKey.SEVEN_STOCK]
+    assert transport.params_of(RouteKey.SEVEN_STOCK_META) == {"itemCd": "8801056018979"}
+    assert transport.params_of(RouteKey.SEVEN_STOCK) == {
+        "smCd": "161260",
+        "stokMngCd": "161260",
+        "stokMngQty": 1,
+        "stockApplicationRate": "100",
+        "storeList": ["64676"],
+    }
+    assert data["itemCode"] == "8801056018979"
+    assert data["storeCode"] == "64676"
+    assert data["stock"]["status"] in {"in_stock", "out_of_stock", "unknown"}
+
+
+def test_seven_stock_with_unusable_meta_codes_is_502_and_never_asks_for_stock(clock: Clock) -> None:
+    meta = {
+        "itemCd": "8801056018979",
+        "smCd": "16 12/60",
+        "stokMngCd": "161260",
+        "stokMngQty": 1,
+        "stockApplicationRate": "100",
+    }
+    transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK_META: lambda _f: meta})
+
+    with pytest.raises(ServiceError) as raised:
+        operations.seveneleven_stock(
+            lookup_with(transport, clock), SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676")
+        )
+
+    assert raised.value.status == 502
+    assert transport.keys == [RouteKey.SEVEN_STOCK_META]
+
+
+def test_seven_stock_for_a_store_missing_from_the_answer_is_unknown(clock: Clock) -> None:
+    other_store = {"success": True, "code": 200, "data": {"storeList": [{"storeCd": "99999", "stock": 0}]}}
+    transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK: lambda _f: other_store})
+
+    data = operations.seveneleven_stock(
+        lookup_with(transport, clock), SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676")
+    )
+
+    assert data["stock"] == {"quantity": None, "status": "unknown"}
+
+
+def test_seven_stock_minus_one_is_unknown_not_out_of_stock(clock: Clock) -> None:
+    unknown = {"success": True, "code": 200, "data": {"storeList": [{"storeCd": "64676", "stock": -1}]}}
+    transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK: lambda _f: unknown})
+
+    data = operations.seveneleven_stock(
+        lookup_with(transport, clock), SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676")
+    )
+
+    assert data["stock"] == {"quantity": None, "status": "unknown"}
+
+
+# --- one budget per request -------------------------------------------------------------------------
+
+
+def test_composite_steps_share_one_budget(clock: Clock) -> None:
+    transport = RecordingTransport(clock, takes_ms=4_000)
+    operations.cu_products(lookup_with(transport, clock, via_relay=True), CuProductsQuery(keyword="레쓰비"))
+
+    assert [timeout for _, _, timeout in transport.calls] == [10_000, 6_000]
+
+
+def test_no_budget_left_for_the_second_step_is_a_timeout_without_calling(clock: Clock) -> None:
+    transport = RecordingTransport(clock, takes_ms=10_000)
+
+    with pytest.raises(ServiceError) as raised:
+        operations.cu_products(
+            lookup_with(transport, clock, via_relay=True), CuProductsQuery(keyword="레쓰비")
+        )
+
+    assert (raised.value.status, raised.value.code) == (504, "UPSTREAM_TIMEOUT")
+    assert transport.keys == [RouteKey.CU_PRIME]
+
+
+def test_direct_gets_at_most_three_seconds_of_the_budget(transport: RecordingTransport, clock: Clock) -> None:
+    operations.seveneleven_catalog(lookup_with(transport, clock), RouteKey.SEVEN_PAGES)
+    assert transport.calls[0][2] == 3_000
+
+
+# --- validation ---------------------------------------------------------------------------------------
+
+
+def test_operation_params_use_the_catalogs_strict_models() -> None:
+    assert operation_params(RouteKey.GS25_PRODUCTS, {"query": "콜라"}).model_dump() == {"query": "콜라"}
+    with pytest.raises(InvalidParams):
+        operation_params(RouteKey.GS25_PRODUCTS, {"query": "콜라", "extra": 1})
+    with pytest.raises(InvalidParams) as raised:
+        operation_params(RouteKey.DTRYX_MOVIES, {"brandCode": "indieart", "cinemaCode": "67"})
+    assert [error["loc"] for error in raised.value.errors] == [("cinemaCode",)]
+    assert all("input" not in error for error in raised.value.errors)
+
+
+@pytest.mark.parametrize(
+    ("model", "values"),
+    [
+        (Gs25StockQuery, {"lat": "37.5", "lon": "127"}),
+        (OliveyoungStoresQuery, {"lat": "nan"}),
+        (OliveyoungStoresQuery, {"keyword": "a\x00b"}),
+        (CuProductsQuery, {"keyword": "   "}),
+        (DtryxTimetableQuery, {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "20260101"}),
+        (DtryxTimetableQuery, {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-02-29"}),
+        (DtryxTimetableQuery, {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "1767225600"}),
+        (OliveyoungStockQuery, {"productId": "88-00"}),
+    ],
+)
+def test_query_models_reject(model: type[BaseModel], values: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        model.model_validate(values)
+
+
+def test_query_models_accept_and_trim() -> None:
+    query = Gs25StockQuery.model_validate({"keyword": " 콜라 ", "lat": "37.5", "lon": "127"})
+    assert (query.keyword, query.itemCode, query.lat) == ("콜라", None, 37.5)
+    timetable = DtryxTimetableQuery.model_validate(
+        {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2028-02-29"}
+    )
+    assert timetable.playDate == date(2028, 2, 29)
+
+
+def test_every_group_is_reachable_through_the_relay(clock: Clock) -> None:
+    transport = RecordingTransport(clock)
+    lookup = lookup_with(transport, clock, via_relay=True)
+    operations.oliveyoung_goods_info(lookup, "A000000165760")
+    operations.seveneleven_catalog(lookup, RouteKey.SEVEN_EXHIBITIONS)
+    operations.dtryx_movies(
+        lookup,
+        DtryxTimetableQuery.model_validate(
+            {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-01-02"}
+        ),
+    )
+    assert {group_of(key) for key in transport.keys} == set(RelayGroup)
