@@ -1,0 +1,33 @@
+"""One spec per route key (DESIGN §1): method, URL, headers, strict params, probe params, relay call and
+response validator. Lookups, probes and relays all use these same specs. Specs only build requests and
+validate answers; nothing in this package sends anything."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from functions.catalog import cu, dtryx, gs25, oliveyoung, seveneleven
+from functions.catalog.spec import HttpRequest, OperationSpec, ResponseRejected
+from functions.core import RouteKey
+
+_ALL_SPECS: tuple[OperationSpec[Any, Any], ...] = (
+    *oliveyoung.SPECS,
+    *cu.SPECS,
+    *gs25.SPECS,
+    *seveneleven.SPECS,
+    *dtryx.SPECS,
+)
+
+CATALOG: Mapping[RouteKey, OperationSpec[Any, Any]] = MappingProxyType(
+    {key: spec for key in RouteKey for spec in _ALL_SPECS if spec.key is key}
+)
+assert len(CATALOG) == len(RouteKey) == len(_ALL_SPECS), "exactly one spec per route key"
+
+
+def spec_for(key: RouteKey) -> OperationSpec[Any, Any]:
+    return CATALOG[key]
+
+
+__all__ = ["CATALOG", "HttpRequest", "OperationSpec", "ResponseRejected", "spec_for"]

@@ -1,0 +1,215 @@
+"""Building blocks shared by the per-service specs: strict params, lenient-but-typed upstream models,
+value types for the retailers' loose JSON, the validator wrapper and the stock status rule."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlencode
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
+
+from functions.catalog.spec import ResponseRejected
+from functions.core import Reason
+
+BodyT = TypeVar("BodyT", bound=BaseModel)
+
+StockStatus = Literal["in_stock", "out_of_stock", "not_sold", "unknown"]
+NormalizerEntry = tuple[type[BaseModel], Callable[[Any], dict[str, Any]]]
+"""(validated response model, function turning it into the API's `data`) for one route key."""
+
+
+class StrictParams(BaseModel):
+    """Request parameters: exact upstream field names, no coercion, nothing extra."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class UpstreamModel(BaseModel):
+    """A response object: declared fields are typed strictly, anything else the upstream adds is kept."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+# --- value types -----------------------------------------------------------------------------------
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_NUMERIC_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_QUANTITY_TEXT = re.compile(r"-1|[0-9]{1,9}")
+
+
+def _no_control_chars(value: str) -> str:
+    if _CONTROL_CHARS.search(value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def _to_number(value: object) -> int | float:
+    """A number or a numeric string (retailers send prices both ways). Never a bool, NaN or infinity."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("expected a finite number")
+        return value
+    if isinstance(value, str) and _NUMERIC_TEXT.fullmatch(value.strip()):
+        text = value.strip()
+        return float(text) if "." in text else int(text)
+    raise ValueError("expected a number or a numeric string")
+
+
+def _non_negative(value: int | float) -> int | float:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("expected a finite number >= 0")
+    return value
+
+
+def _to_number_or_blank(value: object) -> int | float | None:
+    if value is None or value == "":
+        return None
+    return _to_number(value)
+
+
+def _to_quantity(value: object) -> int | None:
+    """Stock / seat counts: int >= -1, "-1" or up to 9 digits, or null. -1 and null mean unknown."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError("expected a quantity")
+    if isinstance(value, int):
+        if value < -1:
+            raise ValueError("quantity below -1")
+        return value
+    if isinstance(value, str) and _QUANTITY_TEXT.fullmatch(value):
+        return int(value)
+    raise ValueError("expected a quantity")
+
+
+def _to_count(value: object) -> int:
+    """A total count: int >= 0 or a digits string."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.isdigit() and value.isascii():
+        return int(value)
+    raise ValueError("expected a count")
+
+
+def _to_required_quantity(value: object) -> int:
+    quantity = _to_quantity(value)
+    if quantity is None:
+        raise ValueError("quantity is required")
+    return quantity
+
+
+NonEmptyStr = Annotated[str, StringConstraints(pattern=r"\S")]
+"""A string with at least one non-blank character."""
+SearchText = Annotated[
+    str, StringConstraints(min_length=1, max_length=200), AfterValidator(_no_control_chars)
+]
+"""A user search word: 1-200 characters, no control characters."""
+OptionalText = Annotated[str, StringConstraints(max_length=200), AfterValidator(_no_control_chars)]
+Code = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,40}$")]
+OptionalCode = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")]
+Latitude = Annotated[float, Field(ge=-90, le=90, allow_inf_nan=False)]
+Longitude = Annotated[float, Field(ge=-180, le=180, allow_inf_nan=False)]
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+NonNegativeNumber = Annotated[int | float, AfterValidator(_non_negative)]
+"""A JSON number >= 0 kept as the upstream sent it (prices stay integers)."""
+Numeric = Annotated[int | float, BeforeValidator(_to_number)]
+NumericOrBlank = Annotated[int | float | None, BeforeValidator(_to_number_or_blank)]
+Quantity = Annotated[int | None, BeforeValidator(_to_quantity)]
+RequiredQuantity = Annotated[int, BeforeValidator(_to_required_quantity)]
+Count = Annotated[int, BeforeValidator(_to_count)]
+YN = Literal["Y", "N"]
+
+
+# --- requests --------------------------------------------------------------------------------------
+
+
+def frozen_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(headers))
+
+
+def url_with_query(base: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """Append query parameters in exactly the given order (some upstreams care)."""
+    return f"{base}?{urlencode(list(pairs))}" if pairs else base
+
+
+# --- responses -------------------------------------------------------------------------------------
+
+
+def object_validator(model: type[BodyT]) -> Callable[[object], BodyT]:
+    """Decoded JSON -> model. Not an object: INVALID_RESPONSE; schema or soft failure: SHAPE."""
+
+    def validate(body: object) -> BodyT:
+        if not isinstance(body, dict):
+            raise ResponseRejected(Reason.INVALID_RESPONSE)
+        try:
+            return model.model_validate(body)
+        except ValidationError:
+            # `from None`: the pydantic error quotes upstream body values; keep them out of tracebacks/logs.
+            raise ResponseRejected(Reason.SHAPE) from None
+
+    return validate
+
+
+def require_no_error_key(data: Any) -> Any:
+    """`successSchema`: a body with an `error` key is a failure whatever else it says."""
+    if isinstance(data, dict) and "error" in data:
+        raise ValueError("upstream reported an error")
+    return data
+
+
+def require_success_not_false(data: Any) -> Any:
+    """`successSchema`: `success`, when present, must be exactly true."""
+    if isinstance(data, dict) and "success" in data and data["success"] is not True:
+        raise ValueError("upstream reported success != true")
+    return data
+
+
+# --- normalization helpers ------------------------------------------------------------------------
+
+
+def stock(quantity: int | None, *, sold_here: bool = True) -> dict[str, Any]:
+    """The API's stock shape. -1 and null are unknown (never 0, never out of stock)."""
+    known = quantity if quantity is not None and quantity >= 0 else None
+    status: StockStatus
+    if not sold_here:
+        status = "not_sold"
+    elif known is None:
+        status = "unknown"
+    elif known > 0:
+        status = "in_stock"
+    else:
+        status = "out_of_stock"
+    return {"quantity": known, "status": status}
+
+
+def yn(value: str | None) -> bool | None:
+    return None if value is None else value == "Y"
+
+
+def optional_float(value: object) -> float | None:
+    """Best-effort coordinate from a field the schema leaves untyped; None when it is not numeric."""
+    try:
+        return float(_to_number(value))
+    except ValueError:
+        return None
+
+
+def optional_text(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None

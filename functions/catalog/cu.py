@@ -1,0 +1,296 @@
+"""CU (PocketCU app API): three POST JSON operations on www.pocketcu.co.kr (upstream catalog §2.2)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, StringConstraints, model_validator
+
+from functions.catalog.common import (
+    YN,
+    Count,
+    NonEmptyStr,
+    NormalizerEntry,
+    Numeric,
+    OptionalCode,
+    OptionalText,
+    Quantity,
+    SearchText,
+    StrictParams,
+    UpstreamModel,
+    frozen_headers,
+    object_validator,
+    require_no_error_key,
+    require_success_not_false,
+    stock,
+    yn,
+)
+from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.core import RouteKey
+
+BASE_URL = "https://www.pocketcu.co.kr"
+HEADERS = frozen_headers(
+    {
+        "Accept": "application/json, text/javascript, */*; q=0.01",
+        "Content-Type": "application/json",
+        "X-Requested-With": "XMLHttpRequest",
+        # `;BGFCU` marks the PocketCU app; the API expects it.
+        "User-Agent": (
+            "Mozilla/5.0 (Linux; Android 12) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 "
+            "Chrome/138.0.0.0 Mobile Safari/537.36;BGFCU"
+        ),
+    }
+)
+
+_COORD_TEXT = re.compile(r"-?[0-9]{1,3}(\.[0-9]{1,15})?")
+
+
+def _coordinate_text(limit: float) -> Any:
+    """CU wants coordinates as numeric strings; accept a number too and send it as text."""
+
+    def convert(value: object) -> str:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = f"{value:.7f}".rstrip("0").rstrip(".")
+        if not isinstance(value, str) or not _COORD_TEXT.fullmatch(value) or abs(float(value)) > limit:
+            raise ValueError(f"expected a numeric string within ±{limit:g}")
+        return value
+
+    return BeforeValidator(convert)
+
+
+LatText = Annotated[str, _coordinate_text(90)]
+LongText = Annotated[str, _coordinate_text(180)]
+
+
+# --- params ---------------------------------------------------------------------------------------
+
+
+class PrimeParams(StrictParams):
+    """The warm-up call takes no fields at all."""
+
+
+class StockSearchParams(StrictParams):
+    searchWord: SearchText
+    prevSearchWord: Literal[""] = ""
+    spellModifyUseYn: Literal["Y"] = "Y"
+    offset: Annotated[int, Field(ge=0, le=9999)] = 0
+    limit: Annotated[int, Field(ge=1, le=9999)] = 10
+    searchSort: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]{1,20}$")] = "recom"
+
+
+class StoreParams(StrictParams):
+    """The app's store request. Fixed fields default to the only values the upstream accepts."""
+
+    latVal: LatText
+    longVal: LongText
+    baseLatVal: LatText
+    baseLongVal: LongText
+    tabId: Literal["2"] = "2"
+    filterSvcList: Annotated[list[str], Field(max_length=0)] = Field(default_factory=list)
+    filterAdtList: Annotated[list[str], Field(max_length=0)] = Field(default_factory=list)
+    stockCdcYn: Literal["N"] = "N"
+    searchStock: Literal[False] = False
+    pickupType: Literal["change"] = "change"
+    getRoute: Literal["IOS"] = "IOS"
+    areaTplNo: Literal["0"] = "0"
+    childMealPickUpYn: Literal["N"] = "N"
+    isCurrentSearch: Literal["N"] = "N"
+    pageType: OptionalText = "search_improve"
+    searchWord: OptionalText = ""
+    isRecommend: Literal["", "Y", "N"] = ""
+    recommendId: OptionalCode = ""
+    jipCd: OptionalCode = ""
+    itemCd: OptionalCode = ""
+    item_cd: OptionalCode = ""
+    onItemNo: OptionalCode = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _base_defaults_to_position(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            if "latVal" in data:
+                data.setdefault("baseLatVal", data["latVal"])
+            if "longVal" in data:
+                data.setdefault("baseLongVal", data["longVal"])
+        return data
+
+
+# --- responses ------------------------------------------------------------------------------------
+
+
+class CuResponse(UpstreamModel):
+    """Every CU body: no `error` key, `success` true if present, `resp_cd` "0000" if present."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _envelope(cls, data: Any) -> Any:
+        require_no_error_key(data)
+        require_success_not_false(data)
+        if isinstance(data, dict) and "resp_cd" in data and data["resp_cd"] != "0000":
+            raise ValueError("resp_cd signals a failure")  # "3000" = lookup failed
+        return data
+
+
+class AreaCategory(UpstreamModel):
+    menuCd: NonEmptyStr
+    menuNm: NonEmptyStr
+
+
+class PrimeResponse(CuResponse):
+    areaCateList: list[AreaCategory]
+
+
+class StockFields(UpstreamModel):
+    item_cd: NonEmptyStr
+    item_nm: NonEmptyStr
+    hyun_maega: Numeric
+    on_item_no: str | None = None
+    pickup_yn: YN | None = None
+    deliv_yn: YN | None = None
+    reserv_yn: YN | None = None
+
+
+class StockRow(UpstreamModel):
+    fields: StockFields
+
+
+class StockResultInner(UpstreamModel):
+    rows: list[StockRow]
+    total_count: Count | None = None
+
+
+class StockResult(UpstreamModel):
+    result: StockResultInner
+
+
+class StockData(UpstreamModel):
+    stockResult: StockResult
+
+
+class StockSearchResponse(CuResponse):
+    data: StockData
+
+
+class StoreRow(UpstreamModel):
+    storeCd: NonEmptyStr
+    storeNm: NonEmptyStr
+    latVal: Numeric | None = None
+    longVal: Numeric | None = None
+    distance: Numeric | None = None
+    stock: Quantity = None
+    deliveryYn: YN | None = None
+    deliveryPickYn: YN | None = None
+    jumpoPickYn: YN | None = None
+    reserveYn: YN | None = None
+
+
+class StoreResponse(CuResponse):
+    storeList: list[StoreRow]
+    totalCnt: Count | None = None
+
+
+# --- specs ----------------------------------------------------------------------------------------
+
+
+def _post(path: str, params: StrictParams) -> HttpRequest:
+    return HttpRequest("POST", f"{BASE_URL}{path}", HEADERS, params.model_dump())
+
+
+def _same_body(params: StrictParams) -> dict[str, Any]:
+    return params.model_dump()
+
+
+PRIME: OperationSpec[PrimeParams, PrimeResponse] = OperationSpec(
+    key=RouteKey.CU_PRIME,
+    params=PrimeParams,
+    build_request=lambda p: _post("/api/search/display/stock", p),
+    relay_operation=RouteKey.CU_PRIME.value,
+    relay_body=_same_body,
+    probe_params=lambda _now: PrimeParams(),
+    validate=object_validator(PrimeResponse),
+)
+
+STOCK: OperationSpec[StockSearchParams, StockSearchResponse] = OperationSpec(
+    key=RouteKey.CU_STOCK,
+    params=StockSearchParams,
+    build_request=lambda p: _post("/api/search/rest/stock/main", p),
+    relay_operation=RouteKey.CU_STOCK.value,
+    relay_body=_same_body,
+    probe_params=lambda _now: StockSearchParams(searchWord="레쓰비", offset=0, limit=10, searchSort="recom"),
+    validate=object_validator(StockSearchResponse),
+)
+
+STORE: OperationSpec[StoreParams, StoreResponse] = OperationSpec(
+    key=RouteKey.CU_STORE,
+    params=StoreParams,
+    build_request=lambda p: _post("/api/store", p),
+    relay_operation=RouteKey.CU_STORE.value,
+    relay_body=_same_body,
+    probe_params=lambda _now: StoreParams(
+        latVal="37.5635",
+        longVal="126.9839",
+        baseLatVal="37.5635",
+        baseLongVal="126.9839",
+        pageType="search_improve",
+        searchWord="강남",
+    ),
+    validate=object_validator(StoreResponse),
+)
+
+SPECS = (PRIME, STOCK, STORE)
+
+
+# --- normalizers ----------------------------------------------------------------------------------
+
+
+def normalize_prime(body: PrimeResponse) -> dict[str, Any]:
+    return {"categories": [{"code": row.menuCd, "name": row.menuNm} for row in body.areaCateList]}
+
+
+def normalize_stock(body: StockSearchResponse) -> dict[str, Any]:
+    result = body.data.stockResult.result
+    return {
+        "totalCount": result.total_count,
+        "products": [
+            {
+                "itemCode": row.fields.item_cd,
+                "itemName": row.fields.item_nm,
+                "price": row.fields.hyun_maega,
+                "onlineItemNo": row.fields.on_item_no or None,
+                "pickup": yn(row.fields.pickup_yn),
+                "delivery": yn(row.fields.deliv_yn),
+                "reservation": yn(row.fields.reserv_yn),
+            }
+            for row in result.rows
+        ],
+    }
+
+
+def normalize_store(body: StoreResponse) -> dict[str, Any]:
+    return {
+        "totalCount": body.totalCnt,
+        "stores": [
+            {
+                "storeCode": row.storeCd,
+                "storeName": row.storeNm,
+                "latitude": None if row.latVal is None else float(row.latVal),
+                "longitude": None if row.longVal is None else float(row.longVal),
+                "distance": row.distance,
+                "delivery": yn(row.deliveryYn),
+                "deliveryPickup": yn(row.deliveryPickYn),
+                "storePickup": yn(row.jumpoPickYn),
+                "reservation": yn(row.reserveYn),
+                "stock": stock(row.stock),
+            }
+            for row in body.storeList
+        ],
+    }
+
+
+NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
+    RouteKey.CU_PRIME: (PrimeResponse, normalize_prime),
+    RouteKey.CU_STOCK: (StockSearchResponse, normalize_stock),
+    RouteKey.CU_STORE: (StoreResponse, normalize_store),
+}

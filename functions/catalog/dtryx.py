@@ -1,0 +1,278 @@
+"""Dtryx (independent-cinema booking platform): three public GET operations (upstream catalog §2.5)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BeforeValidator, StringConstraints
+
+from functions.catalog.common import (
+    YN,
+    Count,
+    NonEmptyStr,
+    NormalizerEntry,
+    Numeric,
+    Quantity,
+    StrictParams,
+    UpstreamModel,
+    frozen_headers,
+    object_validator,
+    optional_text,
+    url_with_query,
+)
+from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.core import RouteKey
+
+BASE_URL = "https://api.dtryx.com/dtryx/cms/thirdparty/movie"
+HEADERS = frozen_headers({"Accept": "application/json"})
+
+MOVIES_ENDPOINT = "third-party-type2-movie-now"
+PLAY_DATES_ENDPOINT = "third-party-type2-timetable-play-date-list"
+TIMETABLE_ENDPOINT = "third-party-type2-timetable-list"
+WORK_GUIDS = {
+    MOVIES_ENDPOINT: "6D741A36-A973-4BC4-87B4-2475E6654114",
+    PLAY_DATES_ENDPOINT: "324A2914-AB19-42A3-BDFE-58A08B2DC35D",
+    TIMETABLE_ENDPOINT: "37E0BA0F-DA5F-4376-9BA4-B5D27286AB87",
+}
+
+# 아트하우스모모 (Seoul), the catalog's probe cinema.
+PROBE_BRAND = "indieart"
+PROBE_CINEMA = "000067"
+
+
+def _korea_zone() -> tzinfo:
+    # Korea has had no DST since 1988, so a fixed +09:00 is exact if the tz database is missing.
+    try:
+        return ZoneInfo("Asia/Seoul")
+    except ZoneInfoNotFoundError:
+        return timezone(timedelta(hours=9), "KST")
+
+
+KOREA = _korea_zone()
+
+_COMPACT_DATE = re.compile(r"[0-9]{8}")
+_DASHED_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _play_date(value: object) -> date:
+    """A real calendar date, given as a date, `YYYYMMDD` (relay form) or `YYYY-MM-DD` (API form)."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            if _COMPACT_DATE.fullmatch(value):
+                return datetime.strptime(value, "%Y%m%d").date()
+            if _DASHED_DATE.fullmatch(value):
+                return date.fromisoformat(value)
+        except ValueError:
+            raise ValueError("not a real calendar date") from None
+    raise ValueError("expected a date as YYYYMMDD or YYYY-MM-DD")
+
+
+def korea_today(now_ms: int) -> date:
+    return datetime.fromtimestamp(now_ms / 1000, tz=UTC).astimezone(KOREA).date()
+
+
+BrandCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+CinemaCode = Annotated[str, StringConstraints(pattern=r"^[0-9]{6}$")]
+PlayDate = Annotated[date, BeforeValidator(_play_date)]
+
+
+# --- params ---------------------------------------------------------------------------------------
+
+
+class CinemaParams(StrictParams):
+    brandCode: BrandCode
+    cinemaCode: CinemaCode
+
+
+class TimetableParams(CinemaParams):
+    playDate: PlayDate
+
+
+# --- responses ------------------------------------------------------------------------------------
+
+
+ClockTime = Annotated[str, StringConstraints(pattern=r"^[0-9]{2}:?[0-9]{2}$")]
+
+
+class DtryxResponse(UpstreamModel):
+    """`RetCode` must be "success" and `Recordset` an array of objects (rows typed by subclasses)."""
+
+    RetCode: Literal["success"]
+    RetMsg: str | None = None
+    RecordCount: Count | None = None
+
+
+class MovieRow(UpstreamModel):
+    MovieCd: NonEmptyStr
+    MovieNm: NonEmptyStr
+    RunningTime: Numeric | None = None
+
+
+class PlayDateRow(UpstreamModel):
+    PlaySDT: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    HiddenYn: YN | None = None
+    RestYn: YN | None = None
+
+
+class ShowtimeRow(UpstreamModel):
+    MovieCd: NonEmptyStr
+    MovieNm: NonEmptyStr
+    CinemaCd: NonEmptyStr
+    ScreenCd: NonEmptyStr
+    PlaySDT: str | None = None
+    ShowSeq: str | int | None = None
+    StartTime: ClockTime | None = None
+    EndTime: ClockTime | None = None
+    TotalSeatCnt: Quantity = None
+    RemainSeatCnt: Quantity = None
+    RunningTime: Numeric | None = None
+
+
+class MoviesResponse(DtryxResponse):
+    Recordset: list[MovieRow]
+
+
+class PlayDatesResponse(DtryxResponse):
+    Recordset: list[PlayDateRow]
+
+
+class TimetableResponse(DtryxResponse):
+    Recordset: list[ShowtimeRow]
+
+
+# --- specs ----------------------------------------------------------------------------------------
+
+
+def _request(endpoint: str, params: CinemaParams, *, play_date: date | None = None) -> HttpRequest:
+    # Parameter order follows the upstream client; PlaySDT must be dashed (YYYYMMDD silently gives 0 rows).
+    pairs = [
+        ("ChannelCd", "homepage"),
+        ("EngVerYn", "N"),
+        ("WorkGuID", WORK_GUIDS[endpoint]),
+        ("BrandCd", params.brandCode),
+        ("CinemaCd", params.cinemaCode),
+    ]
+    if play_date is not None:
+        pairs.append(("PlaySDT", play_date.isoformat()))
+    pairs.append(("MovieCd", "") if endpoint == PLAY_DATES_ENDPOINT else ("ImgSize", "small"))
+    return HttpRequest("GET", url_with_query(f"{BASE_URL}/{endpoint}", pairs), HEADERS)
+
+
+def _cinema_body(params: CinemaParams) -> dict[str, Any]:
+    return {"brandCode": params.brandCode, "cinemaCode": params.cinemaCode}
+
+
+MOVIES: OperationSpec[CinemaParams, MoviesResponse] = OperationSpec(
+    key=RouteKey.DTRYX_MOVIES,
+    params=CinemaParams,
+    build_request=lambda p: _request(MOVIES_ENDPOINT, p),
+    relay_operation="movies",
+    relay_body=_cinema_body,
+    probe_params=lambda _now: CinemaParams(brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA),
+    validate=object_validator(MoviesResponse),
+)
+
+PLAY_DATES: OperationSpec[CinemaParams, PlayDatesResponse] = OperationSpec(
+    key=RouteKey.DTRYX_PLAY_DATES,
+    params=CinemaParams,
+    build_request=lambda p: _request(PLAY_DATES_ENDPOINT, p),
+    relay_operation="play-dates",
+    relay_body=_cinema_body,
+    probe_params=lambda _now: CinemaParams(brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA),
+    validate=object_validator(PlayDatesResponse),
+)
+
+TIMETABLE: OperationSpec[TimetableParams, TimetableResponse] = OperationSpec(
+    key=RouteKey.DTRYX_TIMETABLE,
+    params=TimetableParams,
+    build_request=lambda p: _request(TIMETABLE_ENDPOINT, p, play_date=p.playDate),
+    relay_operation="timetable",
+    relay_body=lambda p: {**_cinema_body(p), "playDate": p.playDate.strftime("%Y%m%d")},
+    # "Today" in Korea: the cinemas' own calendar (the original used UTC, which is yesterday before 09:00 KST).
+    probe_params=lambda now: TimetableParams(
+        brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA, playDate=korea_today(now)
+    ),
+    validate=object_validator(TimetableResponse),
+)
+
+SPECS = (MOVIES, PLAY_DATES, TIMETABLE)
+
+
+# --- normalizers ----------------------------------------------------------------------------------
+
+
+def _hh_mm(value: str | None) -> str | None:
+    if value is None:
+        return None
+    digits = value.replace(":", "")
+    return f"{digits[:2]}:{digits[2:]}"
+
+
+def _seats(value: int | None) -> int | None:
+    return value if value is not None and value >= 0 else None  # -1 / null: unknown, never 0
+
+
+def normalize_movies(body: MoviesResponse) -> dict[str, Any]:
+    return {
+        "totalCount": body.RecordCount,
+        "movies": [
+            {
+                "movieCode": row.MovieCd,
+                "movieName": row.MovieNm,
+                "runningTime": row.RunningTime,
+                "rating": optional_text((row.model_extra or {}).get("RatingNm")),
+            }
+            for row in body.Recordset
+        ],
+    }
+
+
+def normalize_play_dates(body: PlayDatesResponse) -> dict[str, Any]:
+    return {
+        "playDates": [
+            {
+                "date": row.PlaySDT,
+                "hidden": None if row.HiddenYn is None else row.HiddenYn == "Y",
+                "closed": None if row.RestYn is None else row.RestYn == "Y",
+            }
+            for row in body.Recordset
+        ]
+    }
+
+
+def normalize_timetable(body: TimetableResponse) -> dict[str, Any]:
+    showtimes = []
+    for row in body.Recordset:
+        extra = row.model_extra or {}
+        showtimes.append(
+            {
+                "movieCode": row.MovieCd,
+                "movieName": row.MovieNm,
+                "cinemaCode": row.CinemaCd,
+                "cinemaName": optional_text(extra.get("CinemaNm")),
+                "screenCode": row.ScreenCd,
+                "screenName": optional_text(extra.get("ScreenNm")),
+                "playDate": row.PlaySDT,
+                "showSeq": None if row.ShowSeq is None else str(row.ShowSeq),
+                "startTime": _hh_mm(row.StartTime),
+                "endTime": _hh_mm(row.EndTime),
+                "totalSeats": _seats(row.TotalSeatCnt),
+                "remainingSeats": _seats(row.RemainSeatCnt),
+                "runningTime": row.RunningTime,
+                "rating": optional_text(extra.get("RatingNm")),
+                "status": optional_text(extra.get("PlanStatus")),
+            }
+        )
+    return {"totalCount": body.RecordCount, "showtimes": showtimes}
+
+
+NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
+    RouteKey.DTRYX_MOVIES: (MoviesResponse, normalize_movies),
+    RouteKey.DTRYX_PLAY_DATES: (PlayDatesResponse, normalize_play_dates),
+    RouteKey.DTRYX_TIMETABLE: (TimetableResponse, normalize_timetable),
+}

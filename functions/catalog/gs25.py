@@ -1,0 +1,227 @@
+"""GS25 (Woodongs app): product search direct, store stock pinned to the relay (upstream catalog §2.3)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from functions.catalog.common import (
+    YN,
+    Count,
+    Latitude,
+    Longitude,
+    NonEmptyStr,
+    NormalizerEntry,
+    Numeric,
+    NumericOrBlank,
+    OptionalCode,
+    Quantity,
+    SearchText,
+    StrictParams,
+    UpstreamModel,
+    frozen_headers,
+    object_validator,
+    optional_text,
+    stock,
+    url_with_query,
+)
+from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.core import RouteKey
+
+SEARCH_URL = "https://b2c-apigw.woodongs.com/search/v3/totalSearch"
+STOCK_URL = "https://b2c-bff.woodongs.com/api/bff/v2/store/stock"
+HEADERS = frozen_headers(
+    {
+        "Accept": "application/json, text/plain, */*",
+        "Content-Type": "application/json",
+        "Accept-Language": "ko-KR,ko;q=0.9,en-US;q=0.8,en;q=0.7",
+        "User-Agent": (
+            "Mozilla/5.0 (Linux; Android 15; SM-S928N) AppleWebKit/537.36 (KHTML, like Gecko) "
+            "Version/4.0 Chrome/124.0 Mobile Safari/537.36"
+        ),
+        "Origin": "https://woodongs.com",
+        "Referer": "https://woodongs.com/",
+    }
+)
+
+
+# --- params ---------------------------------------------------------------------------------------
+
+
+class ProductSearchParams(StrictParams):
+    query: SearchText
+
+
+class StoreStockParams(StrictParams):
+    """The store-stock query. Only the relay sends it (it needs the app's logged-in session)."""
+
+    serviceCode: Literal["01", "02"] = "01"
+    realTimeStockYn: YN = "Y"
+    itemCode: OptionalCode | None = None
+    keyword: SearchText | None = None
+    storeCode: OptionalCode = ""
+    pageNumber: Annotated[int, Field(ge=0, le=9999)] = 1
+    pageCount: Annotated[int, Field(ge=1, le=100)] = 20
+    myPositionYCoordination: Latitude
+    myPositionXCoordination: Longitude
+    centerPositionYCoordination: Latitude
+    centerPositionXCoordination: Longitude
+    radiusCondition: Literal[1000] = 1000
+    pickupStoreYn: Literal["N"] = "N"
+    isSuperDlvyStoreSelected: Literal["N"] = "N"
+    isGs25DlvyStoreSelected: Literal["N"] = "N"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _centre_defaults_to_position(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            if "myPositionYCoordination" in data:
+                data.setdefault("centerPositionYCoordination", data["myPositionYCoordination"])
+            if "myPositionXCoordination" in data:
+                data.setdefault("centerPositionXCoordination", data["myPositionXCoordination"])
+        return data
+
+    @model_validator(mode="after")
+    def _item_or_keyword(self) -> StoreStockParams:
+        if not self.itemCode and self.keyword is None:
+            raise ValueError("itemCode or keyword is required")
+        return self
+
+    def query_pairs(self) -> list[tuple[str, str]]:
+        values = self.model_dump(exclude_none=True)
+        return [(name, str(value)) for name, value in values.items()]
+
+
+# --- responses ------------------------------------------------------------------------------------
+
+
+class ProductField(UpstreamModel):
+    itemCode: NonEmptyStr
+    itemName: NonEmptyStr
+    shortItemName: str | None = None
+    starPoint: NumericOrBlank = None
+    stockCheckYn: YN | None = None
+
+
+class ProductDocument(UpstreamModel):
+    field: ProductField
+
+
+class DocumentSetModel(UpstreamModel):
+    Document: list[ProductDocument]
+    totalCount: Count | None = None
+
+
+class SearchCollection(UpstreamModel):
+    Documentset: DocumentSetModel
+
+
+class QueryResult(UpstreamModel):
+    Collection: list[SearchCollection]
+
+
+class ProductSearchResponse(UpstreamModel):
+    SearchQueryResult: QueryResult
+
+
+class StockStoreRow(UpstreamModel):
+    storeCode: NonEmptyStr
+    storeName: NonEmptyStr
+    storeAddress: str | None = None
+    storeXCoordination: Numeric | None = None
+    storeYCoordination: Numeric | None = None
+    realStockQuantity: Quantity = None
+    pickupStkQty: Quantity = None
+    dlvyStkQty: Quantity = None
+    isSoldOutYn: YN | None = None
+    searchItemName: str | None = None
+    searchItemSellPrice: Numeric | None = None
+    propertyList: list[Any] | None = None
+
+
+class StoreStockResponse(UpstreamModel):
+    stores: list[StockStoreRow]
+
+
+# --- specs ----------------------------------------------------------------------------------------
+
+
+PRODUCTS: OperationSpec[ProductSearchParams, ProductSearchResponse] = OperationSpec(
+    key=RouteKey.GS25_PRODUCTS,
+    params=ProductSearchParams,
+    build_request=lambda p: HttpRequest("POST", SEARCH_URL, HEADERS, p.model_dump()),
+    relay_operation=RouteKey.GS25_PRODUCTS.value,
+    relay_body=lambda p: p.model_dump(),
+    probe_params=lambda _now: ProductSearchParams(query="코카콜라"),
+    validate=object_validator(ProductSearchResponse),
+)
+
+# Pinned to the relay (PINNED_TO_RELAY): the direct transport refuses it before any network use. The GET
+# below is the reference request the relay makes with the app session; it documents the query shape.
+STOCK: OperationSpec[StoreStockParams, StoreStockResponse] = OperationSpec(
+    key=RouteKey.GS25_STOCK,
+    params=StoreStockParams,
+    build_request=lambda p: HttpRequest("GET", url_with_query(STOCK_URL, p.query_pairs()), HEADERS),
+    relay_operation=RouteKey.GS25_STOCK.value,
+    relay_body=lambda p: p.model_dump(exclude_none=True),
+    probe_params=lambda _now: StoreStockParams(
+        keyword="코카콜라",
+        myPositionYCoordination=37.5635,
+        myPositionXCoordination=126.9839,
+        centerPositionYCoordination=37.5635,
+        centerPositionXCoordination=126.9839,
+    ),
+    validate=object_validator(StoreStockResponse),
+)
+
+SPECS = (PRODUCTS, STOCK)
+
+
+# --- normalizers ----------------------------------------------------------------------------------
+
+
+def normalize_products(body: ProductSearchResponse) -> dict[str, Any]:
+    collections = body.SearchQueryResult.Collection
+    counts = [c.Documentset.totalCount for c in collections if c.Documentset.totalCount is not None]
+    return {
+        "totalCount": sum(counts) if counts else None,
+        "products": [
+            {
+                "itemCode": doc.field.itemCode,
+                "itemName": doc.field.itemName,
+                "shortItemName": optional_text(doc.field.shortItemName),
+                "rating": doc.field.starPoint,
+                "stockCheckable": None if doc.field.stockCheckYn is None else doc.field.stockCheckYn == "Y",
+            }
+            for collection in collections
+            for doc in collection.Documentset.Document
+        ],
+    }
+
+
+def normalize_stock(body: StoreStockResponse) -> dict[str, Any]:
+    return {
+        "stores": [
+            {
+                "storeCode": row.storeCode,
+                "storeName": row.storeName,
+                "address": optional_text(row.storeAddress),
+                "latitude": None if row.storeYCoordination is None else float(row.storeYCoordination),
+                "longitude": None if row.storeXCoordination is None else float(row.storeXCoordination),
+                "itemName": optional_text(row.searchItemName),
+                "price": row.searchItemSellPrice,
+                "stock": stock(row.realStockQuantity),
+                "pickupStock": stock(row.pickupStkQty),
+                "deliveryStock": stock(row.dlvyStkQty),
+            }
+            for row in body.stores
+        ],
+    }
+
+
+NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
+    RouteKey.GS25_PRODUCTS: (ProductSearchResponse, normalize_products),
+    RouteKey.GS25_STOCK: (StoreStockResponse, normalize_stock),
+}

@@ -1,0 +1,341 @@
+"""Olive Young: four POST JSON operations on www.oliveyoung.co.kr (upstream catalog §2.1)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
+
+from functions.catalog.common import (
+    Latitude,
+    Longitude,
+    NonEmptyStr,
+    NonNegativeFloat,
+    NonNegativeNumber,
+    NormalizerEntry,
+    OptionalText,
+    SearchText,
+    StrictParams,
+    UpstreamModel,
+    frozen_headers,
+    object_validator,
+    stock,
+)
+from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.core import RouteKey
+
+BASE_URL = "https://www.oliveyoung.co.kr"
+HEADERS = frozen_headers(
+    {
+        "Accept": "application/json",
+        "Content-Type": "application/json",
+        "X-Requested-With": "XMLHttpRequest",
+        "User-Agent": (
+            "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+            "Chrome/153.0.0.0 Safari/537.36"
+        ),
+        "Origin": "https://www.oliveyoung.co.kr",
+        "Referer": "https://www.oliveyoung.co.kr/",
+        "Accept-Language": "ko-KR,ko;q=0.9",
+    }
+)
+
+# 명동2가점 (store code DF23) and its coordinates: the catalog's probe values.
+PROBE_LAT = 37.5635
+PROBE_LON = 126.9839
+PROBE_STORE_SEARCH = "DF23"
+
+GoodsCode = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]{1,32}$")]
+PageIndex = Annotated[int, Field(ge=1, le=9999)]
+RemainQuantity = Annotated[int, Field(ge=0)] | None
+
+
+def _map_defaults_to_position(data: Any) -> Any:
+    """The map centre defaults to the searcher's position (what the web client sends)."""
+    if isinstance(data, dict):
+        data = dict(data)
+        if "lat" in data:
+            data.setdefault("mapLat", data["lat"])
+        if "lon" in data:
+            data.setdefault("mapLon", data["lon"])
+    return data
+
+
+def _percent(value: int | float) -> int | float:
+    if not 0 <= value <= 100:
+        raise ValueError("expected a percentage 0..100")
+    return value
+
+
+# --- params ---------------------------------------------------------------------------------------
+
+
+class FindStoreParams(StrictParams):
+    lat: Latitude
+    lon: Longitude
+    mapLat: Latitude
+    mapLon: Longitude
+    pageIdx: PageIndex = 1
+    searchWords: OptionalText = ""
+    pogKeys: OptionalText = ""
+    serviceKeys: OptionalText = ""
+
+    _map_centre = model_validator(mode="before")(_map_defaults_to_position)
+
+
+class ProductSearchParams(StrictParams):
+    keyword: SearchText
+    page: PageIndex = 1
+    size: Annotated[int, Field(ge=1, le=100)] = 10
+    sort: Annotated[str, StringConstraints(pattern=r"^[0-9]{2}$")] = "01"
+    includeSoldOut: bool = True
+
+
+class GoodsInfoParams(StrictParams):
+    goodsNo: GoodsCode
+
+
+class StockStoresParams(StrictParams):
+    productId: GoodsCode
+    lat: Latitude
+    lon: Longitude
+    pageIdx: PageIndex = 1
+    searchWords: OptionalText = ""
+    mapLat: Latitude
+    mapLon: Longitude
+
+    _map_centre = model_validator(mode="before")(_map_defaults_to_position)
+
+
+# --- responses ------------------------------------------------------------------------------------
+
+
+class StoreRow(UpstreamModel):
+    storeCode: NonEmptyStr
+    storeName: NonEmptyStr
+    address: str | None = None
+    latitude: Latitude | None = None
+    longitude: Longitude | None = None
+    distance: NonNegativeFloat | None = None
+    pickupYn: bool | None = None
+    openYn: bool | None = None
+    salesStoreYn: bool | None = None
+    remainQuantity: RemainQuantity = None
+    o2oRemainQuantity: RemainQuantity = None
+
+
+class StockStoreRow(StoreRow):
+    salesStoreYn: bool  # required here: it decides "not sold" vs "out of stock"
+
+
+class StoreListData(UpstreamModel):
+    storeList: list[StoreRow]
+    totalCount: Annotated[int, Field(ge=0)] | None = None
+
+
+class StockStoreListData(UpstreamModel):
+    storeList: list[StockStoreRow]
+    totalCount: Annotated[int, Field(ge=0)] | None = None
+
+
+class ProductRow(UpstreamModel):
+    goodsNumber: NonEmptyStr
+    goodsName: NonEmptyStr
+    priceToPay: NonNegativeNumber
+    originalPrice: NonNegativeNumber
+    discountRate: Annotated[int | float, AfterValidator(_percent)]
+    o2oStockFlag: bool
+    o2oRemainQuantity: Annotated[int, Field(ge=0)]
+    imagePath: str | None = None
+
+
+class ProductSearchData(UpstreamModel):
+    searchList: list[ProductRow] | None = None
+    serachList: list[ProductRow] | None = None  # the upstream's own misspelling, seen in the wild
+    totalCount: Annotated[int, Field(ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _has_a_list(self) -> ProductSearchData:
+        if self.searchList is None and self.serachList is None:
+            raise ValueError("searchList missing")
+        return self
+
+    @property
+    def rows(self) -> list[ProductRow]:
+        return self.searchList if self.searchList is not None else self.serachList or []
+
+
+class GoodsInfo(UpstreamModel):
+    masterGoodsNumber: NonEmptyStr
+
+
+class GoodsInfoData(UpstreamModel):
+    goodsInfo: GoodsInfo
+
+
+class FindStoreResponse(UpstreamModel):
+    status: Literal["SUCCESS"]
+    data: StoreListData
+
+
+class ProductSearchResponse(UpstreamModel):
+    status: Literal["SUCCESS"]
+    data: ProductSearchData
+
+
+class GoodsInfoResponse(UpstreamModel):
+    status: Literal["SUCCESS"]
+    data: GoodsInfoData
+
+
+class StockStoresResponse(UpstreamModel):
+    status: Literal["SUCCESS"]
+    data: StockStoreListData
+
+
+# --- specs ----------------------------------------------------------------------------------------
+
+
+def _post(path: str, body: StrictParams) -> HttpRequest:
+    return HttpRequest("POST", f"{BASE_URL}{path}", HEADERS, body.model_dump())
+
+
+def _same_body(params: StrictParams) -> dict[str, Any]:
+    return params.model_dump()
+
+
+FIND_STORE: OperationSpec[FindStoreParams, FindStoreResponse] = OperationSpec(
+    key=RouteKey.OY_FIND_STORE,
+    params=FindStoreParams,
+    build_request=lambda p: _post("/oystore/api/storeFinder/find-store", p),
+    relay_operation="find-store",
+    relay_body=_same_body,
+    probe_params=lambda _now: FindStoreParams(
+        lat=PROBE_LAT,
+        lon=PROBE_LON,
+        mapLat=PROBE_LAT,
+        mapLon=PROBE_LON,
+        pageIdx=1,
+        searchWords=PROBE_STORE_SEARCH,
+        pogKeys="",
+        serviceKeys="",
+    ),
+    validate=object_validator(FindStoreResponse),
+)
+
+PRODUCT_SEARCH: OperationSpec[ProductSearchParams, ProductSearchResponse] = OperationSpec(
+    key=RouteKey.OY_PRODUCT_SEARCH,
+    params=ProductSearchParams,
+    build_request=lambda p: _post("/oystore/api/stock/product-search-v3", p),
+    relay_operation="product-search-v3",
+    relay_body=_same_body,
+    probe_params=lambda _now: ProductSearchParams(
+        keyword="립밤", page=1, size=10, sort="01", includeSoldOut=True
+    ),
+    validate=object_validator(ProductSearchResponse),
+)
+
+GOODS_INFO: OperationSpec[GoodsInfoParams, GoodsInfoResponse] = OperationSpec(
+    key=RouteKey.OY_GOODS_INFO,
+    params=GoodsInfoParams,
+    build_request=lambda p: _post("/oystore/api/stock/stock-goods-info-v3", p),
+    relay_operation="stock-goods-info-v3",
+    relay_body=_same_body,
+    probe_params=lambda _now: GoodsInfoParams(goodsNo="A000000165760"),
+    validate=object_validator(GoodsInfoResponse),
+)
+
+STOCK_STORES: OperationSpec[StockStoresParams, StockStoresResponse] = OperationSpec(
+    key=RouteKey.OY_STOCK_STORES,
+    params=StockStoresParams,
+    build_request=lambda p: _post("/oystore/api/stock/stock-stores", p),
+    relay_operation="stock-stores",
+    relay_body=_same_body,
+    probe_params=lambda _now: StockStoresParams(
+        productId="8800362322138",
+        lat=PROBE_LAT,
+        lon=PROBE_LON,
+        pageIdx=1,
+        searchWords=PROBE_STORE_SEARCH,
+        mapLat=PROBE_LAT,
+        mapLon=PROBE_LON,
+    ),
+    validate=object_validator(StockStoresResponse),
+)
+
+SPECS = (FIND_STORE, PRODUCT_SEARCH, GOODS_INFO, STOCK_STORES)
+
+
+# --- normalizers ----------------------------------------------------------------------------------
+
+
+def _store(row: StoreRow) -> dict[str, Any]:
+    return {
+        "storeCode": row.storeCode,
+        "storeName": row.storeName,
+        "address": row.address,
+        "latitude": row.latitude,
+        "longitude": row.longitude,
+        "distance": row.distance,
+        "open": row.openYn,
+        "pickup": row.pickupYn,
+    }
+
+
+def _store_quantity(row: StoreRow) -> int | None:
+    """The client's rule: a store's quantity is the larger of shelf and online-order stock."""
+    known = [q for q in (row.remainQuantity, row.o2oRemainQuantity) if q is not None]
+    return max(known) if known else None
+
+
+def normalize_find_store(body: FindStoreResponse) -> dict[str, Any]:
+    return {"totalCount": body.data.totalCount, "stores": [_store(row) for row in body.data.storeList]}
+
+
+def normalize_product_search(body: ProductSearchResponse) -> dict[str, Any]:
+    next_page = (body.data.model_extra or {}).get("nextPage")
+    return {
+        "totalCount": body.data.totalCount,
+        "nextPage": next_page if isinstance(next_page, bool | int) else None,
+        "products": [
+            {
+                "goodsNumber": row.goodsNumber,
+                "goodsName": row.goodsName,
+                "price": row.priceToPay,
+                "originalPrice": row.originalPrice,
+                "discountRate": row.discountRate,
+                "imagePath": row.imagePath,
+                "todayDelivery": row.o2oStockFlag,
+                "onlineStock": stock(row.o2oRemainQuantity),
+            }
+            for row in body.data.rows
+        ],
+    }
+
+
+def normalize_goods_info(body: GoodsInfoResponse) -> dict[str, Any]:
+    info = body.data.goodsInfo
+    extra = info.model_extra or {}
+    return {
+        "masterGoodsNumber": info.masterGoodsNumber,
+        "goodsNumber": extra.get("goodsNumber") if isinstance(extra.get("goodsNumber"), str) else None,
+        "goodsName": extra.get("goodsName") if isinstance(extra.get("goodsName"), str) else None,
+    }
+
+
+def normalize_stock_stores(body: StockStoresResponse) -> dict[str, Any]:
+    return {
+        "totalCount": body.data.totalCount,
+        "stores": [
+            {**_store(row), "stock": stock(_store_quantity(row), sold_here=row.salesStoreYn)}
+            for row in body.data.storeList
+        ],
+    }
+
+
+NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
+    RouteKey.OY_FIND_STORE: (FindStoreResponse, normalize_find_store),
+    RouteKey.OY_PRODUCT_SEARCH: (ProductSearchResponse, normalize_product_search),
+    RouteKey.OY_GOODS_INFO: (GoodsInfoResponse, normalize_goods_info),
+    RouteKey.OY_STOCK_STORES: (StockStoresResponse, normalize_stock_stores),
+}

@@ -1,0 +1,517 @@
+"""7-Eleven (new.7-elevenapp.co.kr): eight operations (upstream catalog §2.4)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import Field, StringConstraints, model_validator
+
+from functions.catalog.common import (
+    Code,
+    Count,
+    FiniteFloat,
+    NonEmptyStr,
+    NormalizerEntry,
+    Numeric,
+    NumericOrBlank,
+    RequiredQuantity,
+    SearchText,
+    StrictParams,
+    UpstreamModel,
+    frozen_headers,
+    object_validator,
+    optional_float,
+    optional_text,
+    require_no_error_key,
+    require_success_not_false,
+    stock,
+    url_with_query,
+)
+from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.core import RouteKey
+
+BASE_URL = "https://new.7-elevenapp.co.kr"
+HEADERS = frozen_headers(
+    {
+        "Accept": "application/json, text/plain, */*",
+        "Content-Type": "application/json",
+        "User-Agent": "Mozilla/5.0 (Linux; Android 15)",
+    }
+)
+
+RowT = TypeVar("RowT", bound=UpstreamModel)
+ListCount = Annotated[int, Field(ge=1, le=100)]
+STORE_ID_NAME_PAIRS = (
+    ("storeCode", "storeName"),
+    ("storeCd", "storeNm"),
+    ("strCd", "strNm"),
+    ("storCd", "storNm"),
+    ("shopCd", "shopNm"),
+)
+POPWORD_LIST_KEYS = ("keywords", "popwords", "wordList", "list")
+
+
+# --- params ---------------------------------------------------------------------------------------
+
+
+class GoodsSearchParams(StrictParams):
+    """Two body shapes are accepted upstream; exactly one must be given.
+
+    (a) `collection`, `sort`, `startCount`, `listCount` (the probe's shape), or
+    (b) `pageNo` (0-based), `pageSize` (what the web client sends: `sort` can yield empty results).
+    """
+
+    query: SearchText
+    collection: Literal["goods"] | None = None
+    sort: Literal["quantity/desc,itemOnm/asc"] | None = None
+    startCount: Annotated[int, Field(ge=0, le=9999)] | None = None
+    listCount: ListCount | None = None
+    pageNo: Annotated[int, Field(ge=0, le=9999)] | None = None
+    pageSize: ListCount | None = None
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> GoodsSearchParams:
+        search_shape = [self.collection, self.sort, self.startCount, self.listCount]
+        page_shape = [self.pageNo, self.pageSize]
+        is_search = all(v is not None for v in search_shape) and all(v is None for v in page_shape)
+        is_page = all(v is not None for v in page_shape) and all(v is None for v in search_shape)
+        if not (is_search or is_page):
+            raise ValueError("give either collection/sort/startCount/listCount or pageNo/pageSize")
+        return self
+
+
+class StoreSearchParams(StrictParams):
+    collection: Literal["store"] = "store"
+    query: SearchText
+    sort: Literal["Date/desc"] = "Date/desc"
+    listCount: ListCount = 10
+
+
+class PopwordsParams(StrictParams):
+    label: Code = "home"
+
+
+class StockMetaParams(StrictParams):
+    itemCd: Code
+
+
+class StockParams(StrictParams):
+    smCd: Code
+    stokMngCd: Code
+    stokMngQty: Annotated[int, Field(ge=-1)]
+    stockApplicationRate: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}(\.[0-9]{1,4})?$")]
+    storeList: Annotated[list[Code], Field(min_length=1, max_length=200)]
+
+
+class NoParams(StrictParams):
+    """Catalog listings take no parameters at all."""
+
+
+# --- responses ------------------------------------------------------------------------------------
+
+
+def _unwrap_field(data: Any) -> Any:
+    """Search rows come either flat or wrapped as `{"field": {...}}`."""
+    if isinstance(data, dict) and isinstance(data.get("field"), dict):
+        return data["field"]
+    return data
+
+
+class SevenEnvelope(UpstreamModel):
+    """Own `data` key (declared by subclasses), `success` not false, `code` 200..299, no `error` key."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _envelope(cls, data: Any) -> Any:
+        require_no_error_key(data)
+        require_success_not_false(data)
+        if isinstance(data, dict) and "code" in data:
+            code = data["code"]
+            if isinstance(code, bool) or not isinstance(code, int) or not 200 <= code <= 299:
+                raise ValueError("code signals a failure")
+        return data
+
+
+class GoodsRow(UpstreamModel):
+    itemCd: NonEmptyStr
+    itemOnm: NonEmptyStr
+    onlinePrice: Numeric | None = None
+    onlineCost: Numeric | None = None
+    avgEvalScore: NumericOrBlank = None
+    productReviewCnt: NumericOrBlank = None
+
+    _unwrap = model_validator(mode="before")(_unwrap_field)
+
+
+class StoreRow(UpstreamModel):
+    """Store rows name their id/name pair in one of several ways; one pair must be present."""
+
+    _unwrap = model_validator(mode="before")(_unwrap_field)
+
+    @model_validator(mode="after")
+    def _has_identity(self) -> StoreRow:
+        self.identity()
+        return self
+
+    def field(self, name: str) -> Any:
+        return (self.model_extra or {}).get(name)
+
+    def identity(self) -> tuple[str, str]:
+        for code_key, name_key in STORE_ID_NAME_PAIRS:
+            code, name = self.field(code_key), self.field(name_key)
+            if isinstance(code, str) and code.strip() and isinstance(name, str) and name.strip():
+                return code, name
+        raise ValueError("store row without an id/name pair")
+
+
+class DocumentSetModel(UpstreamModel, Generic[RowT]):
+    Document: list[RowT]
+    totalCount: Count | None = None
+
+
+class SearchCollection(UpstreamModel, Generic[RowT]):
+    Documentset: DocumentSetModel[RowT]
+
+
+class QueryResult(UpstreamModel, Generic[RowT]):
+    Collection: list[SearchCollection[RowT]]
+
+
+class SearchData(UpstreamModel, Generic[RowT]):
+    """Search answers: `SearchQueryResult.Collection[].Documentset.Document[]` or `content[]`."""
+
+    SearchQueryResult: QueryResult[RowT] | None = None
+    content: list[RowT] | None = None
+
+    @model_validator(mode="after")
+    def _has_rows(self) -> SearchData[RowT]:
+        if self.SearchQueryResult is None and self.content is None:
+            raise ValueError("no SearchQueryResult or content")
+        return self
+
+    def rows(self) -> list[RowT]:
+        if self.SearchQueryResult is not None:
+            return [doc for c in self.SearchQueryResult.Collection for doc in c.Documentset.Document]
+        return list(self.content or [])
+
+    def total_count(self) -> int | None:
+        if self.SearchQueryResult is None:
+            return None
+        counts = [c.Documentset.totalCount for c in self.SearchQueryResult.Collection]
+        known = [count for count in counts if count is not None]
+        return sum(known) if known else None
+
+
+class GoodsSearchResponse(SevenEnvelope):
+    data: SearchData[GoodsRow]
+
+
+class StoreSearchResponse(SevenEnvelope):
+    data: SearchData[StoreRow]
+
+
+class PopwordLists(UpstreamModel):
+    keywords: list[str | dict[str, Any]] | None = None
+    popwords: list[str | dict[str, Any]] | None = None
+    wordList: list[str | dict[str, Any]] | None = None
+    items: list[str | dict[str, Any]] | None = Field(None, alias="list")
+
+    def words(self) -> list[str | dict[str, Any]]:
+        for candidate in (self.keywords, self.popwords, self.wordList, self.items):
+            if candidate is not None:
+                return candidate
+        return []
+
+
+class PopwordsResponse(SevenEnvelope):
+    data: list[str | dict[str, Any]] | PopwordLists
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_lists_or_confirmed_empty(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("data"), dict):
+            inner = data["data"]
+            if not any(isinstance(inner.get(key), list) for key in POPWORD_LIST_KEYS):
+                # `data: {}` is "no popular words right now", but only when the envelope says success.
+                confirmed = data.get("success") is True and data.get("code") == 200
+                if inner or not confirmed:
+                    raise ValueError("popwords data without a word list")
+        return data
+
+
+class StockMetaResponse(UpstreamModel):
+    """Not enveloped: the item's stock metadata at top level."""
+
+    itemCd: NonEmptyStr
+    smCd: NonEmptyStr
+    stokMngCd: NonEmptyStr
+    stokMngQty: RequiredQuantity
+    stockApplicationRate: str | int | FiniteFloat
+
+
+class StoreStock(UpstreamModel):
+    storeCd: NonEmptyStr
+    stock: RequiredQuantity
+
+
+class StockData(UpstreamModel):
+    storeList: list[StoreStock]
+
+
+class StockResponse(SevenEnvelope):
+    data: StockData
+
+
+class Listing(UpstreamModel, Generic[RowT]):
+    content: list[RowT] | None = None
+    items: list[RowT] | None = Field(None, alias="list")
+
+    @model_validator(mode="after")
+    def _has_rows(self) -> Listing[RowT]:
+        if self.content is None and self.items is None:
+            raise ValueError("no content or list")
+        return self
+
+    def rows(self) -> list[RowT]:
+        return list(self.content if self.content is not None else self.items or [])
+
+
+class AnyRow(UpstreamModel):
+    """Exhibitions are any objects; the client reads a few optional fields."""
+
+
+class ProductListingResponse(SevenEnvelope):
+    data: list[GoodsRow] | Listing[GoodsRow]
+
+    def rows(self) -> list[GoodsRow]:
+        return self.data if isinstance(self.data, list) else self.data.rows()
+
+
+class ExhibitionListingResponse(SevenEnvelope):
+    data: list[AnyRow] | Listing[AnyRow]
+
+    def rows(self) -> list[AnyRow]:
+        return self.data if isinstance(self.data, list) else self.data.rows()
+
+
+# --- specs ----------------------------------------------------------------------------------------
+
+
+def _post(path: str, body: Any) -> HttpRequest:
+    return HttpRequest("POST", f"{BASE_URL}{path}", HEADERS, body)
+
+
+def _get(path: str, query: list[tuple[str, str]] | None = None) -> HttpRequest:
+    return HttpRequest("GET", url_with_query(f"{BASE_URL}{path}", query or []), HEADERS)
+
+
+def _same_body(params: StrictParams) -> dict[str, Any]:
+    return params.model_dump(exclude_none=True)
+
+
+GOODS: OperationSpec[GoodsSearchParams, GoodsSearchResponse] = OperationSpec(
+    key=RouteKey.SEVEN_GOODS,
+    params=GoodsSearchParams,
+    build_request=lambda p: _post("/api/v1/open/search/goods", p.model_dump(exclude_none=True)),
+    relay_operation=RouteKey.SEVEN_GOODS.value,
+    relay_body=_same_body,
+    probe_params=lambda _now: GoodsSearchParams(
+        collection="goods", query="코카콜라", sort="quantity/desc,itemOnm/asc", startCount=0, listCount=10
+    ),
+    validate=object_validator(GoodsSearchResponse),
+)
+
+STORE: OperationSpec[StoreSearchParams, StoreSearchResponse] = OperationSpec(
+    key=RouteKey.SEVEN_STORE,
+    params=StoreSearchParams,
+    build_request=lambda p: _post("/api/v1/open/search/store", p.model_dump()),
+    relay_operation=RouteKey.SEVEN_STORE.value,
+    relay_body=_same_body,
+    probe_params=lambda _now: StoreSearchParams(query="강남", listCount=10),
+    validate=object_validator(StoreSearchResponse),
+)
+
+POPWORDS: OperationSpec[PopwordsParams, PopwordsResponse] = OperationSpec(
+    key=RouteKey.SEVEN_POPWORDS,
+    params=PopwordsParams,
+    # The label travels in the query string; the body is the literal `{}`.
+    build_request=lambda p: HttpRequest(
+        "POST", url_with_query(f"{BASE_URL}/api/v1/open/search/popword", [("label", p.label)]), HEADERS, {}
+    ),
+    relay_operation=RouteKey.SEVEN_POPWORDS.value,
+    relay_body=lambda p: {"label": p.label},
+    probe_params=lambda _now: PopwordsParams(label="home"),
+    validate=object_validator(PopwordsResponse),
+)
+
+STOCK_META: OperationSpec[StockMetaParams, StockMetaResponse] = OperationSpec(
+    key=RouteKey.SEVEN_STOCK_META,
+    params=StockMetaParams,
+    build_request=lambda p: _get("/api/v1/open/product/search/stock", [("itemCd", p.itemCd)]),
+    relay_operation=RouteKey.SEVEN_STOCK_META.value,
+    relay_body=lambda p: {"itemCd": p.itemCd},
+    probe_params=lambda _now: StockMetaParams(itemCd="8801056018979"),
+    validate=object_validator(StockMetaResponse),
+)
+
+STOCK: OperationSpec[StockParams, StockResponse] = OperationSpec(
+    key=RouteKey.SEVEN_STOCK,
+    params=StockParams,
+    build_request=lambda p: _post("/api/v1/open/real-stock/multi/01/stocks", p.model_dump()),
+    relay_operation=RouteKey.SEVEN_STOCK.value,
+    relay_body=_same_body,
+    # One store per request: the upstream rejects multi-store requests with code 501.
+    probe_params=lambda _now: StockParams(
+        smCd="161260", stokMngCd="161260", stokMngQty=1, stockApplicationRate="100", storeList=["64676"]
+    ),
+    validate=object_validator(StockResponse),
+)
+
+
+def _listing_spec(
+    key: RouteKey, path: str, response: type[ProductListingResponse] | type[ExhibitionListingResponse]
+) -> OperationSpec[NoParams, Any]:
+    return OperationSpec(
+        key=key,
+        params=NoParams,
+        build_request=lambda _p: _get(path),
+        relay_operation=key.value,
+        relay_body=lambda _p: {},
+        probe_params=lambda _now: NoParams(),
+        validate=object_validator(response),
+    )
+
+
+PAGES = _listing_spec(RouteKey.SEVEN_PAGES, "/api/v1/product/pages", ProductListingResponse)
+ISSUES = _listing_spec(RouteKey.SEVEN_ISSUES, "/api/v1/product/issues", ProductListingResponse)
+EXHIBITIONS = _listing_spec(
+    RouteKey.SEVEN_EXHIBITIONS, "/api/v1/exhibition/main/list", ExhibitionListingResponse
+)
+
+SPECS = (GOODS, STORE, POPWORDS, STOCK_META, STOCK, PAGES, ISSUES, EXHIBITIONS)
+
+
+# --- normalizers ----------------------------------------------------------------------------------
+
+_LAT_KEYS = ("lat", "latitude", "gpsLat", "yCoord", "ycoord")
+_LNG_KEYS = ("lng", "lon", "longitude", "gpsLng", "xCoord", "xcoord")
+_WORD_KEYS = ("keyword", "word", "popword", "popWord", "query", "name", "text")
+
+
+def _first_float(row: StoreRow, keys: tuple[str, ...]) -> float | None:
+    for key in keys:
+        value = optional_float(row.field(key))
+        if value is not None:
+            return value
+    return None
+
+
+def _yn_field(row: StoreRow, key: str) -> bool | None:
+    value = row.field(key)
+    return value == "Y" if value in ("Y", "N") else None
+
+
+def _product(row: GoodsRow) -> dict[str, Any]:
+    extra = row.model_extra or {}
+    product_no = extra.get("prdNo")
+    return {
+        "itemCode": row.itemCd,
+        "itemName": row.itemOnm,
+        "price": row.onlinePrice,
+        "cost": row.onlineCost,
+        "productNo": str(product_no) if isinstance(product_no, str | int) and product_no != "" else None,
+        "imageUrl": optional_text(extra.get("repImgUrl")),
+        "event": optional_text(extra.get("eventGbnNm")),
+        "rating": row.avgEvalScore,
+        "reviewCount": row.productReviewCnt,
+    }
+
+
+def normalize_goods(body: GoodsSearchResponse) -> dict[str, Any]:
+    return {"totalCount": body.data.total_count(), "products": [_product(row) for row in body.data.rows()]}
+
+
+def normalize_store(body: StoreSearchResponse) -> dict[str, Any]:
+    stores = []
+    for row in body.data.rows():
+        code, name = row.identity()
+        address = " ".join(part for part in (row.field("addr1"), row.field("addr2")) if optional_text(part))
+        stores.append(
+            {
+                "storeCode": code,
+                "storeName": name,
+                "address": address or None,
+                "latitude": _first_float(row, _LAT_KEYS),
+                "longitude": _first_float(row, _LNG_KEYS),
+                "pickup": _yn_field(row, "pickupYn"),
+                "delivery": _yn_field(row, "dlvyYn"),
+                "closed": _yn_field(row, "closeYn"),
+            }
+        )
+    return {"totalCount": body.data.total_count(), "stores": stores}
+
+
+def _word(item: str | dict[str, Any]) -> str | None:
+    if isinstance(item, str):
+        return optional_text(item)
+    for key in _WORD_KEYS:
+        if optional_text(item.get(key)):
+            return str(item[key])
+    return None
+
+
+def normalize_popwords(body: PopwordsResponse) -> dict[str, Any]:
+    items = body.data if isinstance(body.data, list) else body.data.words()
+    words = [word for word in map(_word, items) if word is not None]
+    return {"keywords": [{"rank": rank, "keyword": word} for rank, word in enumerate(words, start=1)]}
+
+
+def normalize_stock_meta(body: StockMetaResponse) -> dict[str, Any]:
+    extra = body.model_extra or {}
+    return {
+        "itemCd": body.itemCd,
+        "itemName": optional_text(extra.get("itemOnm")),
+        "productNo": optional_text(extra.get("prdNo")),
+        "smCd": body.smCd,
+        "stokMngCd": body.stokMngCd,
+        "stokMngQty": body.stokMngQty,
+        "stockApplicationRate": str(body.stockApplicationRate),
+    }
+
+
+def normalize_stock(body: StockResponse) -> dict[str, Any]:
+    return {"stores": [{"storeCode": row.storeCd, "stock": stock(row.stock)} for row in body.data.storeList]}
+
+
+def normalize_products(body: ProductListingResponse) -> dict[str, Any]:
+    return {"products": [_product(row) for row in body.rows()]}
+
+
+def normalize_exhibitions(body: ExhibitionListingResponse) -> dict[str, Any]:
+    exhibitions = []
+    for row in body.rows():
+        extra = row.model_extra or {}
+        products = extra.get("exhibitionProductList")
+        exhibition_id = extra.get("exhibitionIdx")
+        exhibitions.append(
+            {
+                "id": exhibition_id if isinstance(exhibition_id, str | int) else None,
+                "name": optional_text(extra.get("exhibitionName")),
+                "startDate": optional_text(extra.get("exhibitionStartDate")),
+                "endDate": optional_text(extra.get("exhibitionEndDate")),
+                "productCount": len(products) if isinstance(products, list) else 0,
+            }
+        )
+    return {"exhibitions": exhibitions}
+
+
+NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
+    RouteKey.SEVEN_GOODS: (GoodsSearchResponse, normalize_goods),
+    RouteKey.SEVEN_STORE: (StoreSearchResponse, normalize_store),
+    RouteKey.SEVEN_POPWORDS: (PopwordsResponse, normalize_popwords),
+    RouteKey.SEVEN_STOCK_META: (StockMetaResponse, normalize_stock_meta),
+    RouteKey.SEVEN_STOCK: (StockResponse, normalize_stock),
+    RouteKey.SEVEN_PAGES: (ProductListingResponse, normalize_products),
+    RouteKey.SEVEN_ISSUES: (ProductListingResponse, normalize_products),
+    RouteKey.SEVEN_EXHIBITIONS: (ExhibitionListingResponse, normalize_exhibitions),
+}

@@ -1,0 +1,290 @@
+"""normalize(): the API's `data` per route key, with stock statuses (-1/null -> unknown, never 0)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from catalog_fixtures import VALID
+
+from functions.catalog import spec_for
+from functions.catalog.normalize import normalize
+from functions.core import RouteKey
+
+
+def _data(key: RouteKey, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    return normalize(key, spec_for(key).validate(VALID[key] if body is None else body))
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_every_key_normalizes_to_plain_json(key: RouteKey) -> None:
+    data = _data(key)
+    assert data
+    assert json.loads(json.dumps(data, ensure_ascii=False)) == data
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_normalize_refuses_an_unvalidated_body(key: RouteKey) -> None:
+    other = RouteKey.DTRYX_MOVIES if key is not RouteKey.DTRYX_MOVIES else RouteKey.CU_PRIME
+    with pytest.raises(TypeError):
+        normalize(key, spec_for(other).validate(VALID[other]))
+
+
+def test_oy_find_store() -> None:
+    assert _data(RouteKey.OY_FIND_STORE) == {
+        "totalCount": 1,
+        "stores": [
+            {
+                "storeCode": "DF23",
+                "storeName": "명동2가점",
+                "address": "서울특별시 중구 명동길 53",
+                "latitude": 37.5635,
+                "longitude": 126.9839,
+                "distance": 0.12,
+                "open": True,
+                "pickup": True,
+            }
+        ],
+    }
+
+
+def test_oy_product_search() -> None:
+    data = _data(RouteKey.OY_PRODUCT_SEARCH)
+    assert (data["totalCount"], data["nextPage"]) == (31, True)
+    first, second = data["products"]
+    assert first == {
+        "goodsNumber": "A000000165760",
+        "goodsName": "바세린 립 테라피 오리지널",
+        "price": 4500,
+        "originalPrice": 5000,
+        "discountRate": 10,
+        "imagePath": "10/0000/0016/A00000016576001ko.jpg",
+        "todayDelivery": True,
+        "onlineStock": {"quantity": 3, "status": "in_stock"},
+    }
+    assert isinstance(first["price"], int)
+    assert second["onlineStock"] == {"quantity": 0, "status": "out_of_stock"}
+
+
+def test_oy_goods_info() -> None:
+    assert _data(RouteKey.OY_GOODS_INFO) == {
+        "masterGoodsNumber": "8800362322138",
+        "goodsNumber": "A000000165760",
+        "goodsName": None,
+    }
+
+
+def test_oy_stock_stores_statuses() -> None:
+    stores = _data(RouteKey.OY_STOCK_STORES)["stores"]
+    assert [store["stock"] for store in stores] == [
+        {"quantity": 5, "status": "in_stock"},  # max(remain 2, o2oRemain 5)
+        {"quantity": 0, "status": "out_of_stock"},
+        {"quantity": None, "status": "unknown"},  # both null: unknown, not 0
+        {"quantity": 0, "status": "not_sold"},  # salesStoreYn false
+    ]
+
+
+def test_oy_stock_uses_whichever_quantity_is_known() -> None:
+    body = json.loads(json.dumps(VALID[RouteKey.OY_STOCK_STORES]))
+    body["data"]["storeList"][0].update(remainQuantity=None, o2oRemainQuantity=4)
+    assert _data(RouteKey.OY_STOCK_STORES, body)["stores"][0]["stock"] == {
+        "quantity": 4,
+        "status": "in_stock",
+    }
+
+
+def test_cu_prime() -> None:
+    assert _data(RouteKey.CU_PRIME) == {"categories": [{"code": "10", "name": "간편식사"}]}
+
+
+def test_cu_stock() -> None:
+    assert _data(RouteKey.CU_STOCK) == {
+        "totalCount": 2,
+        "products": [
+            {
+                "itemCode": "8801056038861",
+                "itemName": "레쓰비 마일드 250ml",
+                "price": 1500,
+                "onlineItemNo": None,
+                "pickup": True,
+                "delivery": False,
+                "reservation": False,
+            },
+            {
+                "itemCode": "8801056038878",
+                "itemName": "레쓰비 카페라떼 240ml",
+                "price": 1700,
+                "onlineItemNo": "100200300",
+                "pickup": None,
+                "delivery": None,
+                "reservation": None,
+            },
+        ],
+    }
+
+
+def test_cu_store_statuses_and_coordinates() -> None:
+    data = _data(RouteKey.CU_STORE)
+    assert data["totalCount"] == 4
+    first = data["stores"][0]
+    assert (first["latitude"], first["longitude"], first["distance"]) == (37.5637, 126.9851, 120)
+    assert (first["delivery"], first["storePickup"], first["deliveryPickup"]) == (True, False, None)
+    assert [store["stock"] for store in data["stores"]] == [
+        {"quantity": 4, "status": "in_stock"},
+        {"quantity": 0, "status": "out_of_stock"},  # "0" string is a real zero
+        {"quantity": None, "status": "unknown"},  # -1
+        {"quantity": None, "status": "unknown"},  # null
+    ]
+
+
+def test_gs25_products() -> None:
+    assert _data(RouteKey.GS25_PRODUCTS) == {
+        "totalCount": 1,
+        "products": [
+            {
+                "itemCode": "8801094017200",
+                "itemName": "코카콜라 500ml",
+                "shortItemName": "코카콜라500",
+                "rating": None,
+                "stockCheckable": True,
+            }
+        ],
+    }
+
+
+def test_gs25_stock() -> None:
+    stores = _data(RouteKey.GS25_STOCK)["stores"]
+    assert stores[0] | {"pickupStock": None, "deliveryStock": None} == {
+        "storeCode": "VQ670",
+        "storeName": "GS25 역삼점",
+        "address": "서울 강남구 역삼동",
+        "latitude": 37.5006,
+        "longitude": 127.0365,
+        "itemName": "코카콜라 500ml",
+        "price": 2200,
+        "stock": {"quantity": 3, "status": "in_stock"},
+        "pickupStock": None,
+        "deliveryStock": None,
+    }
+    assert [store["stock"]["status"] for store in stores] == ["in_stock", "out_of_stock", "unknown"]
+    assert stores[2]["stock"]["quantity"] is None
+
+
+def test_seven_goods() -> None:
+    assert _data(RouteKey.SEVEN_GOODS) == {
+        "totalCount": 12,
+        "products": [
+            {
+                "itemCode": "8801094017200",
+                "itemName": "코카콜라 500ml",
+                "price": 2000,
+                "cost": None,
+                "productNo": "1000123",
+                "imageUrl": None,
+                "event": None,
+                "rating": None,
+                "reviewCount": None,
+            }
+        ],
+    }
+
+
+def test_seven_store() -> None:
+    assert _data(RouteKey.SEVEN_STORE) == {
+        "totalCount": None,
+        "stores": [
+            {
+                "storeCode": "64676",
+                "storeName": "세븐일레븐 강남역점",
+                "address": "서울 강남구 강남대로 396",
+                "latitude": 37.4979,
+                "longitude": 127.0276,
+                "pickup": True,
+                "delivery": None,
+                "closed": None,
+            }
+        ],
+    }
+
+
+def test_seven_popwords_mixed_items_and_empty() -> None:
+    assert _data(RouteKey.SEVEN_POPWORDS) == {
+        "keywords": [{"rank": 1, "keyword": "포켓몬빵"}, {"rank": 2, "keyword": "하이볼"}]
+    }
+    empty = {"success": True, "code": 200, "data": {}}
+    assert _data(RouteKey.SEVEN_POPWORDS, empty) == {"keywords": []}
+
+
+def test_seven_stock_meta() -> None:
+    assert _data(RouteKey.SEVEN_STOCK_META) == {
+        "itemCd": "8801056018979",
+        "itemName": "칠성사이다 500ml",
+        "productNo": None,
+        "smCd": "161260",
+        "stokMngCd": "161260",
+        "stokMngQty": 1,
+        "stockApplicationRate": "100",
+    }
+
+
+@pytest.mark.parametrize(
+    ("stock", "expected"),
+    [
+        ("5", {"quantity": 5, "status": "in_stock"}),
+        (0, {"quantity": 0, "status": "out_of_stock"}),
+        ("0", {"quantity": 0, "status": "out_of_stock"}),
+        (-1, {"quantity": None, "status": "unknown"}),
+    ],
+)
+def test_seven_stock_statuses(stock: object, expected: dict[str, Any]) -> None:
+    body = {"success": True, "code": 200, "data": {"storeList": [{"storeCd": "64676", "stock": stock}]}}
+    assert _data(RouteKey.SEVEN_STOCK, body) == {"stores": [{"storeCode": "64676", "stock": expected}]}
+
+
+@pytest.mark.parametrize("key", [RouteKey.SEVEN_PAGES, RouteKey.SEVEN_ISSUES])
+def test_seven_product_listings(key: RouteKey) -> None:
+    products = _data(key)["products"]
+    assert len(products) == 1
+    assert isinstance(products[0]["price"], int)
+    assert products[0]["itemName"]
+
+
+def test_seven_exhibitions() -> None:
+    assert _data(RouteKey.SEVEN_EXHIBITIONS) == {
+        "exhibitions": [
+            {
+                "id": 12,
+                "name": "여름 음료 대전",
+                "startDate": "2025-06-01",
+                "endDate": "2025-06-30",
+                "productCount": 2,
+            }
+        ]
+    }
+
+
+def test_dtryx_movies() -> None:
+    assert _data(RouteKey.DTRYX_MOVIES) == {
+        "totalCount": 1,
+        "movies": [
+            {"movieCode": "20241234", "movieName": "괴물", "runningTime": 120, "rating": "15세이상관람가"}
+        ],
+    }
+
+
+def test_dtryx_play_dates() -> None:
+    assert _data(RouteKey.DTRYX_PLAY_DATES) == {
+        "playDates": [
+            {"date": "2025-06-02", "hidden": False, "closed": False},
+            {"date": "2025-06-03", "hidden": None, "closed": None},
+        ]
+    }
+
+
+def test_dtryx_timetable_seats_and_times() -> None:
+    first, second = _data(RouteKey.DTRYX_TIMETABLE)["showtimes"]
+    assert (first["startTime"], first["endTime"], first["showSeq"]) == ("10:30", "12:30", "1")
+    assert (first["totalSeats"], first["remainingSeats"]) == (64, 0)  # a real sell-out stays 0
+    assert (second["totalSeats"], second["remainingSeats"]) == (None, None)  # -1 / null: unknown
+    assert first["cinemaName"] == "아트하우스모모"
