@@ -9,8 +9,9 @@ them: routing shows up in logs and metrics only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -19,6 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
@@ -50,7 +52,11 @@ OPENAPI_PATH = "/api/openapi.json"
 LAMBDA_SAFETY_MS = 500
 """Leave this much of the invocation's time to answer with an error instead of being killed."""
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(
+    enable_validation=True,
+    # Korean names stay readable (and shorter) on the wire instead of \uXXXX escapes.
+    serializer=partial(json.dumps, ensure_ascii=False, separators=(",", ":"), cls=Encoder),
+)
 
 
 # --- response envelope ---------------------------------------------------------------------------

@@ -643,3 +643,22 @@ def test_params_the_operation_refuses_are_a_400_naming_the_field() -> None:
     body = json.loads(str(response.body))
     assert body["error"]["code"] == "INVALID_INPUT"
     assert [item["field"] for item in body["error"]["fields"]] == ["cinemaCode"]
+
+
+def test_korean_text_is_sent_as_utf8_not_escaped(
+    api_event: Callable[..., dict[str, Any]],
+    lambda_context: Any,
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    clock: Any,
+) -> None:
+    write_verdicts(store, clock())
+    loaded(make_container())
+
+    result = api.lambda_handler(
+        api_event("GET", "/api/gs25/products", query={"keyword": "코카콜라"}), lambda_context
+    )
+
+    assert result["statusCode"] == 200
+    assert "\\u" not in result["body"]
+    assert "콜라" in result["body"]
