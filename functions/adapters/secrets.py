@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -130,23 +132,63 @@ class StaticSecrets:
 class SecretsManagerSource:
     """One JSON secret from Secrets Manager via Powertools Parameters, cached for `max_age_s`.
 
-    After the cache expires a failed refresh keeps the last good value (and raises only when there is
-    none), so a Secrets Manager hiccup does not take the operator API or the relays down.
+    With an `executor`, only the first read waits (at INIT); after that an expired value is served at once
+    while one background read fetches the new one, so a lookup never waits on Secrets Manager. A failed
+    refresh keeps the last good value (raising only when there is none), so a Secrets Manager hiccup does
+    not take the operator API or the relays down.
     """
 
-    def __init__(self, secret_id: str, *, max_age_s: int, client: SecretsManagerClient | None = None) -> None:
+    def __init__(
+        self,
+        secret_id: str,
+        *,
+        max_age_s: int,
+        client: SecretsManagerClient | None = None,
+        executor: Executor | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._secret_id = secret_id
         self._max_age_s = max_age_s
         self._provider = SecretsProvider(
             boto3_client=client or boto3.client("secretsmanager", config=SECRETS_CLIENT_CONFIG)
         )
+        self._executor = executor
+        self._monotonic = monotonic
         self._lock = threading.Lock()
         self._last: tuple[dict[str, Any], Secrets] | None = None
+        self._fresh_until = 0.0
+        self._refreshing = False
 
     def get(self) -> Secrets:
+        with self._lock:
+            last, expired = self._last, self._monotonic() >= self._fresh_until
+            refresh_in_background = (
+                last is not None and expired and self._executor is not None and not self._refreshing
+            )
+            if refresh_in_background:
+                self._refreshing = True
+        if last is None or (expired and self._executor is None):
+            return self._read(force=expired)
+        if refresh_in_background:
+            assert self._executor is not None
+            self._executor.submit(self._refresh)
+        return last[1]
+
+    def _refresh(self) -> None:
+        try:
+            self._read(force=True)
+        except SecretsError:
+            pass  # the last good value stays; the next expired `get` tries again
+        finally:
+            with self._lock:
+                self._refreshing = False
+
+    def _read(self, *, force: bool) -> Secrets:
         source = f"secret {self._secret_id!r}"
         try:
-            raw = self._provider.get(self._secret_id, max_age=self._max_age_s, transform="json")
+            raw = self._provider.get(
+                self._secret_id, max_age=self._max_age_s, transform="json", force_fetch=force
+            )
         except TransformParameterError:
             raise SecretsError(f"{source} is not valid JSON") from None
         except GetParameterError as error:
@@ -159,17 +201,20 @@ class SecretsManagerSource:
             raise SecretsError(f"{source} must be a JSON object")
         with self._lock:
             # Powertools returns the same cached dict until it expires: parse once per fetch.
-            if self._last is not None and self._last[0] is raw:
-                return self._last[1]
-            secrets = Secrets.from_mapping(raw, source=source)
-            self._last = (raw, secrets)
-            return secrets
+            if self._last is None or self._last[0] is not raw:
+                self._last = (raw, Secrets.from_mapping(raw, source=source))
+                self._fresh_until = self._monotonic() + self._max_age_s
+            return self._last[1]
 
 
 def secret_source(
-    secret_id: str | None, *, max_age_s: int, client: SecretsManagerClient | None = None
+    secret_id: str | None,
+    *,
+    max_age_s: int,
+    client: SecretsManagerClient | None = None,
+    executor: Executor | None = None,
 ) -> SecretSource:
     """The secret source for these settings: Secrets Manager when a secret is named, else the environment."""
     if secret_id is None:
         return StaticSecrets(Secrets.from_environment())
-    return SecretsManagerSource(secret_id, max_age_s=max_age_s, client=client)
+    return SecretsManagerSource(secret_id, max_age_s=max_age_s, client=client, executor=executor)

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
 BACKGROUND_WORKERS = 4
-"""Snapshot refreshes and failure reports: small, they only wait on DynamoDB."""
+"""Snapshot and secret refreshes and failure reports: small, they only wait on AWS APIs."""
 
 
 def system_clock() -> int:
@@ -169,11 +169,13 @@ def build_container(
     `secrets`: fixed values (tests, sandbox) or a source; by default from Secrets Manager when
     ROUTE_HEALTH_SECRET_ID is set, else from the environment.
     """
+    executor = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS, thread_name_prefix="route-health")
     if secrets is None:
         source: SecretSource = secret_source(
             settings.route_health_secret_id,
             max_age_s=settings.secret_max_age_s,
             client=secretsmanager_client,
+            executor=executor,
         )
     elif isinstance(secrets, Secrets):
         source = StaticSecrets(secrets)
@@ -181,7 +183,6 @@ def build_container(
         source = secrets
     source.get()  # fail fast at INIT on an unreadable or malformed secret
 
-    executor = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS, thread_name_prefix="route-health")
     store: DynamoVerdictStore | None = None
     snapshots: SnapshotCache | None = None
     if settings.route_health_table is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import boto3
 import pytest
@@ -75,6 +75,56 @@ def test_the_secret_is_cached_for_max_age_and_a_failed_refresh_keeps_the_last_va
 
     client.delete_secret(SecretId=SECRET_ID, ForceDeleteWithoutRecovery=True)
     assert uncached.get().health_check_secret == rotated  # unreadable now: the last good value stays
+
+
+class ManualExecutor:
+    """Runs submitted work only when the test says so."""
+
+    def __init__(self) -> None:
+        self.pending: list[Callable[[], object]] = []
+
+    def submit(self, fn: Callable[[], object]) -> None:
+        self.pending.append(fn)
+
+    def run_pending(self) -> None:
+        while self.pending:
+            self.pending.pop(0)()
+
+
+def test_with_an_executor_an_expired_secret_is_served_at_once_and_refreshed_in_the_background(
+    secretsmanager: object,
+) -> None:
+    client = boto3.client("secretsmanager")
+    client.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
+    now = [1000.0]
+    executor = ManualExecutor()
+    source = SecretsManagerSource(
+        SECRET_ID,
+        max_age_s=300,
+        client=client,
+        executor=executor,
+        monotonic=lambda: now[0],  # type: ignore[arg-type]
+    )
+    first = source.get()  # the first read waits (INIT)
+    client.put_secret_value(
+        SecretId=SECRET_ID, SecretString=json.dumps({**VALUES, "HEALTH_CHECK_SECRET": "rotated"})
+    )
+
+    now[0] += 301
+    calls: list[str] = []
+    client.meta.events.register("before-call.secrets-manager", lambda **kw: calls.append(kw["model"].name))
+    assert source.get() is first  # expired: still answered at once, without a call
+    assert source.get() is first
+    assert calls == []
+    assert len(executor.pending) == 1  # one background refresh, not one per caller
+
+    executor.run_pending()
+
+    assert calls == ["GetSecretValue"]
+    refreshed = source.get().health_check_secret
+    assert refreshed is not None
+    assert refreshed.get_secret_value() == "rotated"
+    assert executor.pending == []
 
 
 def test_a_missing_secret_fails_clearly(secretsmanager: object) -> None:
