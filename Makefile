@@ -48,3 +48,8 @@ check: lint test
 .PHONY: run
 run: install
 	$(BIN)/route-health sandbox $(SANDBOX_ARGS)
+
+# Benchmarks (bench/README.md): writes bench/results/latest.json and latest.md, prints the table (< 10 min).
+.PHONY: bench
+bench: install
+	$(BIN)/python -m bench.run

@@ -1,0 +1,1 @@
+"""Benchmarks for Route Health (`make bench`): see bench/README.md."""

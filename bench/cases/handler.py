@@ -1,0 +1,255 @@
+"""The warm request path through the real API handler, on moto and an instant upstream.
+
+- `handler_overhead_us_median`: one lookup through `functions.handlers.api.lambda_handler` (API Gateway v2
+  event in, response dict out) minus the same upstream call made bare (`DirectTransport.fetch` on the same
+  `httpx.MockTransport`, same spec and params). Batches of each are interleaved; the median of the per-batch
+  differences is reported.
+- `store_calls_on_request_path`: DynamoDB calls made on the request's thread over 1,000 warm lookups, counted
+  with a botocore `before-call` hook on the container's own DynamoDB client (background refreshes, which run on
+  the container's executor threads, are counted separately). Secrets Manager calls are counted the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+import httpx
+from moto import mock_aws
+from pydantic import BaseModel
+
+from bench.common import (
+    BENCH_SECRET_VALUES,
+    REGION,
+    TABLE_NAME,
+    BenchLambdaContext,
+    all_healthy_checks,
+    api_event,
+    median,
+    progress,
+    quiet_stdout,
+    time_batch,
+)
+from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.dynamo_store import DynamoVerdictStore, store_client_config, table_definition
+from functions.catalog.spec import OperationSpec
+from functions.core import RouteKey
+from sandbox.simulator.payloads import realistic_payload, request_fields
+from sandbox.simulator.routes import retailer_route
+
+ENDPOINT = "/api/oliveyoung/products"
+QUERY = {"keyword": "립밤"}
+ROUTE = RouteKey.OY_PRODUCT_SEARCH
+WARMUP = 300
+REPEATS = 15
+PER_BATCH = 100
+STORE_COUNT_LOOKUPS = 1_000
+SECRET_ID = "route-health/bench"  # noqa: S105 - a secret name, not a value
+NOW = 1_767_225_600_000
+
+
+class CallCounter:
+    """botocore `before-call` hook: counts calls by operation, split by the thread that made them."""
+
+    def __init__(self, request_thread: threading.Thread) -> None:
+        self._request_thread = request_thread
+        self.on_request_path: Counter[str] = Counter()
+        self.background: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def __call__(self, model: Any, **_: Any) -> None:
+        with self._lock:
+            if threading.current_thread() is self._request_thread:
+                self.on_request_path[model.name] += 1
+            else:
+                self.background[model.name] += 1
+
+    def reset(self) -> None:
+        with self._lock:
+            self.on_request_path.clear()
+            self.background.clear()
+
+
+def instant_upstream() -> httpx.MockTransport:
+    """Answers every retailer request at once with a realistic, valid body (built once per route)."""
+    bodies: dict[RouteKey, bytes] = {}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        key = retailer_route(request.url.host, request.url.path)
+        if key is None:
+            return httpx.Response(404, json={"error": "not simulated"})
+        if key not in bodies:
+            fields = request_fields(
+                str(request.url), json.loads(request.content) if request.content else None
+            )
+            bodies[key] = json.dumps(realistic_payload(key, fields), ensure_ascii=False).encode()
+        return httpx.Response(200, content=bodies[key], headers={"content-type": "application/json"})
+
+    return httpx.MockTransport(answer)
+
+
+class _Recorder:
+    """Wraps the container's DirectTransport once to capture the spec and params the handler sent."""
+
+    def __init__(self, inner: DirectTransport) -> None:
+        self.inner = inner
+        self.seen: tuple[OperationSpec[Any, Any], BaseModel] | None = None
+
+    def fetch(self, spec: OperationSpec[Any, Any], params: BaseModel, *, timeout_ms: int) -> Any:
+        self.seen = (spec, params)
+        return self.inner.fetch(spec, params, timeout_ms=timeout_ms)
+
+
+def run() -> dict[str, Any]:
+    progress("handler: building a real container on moto with an instant upstream")
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+    with mock_aws(), quiet_stdout():
+        return _run()
+
+
+def _run() -> dict[str, Any]:
+    from functions.handlers import api, wiring
+    from functions.handlers.settings import ApiSettings
+
+    dynamodb = boto3.client("dynamodb", region_name=REGION, config=store_client_config())
+    dynamodb.create_table(**table_definition(TABLE_NAME))
+    secretsmanager = boto3.client("secretsmanager", region_name=REGION)
+    secretsmanager.create_secret(Name=SECRET_ID, SecretString=json.dumps(dict(BENCH_SECRET_VALUES)))
+    routes, relays = all_healthy_checks(NOW - 30_000)
+    DynamoVerdictStore(TABLE_NAME, dynamodb).write_checks(routes, relays, now=NOW - 30_000)
+
+    clock_now = [NOW]
+    settings = ApiSettings(
+        ROUTE_HEALTH_TABLE=TABLE_NAME,
+        ROUTE_HEALTH_SECRET_ID=SECRET_ID,
+        OY_RELAY_URL="http://127.0.0.1:9/relays/oliveyoung",
+        CONVENIENCE_RELAY_URL="http://127.0.0.1:9/relays/convenience",
+        DTRYX_RELAY_URL="http://127.0.0.1:9/relays/dtryx",
+    )  # the relays point nowhere on purpose: a lookup that went to a relay would fail loudly
+    upstream = instant_upstream()
+    container = wiring.build_container(
+        settings,
+        clock=lambda: clock_now[0],
+        dynamodb_client=dynamodb,
+        http_transport=upstream,
+        secretsmanager_client=secretsmanager,
+    )
+    wiring.set_container(container)
+    try:
+        counter = CallCounter(threading.current_thread())
+        dynamodb.meta.events.register("before-call", counter)
+        secretsmanager.meta.events.register("before-call", counter)
+
+        event = api_event(ENDPOINT, QUERY, now_ms=NOW)
+        context = BenchLambdaContext()
+
+        def through_handler() -> dict[str, Any]:
+            response: dict[str, Any] = api.lambda_handler(event, context)
+            return response
+
+        recorder = _Recorder(container.direct)
+        container.direct = recorder  # type: ignore[assignment]
+        first = through_handler()
+        container.direct = recorder.inner
+        assert first["statusCode"] == 200, first
+        assert json.loads(first["body"])["success"] is True
+        assert recorder.seen is not None, "the lookup did not go direct"
+        assert recorder.seen[0].key is ROUTE
+        spec, params = recorder.seen
+        bare_transport = DirectTransport(new_direct_client(upstream))
+
+        def bare() -> Any:
+            return bare_transport.fetch(spec, params, timeout_ms=3_000)
+
+        overhead = _overhead_us(through_handler, bare)
+        counter.reset()
+        for _ in range(STORE_COUNT_LOOKUPS):
+            response = through_handler()
+            assert response["statusCode"] == 200
+        dynamo_ops = {"Query", "GetItem", "PutItem", "UpdateItem", "BatchGetItem", "Scan"}
+        on_path = {op: n for op, n in counter.on_request_path.items() if op in dynamo_ops}
+        background = {op: n for op, n in counter.background.items() if op in dynamo_ops}
+        secrets_on_path = counter.on_request_path.get("GetSecretValue", 0)
+        secrets_refetch = _secret_fetches_after_expiry(
+            api, wiring, settings, dynamodb, secretsmanager, upstream
+        )
+    finally:
+        wiring.set_container(None)
+        container.close()
+
+    progress(
+        f"handler: overhead {overhead['handler_overhead_us_median']:.0f} us per lookup; "
+        f"store calls on request path: {sum(on_path.values())}"
+    )
+    return {
+        "handler_overhead_us_median": overhead["handler_overhead_us_median"],
+        "store_calls_on_request_path": sum(on_path.values()),
+        "handler_detail": {
+            "endpoint": f"GET {ENDPOINT}?keyword=...",
+            "route": ROUTE.value,
+            "handler_us_median": overhead["handler_us_median"],
+            "bare_fetch_us_median": overhead["bare_us_median"],
+            "handler_vs_bare_ratio": round(overhead["handler_us_median"] / overhead["bare_us_median"], 2),
+            "repeats": REPEATS,
+            "lookups_per_batch": PER_BATCH,
+            "store_count_lookups": STORE_COUNT_LOOKUPS,
+            "store_calls_on_request_path_by_operation": on_path,
+            "store_calls_in_background": background,
+            "secrets_calls_on_request_path": secrets_on_path,
+            "secrets_calls_on_request_path_when_cache_expired": secrets_refetch,
+            "conditions": "moto DynamoDB + Secrets Manager, Powertools logs/metrics on (stdout to /dev/null), "
+            "Tracer inactive (not in Lambda)",
+        },
+    }
+
+
+def _overhead_us(through_handler: Callable[[], Any], bare: Callable[[], Any]) -> dict[str, float]:
+    for _ in range(WARMUP):
+        through_handler()
+        bare()
+    handler_samples, bare_samples, differences = [], [], []
+    for _ in range(REPEATS):
+        handler_s = time_batch(through_handler, PER_BATCH)
+        bare_s = time_batch(bare, PER_BATCH)
+        handler_samples.append(handler_s * 1e6)
+        bare_samples.append(bare_s * 1e6)
+        differences.append((handler_s - bare_s) * 1e6)
+    return {
+        "handler_overhead_us_median": round(median(differences), 1),
+        "handler_us_median": round(median(handler_samples), 1),
+        "bare_us_median": round(median(bare_samples), 1),
+    }
+
+
+def _secret_fetches_after_expiry(
+    api: Any, wiring: Any, settings: Any, dynamodb: Any, secretsmanager: Any, upstream: httpx.MockTransport
+) -> int:
+    """With the secret cache expired (max age 0), how many lookups of 20 wait for GetSecretValue.
+
+    In production the cache expires every ROUTE_HEALTH_SECRET_MAX_AGE seconds (300 by default), so this is
+    what one request per container per expiry pays.
+    """
+    expired = settings.model_copy(update={"secret_max_age_s": 0})
+    container = wiring.build_container(
+        expired,
+        clock=lambda: NOW,
+        dynamodb_client=dynamodb,
+        http_transport=upstream,
+        secretsmanager_client=secretsmanager,
+    )
+    wiring.set_container(container)
+    counter = CallCounter(threading.current_thread())
+    secretsmanager.meta.events.register("before-call", counter)
+    try:
+        event = api_event(ENDPOINT, QUERY, now_ms=NOW)
+        for _ in range(20):
+            api.lambda_handler(event, BenchLambdaContext())
+        return counter.on_request_path.get("GetSecretValue", 0)
+    finally:
+        secretsmanager.meta.events.unregister("before-call", counter)
+        container.close()

@@ -1,0 +1,209 @@
+"""`probe_run_ms` (all healthy, all hanging) and `probe_max_in_flight`, through the real probe handler.
+
+The probe Lambda's handler runs in this process on moto, against the simulated retailers and relays served
+on 127.0.0.1 (the sandbox's simulator, reached through its loopback transport), with production timings:
+3 s per check, 4 in flight. Each run gets an EventBridge event for its own 5-minute slot.
+
+- all_healthy: median of a few runs, every upstream answering normally.
+- all_hanging: one run where every retailer and every relay health URL hangs past the 3 s deadline
+  (22 checks / 4 in flight => about 6 rounds of 3 s).
+- probe_max_in_flight: the simulator's own peak of concurrent requests, over a run where every upstream
+  answers after 300 ms (so the pool is saturated the whole run). The hanging run's peak is reported too:
+  the simulator counts a hanging request until *it* gives up, even after the probe has abandoned it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+from moto import mock_aws
+
+from bench.cases.cost import cost_per_day
+from bench.cases.handler import CallCounter
+from bench.common import (
+    BENCH_SECRET_VALUES,
+    REGION,
+    TABLE_NAME,
+    BenchLambdaContext,
+    median,
+    progress,
+    quiet_stdout,
+)
+from functions.adapters.dynamo_store import (
+    PROBE_PARTITION,
+    VERDICT_PARTITION,
+    DynamoVerdictStore,
+    store_client_config,
+    table_definition,
+)
+from functions.adapters.relay import RelayCredentials
+from functions.adapters.secrets import Secrets
+from functions.core import RelayGroup, RouteKey
+from functions.core.model import PINNED_TO_RELAY, PROBE_SLOT_MS
+from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
+
+HEALTHY_RUNS = 3
+HANG_LIMIT_S = 4.0
+"""The simulator holds a hanging request this long: past the probe's 3 s deadline."""
+SATURATING_DELAY = "slow-300"
+
+
+def eventbridge_event(at_ms: int) -> dict[str, Any]:
+    scheduled = datetime.fromtimestamp(at_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": "123456789012",
+        "time": scheduled,
+        "region": REGION,
+        "resources": ["arn:aws:events:ap-northeast-2:123456789012:rule/route-health-probe"],
+        "detail": {},
+    }
+
+
+def _credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
+    credentials = {}
+    for group in RelayGroup:
+        values = secrets.relay(group)
+        assert values.token is not None
+        credentials[group] = RelayCredentials(
+            values.token.get_secret_value(),
+            values.access_client_id.get_secret_value() if values.access_client_id else None,
+            values.access_client_secret.get_secret_value() if values.access_client_secret else None,
+        )
+    return credentials
+
+
+def _every_target() -> list[str]:
+    direct = [f"direct:{key}" for key in RouteKey if key not in PINNED_TO_RELAY]
+    return direct + [f"relay:{group}" for group in RelayGroup]
+
+
+def _cost(dynamodb: Any, writes_per_run: float) -> dict[str, Any]:
+    """Cost per day from what the probe runs stored: the real items' sizes and the counted writes."""
+    verdicts = dynamodb.query(
+        TableName=TABLE_NAME,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": VERDICT_PARTITION}},
+    )["Items"]
+    slots = dynamodb.query(
+        TableName=TABLE_NAME,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": PROBE_PARTITION}},
+    )["Items"]
+    seen: list[bool] = []
+
+    def record_consistency(params: dict[str, Any], **_: Any) -> None:
+        seen.append(bool(params.get("ConsistentRead")))
+
+    dynamodb.meta.events.register("provide-client-params.dynamodb.Query", record_consistency)
+    try:
+        DynamoVerdictStore(TABLE_NAME, dynamodb).read_snapshot()
+    finally:
+        dynamodb.meta.events.unregister("provide-client-params.dynamodb.Query", record_consistency)
+    return cost_per_day(
+        verdict_items=verdicts,
+        slot_item=slots[0],
+        writes_per_run=round(writes_per_run),
+        consistent_reads=all(seen),
+    )
+
+
+def run() -> dict[str, Any]:
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+    with mock_aws(), quiet_stdout():
+        return _run()
+
+
+def _run() -> dict[str, Any]:
+    from functions.handlers import probe, wiring
+    from functions.handlers.settings import ProbeSettings
+
+    secrets = Secrets.from_mapping(BENCH_SECRET_VALUES, source="bench")
+    dynamodb = boto3.client("dynamodb", region_name=REGION, config=store_client_config())
+    dynamodb.create_table(**table_definition(TABLE_NAME))
+    simulator = Simulator(_credentials(secrets), hang_limit_s=HANG_LIMIT_S)
+    with SimulatorServer(simulator) as server:
+        settings = ProbeSettings(
+            ROUTE_HEALTH_TABLE=TABLE_NAME,
+            OY_RELAY_URL=server.relay_url(RelayGroup.OLIVEYOUNG),
+            CONVENIENCE_RELAY_URL=server.relay_url(RelayGroup.CONVENIENCE),
+            DTRYX_RELAY_URL=server.relay_url(RelayGroup.DTRYX),
+        )
+        container = wiring.build_container(
+            settings,
+            dynamodb_client=dynamodb,
+            http_transport=loopback_transport(server.base_url),
+            secrets=secrets,
+        )
+        wiring.set_container(container)
+        slot = [time.time_ns() // 1_000_000]
+
+        def one_run() -> tuple[float, dict[str, Any]]:
+            slot[0] += PROBE_SLOT_MS
+            started = time.perf_counter()
+            summary: dict[str, Any] = probe.lambda_handler(eventbridge_event(slot[0]), BenchLambdaContext())
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            assert summary["ran"] is True, summary
+            return elapsed_ms, summary
+
+        try:
+            one_run()  # warm: the container's first run pays imports of the payload builders
+            healthy = []
+            calls = CallCounter(threading.current_thread())
+            dynamodb.meta.events.register("before-call", calls)
+            for _ in range(HEALTHY_RUNS):
+                elapsed_ms, summary = one_run()
+                assert all(route["direct"] for key, route in summary["routes"].items() if key != "gs25-stock")
+                healthy.append(elapsed_ms)
+            dynamodb.meta.events.unregister("before-call", calls)
+            writes_per_run = (calls.on_request_path.total() + calls.background.total()) / HEALTHY_RUNS
+            progress(f"probe: all healthy {median(healthy):.0f} ms (median of {HEALTHY_RUNS})")
+            cost = _cost(dynamodb, writes_per_run)
+
+            for target in _every_target():
+                simulator.faults.set(target, SATURATING_DELAY)
+            simulator.reset_max_in_flight()
+            saturated_ms, _ = one_run()
+            max_in_flight = simulator.max_in_flight()
+            progress(
+                f"probe: every upstream slow ({SATURATING_DELAY}): {saturated_ms:.0f} ms, "
+                f"simulator peak {max_in_flight} in flight"
+            )
+
+            progress("probe: every upstream hanging (about 18 s) ...")
+            for target in _every_target():
+                simulator.faults.set(target, "timeout")
+            simulator.reset_max_in_flight()
+            hanging_ms, hanging = one_run()
+            hanging_peak = simulator.max_in_flight()
+            reasons = sorted({route["reason"] for route in hanging["routes"].values()})
+            progress(f"probe: all hanging {hanging_ms:.0f} ms; reasons {reasons}")
+            simulator.faults.clear()
+        finally:
+            wiring.set_container(None)
+            container.close()
+    return {
+        "cost_per_day": cost,
+        "probe_run_ms": {"all_healthy": round(median(healthy)), "all_hanging": round(hanging_ms)},
+        "probe_max_in_flight": max_in_flight,
+        "probe_detail": {
+            "all_healthy_runs_ms": [round(value) for value in healthy],
+            "every_upstream_slow_300ms_run_ms": round(saturated_ms),
+            "hanging_run_reasons": reasons,
+            "hanging_run_simulator_peak_in_flight": hanging_peak,
+            "hanging_note": "the simulator holds a hanging request for "
+            f"{HANG_LIMIT_S:g} s, past the probe's 3 s deadline; requests the probe already abandoned "
+            "still count at the simulator until then",
+            "checks_per_run": {"direct": 19, "relay_health": 3},
+            "timeout_ms_per_check": container.probe_timeout_ms,
+        },
+    }

@@ -1,0 +1,343 @@
+"""`sandbox_load`: a bounded load over the lookup endpoints of `route-health sandbox`, with a fault flip.
+
+The sandbox runs in its own process on a free 127.0.0.1 port (the real handlers, embedded DynamoDB, the
+simulated retailers and relays). REQUESTS lookups cycle through every lookup endpoint at a fixed CONCURRENCY
+(httpx in threads). After FLIP_AT answers one route's retailer starts answering 403; after RECOVER_AT the
+fault is cleared and the sandbox clock is moved past the 5-minute cooldown, so the scheduled probe sees the
+route healthy again and the lookups go back to direct.
+
+An answer is correct when it is a 2xx with `{"success": true, "data": {...}}`; a 503
+UPSTREAM_ROUTE_UNAVAILABLE would be correct only when both paths are known bad, which never happens here
+(every relay stays healthy), so it counts as an error too. `direct_share` comes from the simulator's call
+counts (`/_sandbox/calls`): direct / (direct + relay) upstream calls over the windows where direct was
+healthy (before the flip for every route, during the flip for every other route), probe calls excluded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.common import LOOKUP_ENDPOINTS, median, percentile, progress
+from functions.core.model import COOLDOWN_MS, PINNED_TO_RELAY, RouteKey
+
+REQUESTS = 2_000
+CONCURRENCY = 8
+FLIP_AT = 600
+RECOVER_AT = 1_100
+FAULTED_ROUTE = RouteKey.CU_STORE
+READY_TIMEOUT_S = 90.0
+PROBED_KEYS = [key.value for key in RouteKey if key not in PINNED_TO_RELAY]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_sandbox() -> Iterator[tuple[str, Path]]:
+    """Starts `route-health sandbox` on a free port; yields its URL and its stdout log. SIGTERM (then kill)."""
+    command = Path(sys.executable).parent / "route-health"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    environment = {**os.environ, "HEALTH_CHECK_SECRET": secrets.token_urlsafe(24), "PYTHONUNBUFFERED": "1"}
+    for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "AWS_PROFILE"):
+        environment.pop(name, None)
+    with tempfile.TemporaryDirectory(prefix="route-health-bench-") as workdir:
+        out_path, err_path = Path(workdir) / "stdout.log", Path(workdir) / "stderr.log"
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            process = subprocess.Popen(
+                [str(command), "sandbox", "--port", str(port)],
+                cwd=workdir,
+                env=environment,
+                stdout=out,
+                stderr=err,
+            )
+        try:
+            deadline = time.monotonic() + READY_TIMEOUT_S
+            while f"ready: {url}" not in out_path.read_text(errors="replace"):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"sandbox did not start:\n{err_path.read_text(errors='replace')[-3000:]}"
+                    )
+                time.sleep(0.05)
+            yield url, out_path
+        finally:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@dataclass
+class Outcome:
+    index: int
+    path: str
+    status: int
+    ms: float
+    correct: bool
+    code: str | None = None
+
+
+@dataclass
+class LoadState:
+    """The answers so far, and a gate that holds new requests while the sandbox clock is moved."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    lock: threading.Condition = field(default_factory=threading.Condition)
+    open: bool = True
+    in_flight: int = 0
+
+    def enter(self) -> None:
+        with self.lock:
+            self.lock.wait_for(lambda: self.open)
+            self.in_flight += 1
+
+    def leave(self, outcome: Outcome) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.outcomes.append(outcome)
+            self.lock.notify_all()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No request in flight inside: a 5-minute clock jump under a running lookup would eat its budget,
+        which no real clock does."""
+        with self.lock:
+            self.open = False
+            self.lock.wait_for(lambda: self.in_flight == 0)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.open = True
+                self.lock.notify_all()
+
+
+def _judge(response: httpx.Response, expected_fields: frozenset[str]) -> tuple[bool, str | None]:
+    """(correct, error code if any). A 2xx is correct only with the endpoint's own `data` fields, so an
+    answer meant for another request (cross-talk between concurrent invocations) is caught too."""
+    try:
+        body = response.json()
+    except ValueError:
+        return False, "not-json"
+    if not 200 <= response.status_code < 300:
+        error = body.get("error") if isinstance(body, dict) else None
+        return False, error.get("code") if isinstance(error, dict) else None
+    data = body.get("data")
+    if body.get("success") is not True or not isinstance(data, dict):
+        return False, "not-an-envelope"
+    if frozenset(data) != expected_fields:
+        return False, "wrong-data-fields"
+    return True, None
+
+
+def _expected_fields(control: httpx.Client) -> dict[str, frozenset[str]]:
+    """Each endpoint's `data` field names, from one serial request each (no concurrency, all direct)."""
+    fields = {}
+    for path, params in LOOKUP_ENDPOINTS:
+        response = control.get(path, params=dict(params))
+        response.raise_for_status()
+        fields[path] = frozenset(response.json()["data"])
+    return fields
+
+
+def _worker(url: str, tasks: Iterator[int], state: LoadState, expected: Mapping[str, frozenset[str]]) -> None:
+    with httpx.Client(base_url=url, timeout=30) as http:
+        for index in tasks:
+            path, params = LOOKUP_ENDPOINTS[index % len(LOOKUP_ENDPOINTS)]
+            state.enter()
+            started = time.perf_counter()
+            try:
+                response = http.get(path, params=dict(params))
+                status, (correct, code) = response.status_code, _judge(response, expected[path])
+            except httpx.HTTPError as error:
+                status, correct, code = 0, False, type(error).__name__
+            state.leave(Outcome(index, path, status, (time.perf_counter() - started) * 1000, correct, code))
+
+
+class _Tasks:
+    """A thread-safe iterator over request numbers."""
+
+    def __init__(self, count: int) -> None:
+        self._numbers = iter(range(count))
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> _Tasks:
+        return self
+
+    def __next__(self) -> int:
+        with self._lock:
+            return next(self._numbers)
+
+
+def _delta(after: Mapping[str, int], before: Mapping[str, int]) -> dict[str, int]:
+    return {name: after[name] - before.get(name, 0) for name in after}
+
+
+def _shares(delta: Mapping[str, int], keys: list[str]) -> tuple[int, int]:
+    """(direct, relay) lookup calls of `keys` in a window, the probe's own direct checks removed."""
+    probe_runs = delta.get("relay-health:oliveyoung", 0)
+    direct = sum(max(0, delta[f"direct:{key}"] - probe_runs) for key in keys)
+    relay = sum(delta[f"relay:{key}"] for key in keys)
+    return direct, relay
+
+
+def _settle(control: httpx.Client) -> None:
+    """Past every cooldown into a new slot (the scheduled probe runs), then until lookups go direct again."""
+    control.post("/_sandbox/clock", json={"advanceMs": COOLDOWN_MS + 1_000}).raise_for_status()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        before = control.get("/_sandbox/calls").json()
+        control.get("/api/seveneleven/popwords").raise_for_status()
+        after = control.get("/_sandbox/calls").json()
+        if after["direct:seven-popwords"] > before["direct:seven-popwords"]:
+            return
+        time.sleep(0.05)
+    raise RuntimeError("the sandbox's lookup container never went direct")
+
+
+def _logged_errors(log: Path, limit: int = 3) -> list[dict[str, Any]]:
+    """The sandbox's ERROR log lines (Powertools JSON): message, exception name and the last trace lines."""
+    found = []
+    for line in log.read_text(errors="replace").splitlines():
+        if '"level":"ERROR"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        trace = str(record.get("exception", "")).strip().splitlines()
+        found.append(
+            {
+                "message": record.get("message"),
+                "exception_name": record.get("exception_name"),
+                "trace_tail": trace[-6:],
+            }
+        )
+    return found[:limit]
+
+
+def run() -> dict[str, Any]:
+    progress("sandbox load: starting route-health sandbox on a free 127.0.0.1 port")
+    with running_sandbox() as (url, log), httpx.Client(base_url=url, timeout=60) as control:
+        _settle(control)
+        expected = _expected_fields(control)
+        progress(
+            f"sandbox load: {REQUESTS} lookups at concurrency {CONCURRENCY}, "
+            f"{FAULTED_ROUTE} -> http-403 after {FLIP_AT}, recovered after {RECOVER_AT}"
+        )
+        state = LoadState()
+        tasks = _Tasks(REQUESTS)
+        started = time.perf_counter()
+        calls_start = control.get("/_sandbox/calls").json()
+        workers = [
+            threading.Thread(target=_worker, args=(url, tasks, state, expected)) for _ in range(CONCURRENCY)
+        ]
+        for worker in workers:
+            worker.start()
+
+        def wait_for(count: int) -> None:
+            with state.lock:
+                state.lock.wait_for(lambda: len(state.outcomes) >= count)
+
+        wait_for(FLIP_AT)
+        calls_flip = control.get("/_sandbox/calls").json()
+        control.post(
+            "/_sandbox/faults", json={"target": f"direct:{FAULTED_ROUTE}", "fault": "http-403"}
+        ).raise_for_status()
+        flipped_at = len(state.outcomes)
+        progress(f"sandbox load: {flipped_at} answered; direct:{FAULTED_ROUTE} now answers 403")
+        wait_for(RECOVER_AT)
+        with state.paused():
+            calls_recover = control.get("/_sandbox/calls").json()
+            control.delete("/_sandbox/faults").raise_for_status()
+            moved = control.post("/_sandbox/clock", json={"advanceMs": COOLDOWN_MS + 1_000}).json()
+            calls_recovered = control.get("/_sandbox/calls").json()
+            recovered_at = len(state.outcomes)
+        progress(
+            f"sandbox load: {recovered_at} answered; fault cleared, clock +5 min, probe ran: "
+            f"{moved.get('probe', {}).get('ran')}"
+        )
+        for worker in workers:
+            worker.join()
+        elapsed_s = time.perf_counter() - started
+        calls_end = control.get("/_sandbox/calls").json()
+        leaked = calls_end.get("leakedSecrets", 0)
+        logged_errors = _logged_errors(log)
+
+    outcomes = sorted(state.outcomes, key=lambda outcome: outcome.index)
+    latencies = [outcome.ms for outcome in outcomes]
+    errors = [outcome for outcome in outcomes if not outcome.correct]
+    # Requests issued from the flip on (by completion order the flip fell at `flipped_at`).
+    completion_order = state.outcomes
+    flip_errors = sum(1 for outcome in completion_order[flipped_at - CONCURRENCY :] if not outcome.correct)
+
+    healthy_keys = [key for key in PROBED_KEYS if key != FAULTED_ROUTE.value]
+    direct_a, relay_a = _shares(_delta(calls_flip, calls_start), PROBED_KEYS)
+    direct_b, relay_b = _shares(_delta(calls_recover, calls_flip), healthy_keys)
+    recovery = _delta(calls_end, calls_recovered)
+    direct_c, relay_c = _shares(recovery, PROBED_KEYS)
+    faulted = FAULTED_ROUTE.value
+    during_flip = _delta(calls_recover, calls_flip)
+    result = {
+        "requests": len(outcomes),
+        "errors": len(errors),
+        "p50_ms": round(median(latencies), 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2),
+        "direct_share": round((direct_a + direct_b) / max(1, direct_a + relay_a + direct_b + relay_b), 4),
+        "fault_flip_errors": flip_errors,
+        "detail": {
+            "concurrency": CONCURRENCY,
+            "endpoints": len(LOOKUP_ENDPOINTS),
+            "throughput_rps": round(len(outcomes) / elapsed_s, 1),
+            "elapsed_s": round(elapsed_s, 1),
+            "faulted_route": faulted,
+            "flip_after_answers": flipped_at,
+            "recover_after_answers": recovered_at,
+            "error_answers": [
+                {"answer": number, "path": outcome.path, "status": outcome.status, "code": outcome.code}
+                for number, outcome in enumerate(completion_order)
+                if not outcome.correct
+            ][:20],
+            "direct_share_before_flip": round(direct_a / max(1, direct_a + relay_a), 4),
+            "direct_share_during_flip_other_routes": round(direct_b / max(1, direct_b + relay_b), 4),
+            "direct_share_after_recovery_all_routes": round(direct_c / max(1, direct_c + relay_c), 4),
+            "faulted_route_calls_during_flip": {
+                "direct": during_flip[f"direct:{faulted}"] - during_flip.get("relay-health:oliveyoung", 0),
+                "relay": during_flip[f"relay:{faulted}"],
+            },
+            "faulted_route_calls_after_recovery": {
+                "direct": recovery[f"direct:{faulted}"] - recovery.get("relay-health:oliveyoung", 0),
+                "relay": recovery[f"relay:{faulted}"],
+            },
+            "leaked_secrets": leaked,
+            "sandbox_logged_errors": logged_errors,
+            "note": "after recovery the container's snapshot is stale (the clock moved 5 min), so lookups go "
+            "relay-first until its background refresh lands: that window is excluded from direct_share",
+        },
+    }
+    progress(
+        f"sandbox load: {result['requests']} requests, {result['errors']} errors, p50 {result['p50_ms']} ms, "
+        f"p99 {result['p99_ms']} ms, direct share {result['direct_share']}"
+    )
+    return {"sandbox_load": result}

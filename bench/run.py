@@ -1,0 +1,82 @@
+"""`make bench`: run every benchmark case, write bench/results/latest.json and latest.md, print the table.
+
+Cases run one after another (they share two cores); each prints progress lines on stderr. The whole run
+takes about 1.5-3 minutes on a 2-core machine (limit: 10).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.common import REGION, progress
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REQUIRED_FIELDS = (
+    "decision_ns_median",
+    "handler_overhead_us_median",
+    "store_calls_on_request_path",
+    "cold_import_ms_median",
+    "boto3_import_ms_median",
+    "cold_import_ratio_vs_boto3",
+    "probe_run_ms",
+    "probe_max_in_flight",
+    "sandbox_load",
+    "cost_per_day",
+)
+
+
+def _prepare_environment() -> None:
+    """An AWS-less, offline environment: moto answers every AWS call made in this process."""
+    for name in (
+        "AWS_PROFILE",
+        "ROUTE_HEALTH_TABLE",
+        "ROUTE_HEALTH_SECRET_ID",
+        "POWERTOOLS_METRICS_DISABLED",
+    ):
+        os.environ.pop(name, None)
+    os.environ.update(
+        {
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "POWERTOOLS_SERVICE_NAME": "route-health",
+            "POWERTOOLS_METRICS_NAMESPACE": "RouteHealth",
+        }
+    )
+
+
+def main() -> int:
+    _prepare_environment()
+    from bench.cases import cold_import, decision, handler, probe_run, sandbox_load
+    from bench.report import markdown, table
+
+    started = time.monotonic()
+    results: dict[str, Any] = {}
+    for case in (decision, handler, probe_run, cold_import, sandbox_load):
+        results.update(case.run())
+    missing = [name for name in REQUIRED_FIELDS if name not in results]
+    if missing:
+        raise SystemExit(f"bench: missing fields {missing}")
+    results["run"] = {
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "duration_s": round(time.monotonic() - started, 1),
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    (RESULTS / "latest.md").write_text(markdown(results))
+    progress(f"wrote {RESULTS / 'latest.json'} and latest.md in {results['run']['duration_s']} s")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
