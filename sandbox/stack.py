@@ -135,7 +135,9 @@ class SandboxStack:
         self._health_check_secret = health_check_secret
         self._start_simulator = start_simulator
         self._resources = ExitStack()
-        self._probe_lock = threading.Lock()
+        # One invocation at a time per function, as in one Lambda execution environment: the handlers'
+        # module-level state (the Powertools resolver's current event, for one) is per invocation.
+        self._function_locks = {function: threading.Lock() for function in FUNCTION_TIMEOUT_S}
         self._serving: threading.Thread | None = None
         self.first_probe: Mapping[str, Any] | None = None
         self._handlers: dict[str, Handler] = {}
@@ -242,8 +244,9 @@ class SandboxStack:
         return self.controls(method, path, body)
 
     def _invoke(self, function: str, event: dict[str, Any]) -> Any:
-        context = LambdaContext(f"route-health-{function}", FUNCTION_TIMEOUT_S[function])
-        return self._handlers[function](event, context)
+        with self._function_locks[function]:
+            context = LambdaContext(f"route-health-{function}", FUNCTION_TIMEOUT_S[function])
+            return self._handlers[function](event, context)
 
     def _invoke_api(self, event: dict[str, Any]) -> Any:
         return self._invoke("api", event)
@@ -253,12 +256,11 @@ class SandboxStack:
 
     def _invoke_probe(self, event: dict[str, Any]) -> Mapping[str, Any]:
         """One probe invocation; a failed one (store down...) answers `ran: false` with the error's type."""
-        with self._probe_lock:
-            try:
-                result = self._invoke("probe", event)
-            except Exception as error:
-                logger.warning("probe invocation failed: %s", type(error).__name__)
-                return {"ran": False, "error": type(error).__name__}
+        try:
+            result = self._invoke("probe", event)
+        except Exception as error:
+            logger.warning("probe invocation failed: %s", type(error).__name__)
+            return {"ran": False, "error": type(error).__name__}
         return result if isinstance(result, Mapping) else {"ran": False, "result": result}
 
 
