@@ -37,6 +37,44 @@ LAYER_DIR_CONTEXT = "layerDir"
 LAYER_DIR_ENV = "ROUTE_HEALTH_LAYER_DIR"
 
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
+LAMBDA_PYTHON_ENV = "LAMBDA_PYTHON"
+
+
+def _runtime_python() -> str | None:
+    """A Python of the Lambda runtime's version (for bytecode), or None when this machine has none.
+
+    Lambda's code directories are read-only, so bytecode not shipped is recompiled on every cold start
+    (measured: ~1.6 s instead of ~0.5 s to import the API handler). `LAMBDA_PYTHON` names one explicitly.
+    """
+    candidates = [os.environ.get(LAMBDA_PYTHON_ENV), shutil.which(f"python{PYTHON_VERSION}")]
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates += sorted(
+        str(path) for path in pyenv_root.glob(f"versions/{PYTHON_VERSION}.*/bin/python{PYTHON_VERSION}")
+    )
+    for candidate in filter(None, candidates):
+        probe = subprocess.run(  # noqa: S603 - an interpreter path, fixed arguments, no shell
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if probe.returncode == 0 and probe.stdout.strip() == PYTHON_VERSION:
+            return candidate
+    return None
+
+
+def _compile_bytecode(root: Path) -> None:
+    """Ship `.pyc` files for the runtime's Python (hash-checked, so timestamps in the zip don't matter)."""
+    python = _runtime_python()
+    if python is None:
+        print(
+            f"note: no Python {PYTHON_VERSION} found (set {LAMBDA_PYTHON_ENV}); shipping sources without "
+            "bytecode, so cold starts compile them",
+            file=sys.stderr,
+        )
+        return
+    subprocess.run(  # noqa: S603 - fixed argv, no shell, no user input
+        [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(root)],
+        check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def _tree_digest(root: Path) -> str:
@@ -49,33 +87,41 @@ def _tree_digest(root: Path) -> str:
 
 
 def _publish(build: Path, final: Path) -> Path:
-    """Move a finished build into place; a concurrent synth that got there first wins."""
+    """Move a finished build into place and drop older builds of its kind; a concurrent synth wins ties."""
     try:
         build.rename(final)
     except OSError:
         shutil.rmtree(build, ignore_errors=True)
+    kind = final.name.split("-", 1)[0]
+    for old in BUILD_DIR.glob(f"{kind}-*"):
+        if old != final and old.is_dir() and not old.name.startswith(f"{kind}-tmp"):
+            shutil.rmtree(old, ignore_errors=True)
     return final
 
 
-def stage_code() -> Path:
+def stage_code(*, compile_bytecode: bool = True) -> Path:
     """A directory holding only `functions/` (no caches, no tests), keyed by its content."""
-    final = BUILD_DIR / f"code-{_tree_digest(FUNCTIONS_PACKAGE)}"
+    suffix = "" if compile_bytecode else "-src"
+    final = BUILD_DIR / f"code-{_tree_digest(FUNCTIONS_PACKAGE)}{suffix}"
     if final.is_dir():
         return final
     BUILD_DIR.mkdir(exist_ok=True)
-    build = Path(tempfile.mkdtemp(prefix="code-", dir=BUILD_DIR))
+    build = Path(tempfile.mkdtemp(prefix="code-tmp", dir=BUILD_DIR))
     shutil.copytree(FUNCTIONS_PACKAGE, build / "functions", ignore=_IGNORED)
+    if compile_bytecode:
+        _compile_bytecode(build)
     return _publish(build, final)
 
 
 def build_dependencies_layer(architecture: lambda_.Architecture = ARCHITECTURE) -> Path:
     """pip-install the runtime lock for the Lambda platform once per lock file content."""
     lock_hash = hashlib.sha256(RUNTIME_LOCK.read_bytes()).hexdigest()[:16]
-    final = BUILD_DIR / f"layer-{architecture.name}-py{PYTHON_TAG}-{lock_hash}"
+    bytecode = "-pyc" if _runtime_python() else ""
+    final = BUILD_DIR / f"layer-{architecture.name}-py{PYTHON_TAG}-{lock_hash}{bytecode}"
     if final.is_dir():
         return final
     BUILD_DIR.mkdir(exist_ok=True)
-    build = Path(tempfile.mkdtemp(prefix="layer-", dir=BUILD_DIR))
+    build = Path(tempfile.mkdtemp(prefix="layer-tmp", dir=BUILD_DIR))
     command = [
         sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
         "--platform", _PIP_PLATFORM[architecture.name], "--only-binary=:all:",
@@ -84,6 +130,7 @@ def build_dependencies_layer(architecture: lambda_.Architecture = ARCHITECTURE) 
     ]  # fmt: skip
     try:
         subprocess.run(command, check=True)  # noqa: S603 - fixed argv, no shell, no user input
+        _compile_bytecode(build / "python")
     except subprocess.CalledProcessError:
         shutil.rmtree(build, ignore_errors=True)
         raise
@@ -100,7 +147,8 @@ class LambdaPackaging(Construct):
         if not layer_dir.is_dir():
             raise FileNotFoundError(f"dependencies layer directory {layer_dir} does not exist")
 
-        self.code = lambda_.Code.from_asset(str(stage_code()))
+        # A prebuilt layer means a test synth: skip compiling, which needs the runtime's Python.
+        self.code = lambda_.Code.from_asset(str(stage_code(compile_bytecode=not prebuilt)))
         self.dependencies = lambda_.LayerVersion(
             self,
             "Dependencies",

@@ -32,10 +32,21 @@ def test_handler_string_resolves_to_a_real_function(handler):
 def test_code_asset_keeps_the_functions_package_root():
     from infra.packaging import stage_code
 
-    staged = stage_code()
+    staged = stage_code(compile_bytecode=False)
     assert (staged / "functions" / "handlers" / "__init__.py").is_file()
     assert sorted(p.name for p in staged.iterdir()) == ["functions"]
-    assert not list(staged.rglob("__pycache__"))
+    assert not list(staged.rglob("__pycache__"))  # the working tree's own caches are never shipped
+
+
+def test_code_asset_ships_bytecode_for_the_runtime_python_when_one_is_installed():
+    from infra.packaging import _runtime_python, stage_code
+
+    if _runtime_python() is None:
+        pytest.skip("no Python 3.12 on this machine: the asset ships sources only")
+    staged = stage_code()
+    compiled = {path.name for path in staged.rglob("*.pyc")}
+    assert "api.cpython-312.pyc" in compiled
+    assert all(name.endswith(".cpython-312.pyc") for name in compiled)
 
 
 @pytest.mark.parametrize("handler", sorted(SETTINGS_BY_HANDLER))
