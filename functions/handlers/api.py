@@ -28,7 +28,7 @@ from functions.core import LOOKUP_BUDGET_MS, LookupCancelled, RouteKey, ServiceE
 from functions.core.errors import upstream_timeout
 from functions.core.model import SECOND_MS
 from functions.handlers.settings import ApiSettings
-from functions.handlers.telemetry import emit_snapshot_age, logger, tracer
+from functions.handlers.telemetry import emit_snapshot_age, logger
 from functions.handlers.wiring import get_container
 from functions.lookups import InvalidParams, Lookup, operations
 from functions.lookups.queries import (
@@ -387,7 +387,6 @@ app.exception_handler(Exception)(unexpected_error)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     container = get_container(ApiSettings)
     if container.snapshots is not None:

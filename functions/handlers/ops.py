@@ -26,7 +26,8 @@ from functions.adapters.secrets import SecretsError
 from functions.core import PROBE_SLOT_MS, ServiceError, StoreError, VerdictStore
 from functions.core.wire import snapshot_to_wire
 from functions.handlers.settings import OpsSettings
-from functions.handlers.telemetry import logger, tracer
+from functions.handlers.telemetry import logger
+from functions.handlers.tracing import tracer
 from functions.handlers.wiring import Container, get_container
 from functions.probe import slot_start_of
 

@@ -13,7 +13,8 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.handlers.settings import ProbeSettings
-from functions.handlers.telemetry import logger, tracer
+from functions.handlers.telemetry import logger
+from functions.handlers.tracing import tracer
 from functions.handlers.wiring import get_container
 from functions.probe import slot_start_of
 

@@ -7,7 +7,7 @@ cardinality stays bounded. Nothing here ever receives a secret: callers pass rou
 
 from __future__ import annotations
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
@@ -20,7 +20,6 @@ NAMESPACE = "RouteHealth"
 SERVICE = "route-health"
 
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
 
 
 def emit_metric(name: str, value: float, unit: MetricUnit = MetricUnit.Count, **dimensions: str) -> None:
