@@ -1,0 +1,472 @@
+"""The DynamoDB verdict store (DESIGN §5): item layout, key schema and the conditional writes that keep its rules.
+
+Layout (one table, on-demand; the key schema lives only in this module):
+
+- partition ``verdict``: sort key ``route#<route key>`` (``direct``, ``checkedAt``, ``reason``, ``failedAt?``,
+  ``blockedUntil?``) and ``relay#<relay group>`` (``healthy``, ``checkedAt``, ``reason?``). One Query reads it all.
+- partition ``probe``: sort key ``slot#<slot start ms>``, one item per claimed probe slot, removed by TTL.
+
+Every write is a single conditional write, so the rules hold under any interleaving of writers without a
+read-modify-write window. Where one rule allows two different results (a passing check during a live block;
+a failure report older than the last check), the common result is tried first and, if DynamoDB refuses it,
+the refused item (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) tells whether the other, equally
+conditional, write applies. A refusal is normal: it is counted in ``rejected_writes``, never raised.
+docs/verdict-store.md explains every condition for operators.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from functions.core.errors import StoreError
+from functions.core.model import (
+    COOLDOWN_MS,
+    PINNED_TO_RELAY,
+    SECOND_MS,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteKey,
+    RouteVerdict,
+    Snapshot,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import (
+        AttributeValueTypeDef,
+        CreateTableInputTypeDef,
+        QueryInputTypeDef,
+        UpdateTimeToLiveInputTypeDef,
+    )
+
+    Item = Mapping[str, AttributeValueTypeDef]
+
+T = TypeVar("T")
+
+# ---------------------------------------------------------------------------------------------------------
+# Key schema: the one place it is defined. The CDK table, the sandbox and the tests mirror table_definition().
+
+PARTITION_KEY: Final = "pk"
+SORT_KEY: Final = "sk"
+TTL_ATTRIBUTE: Final = "expiresAt"
+"""Probe-slot items carry their expiry here, in epoch SECONDS (DynamoDB TTL ignores milliseconds)."""
+
+VERDICT_PARTITION: Final = "verdict"
+PROBE_PARTITION: Final = "probe"
+PROBE_SLOT_RETENTION_MS: Final = 2 * 24 * 60 * 60 * SECOND_MS
+
+ROUTE_PREFIX: Final = "route#"
+RELAY_PREFIX: Final = "relay#"
+SLOT_PREFIX: Final = "slot#"
+
+
+def table_definition(table_name: str) -> CreateTableInputTypeDef:
+    """CreateTable kwargs: string ``pk``/``sk`` keys, on-demand billing."""
+    return {
+        "TableName": table_name,
+        "AttributeDefinitions": [
+            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": SORT_KEY, "AttributeType": "S"},
+        ],
+        "KeySchema": [
+            {"AttributeName": PARTITION_KEY, "KeyType": "HASH"},
+            {"AttributeName": SORT_KEY, "KeyType": "RANGE"},
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+
+
+def time_to_live_definition(table_name: str) -> UpdateTimeToLiveInputTypeDef:
+    """UpdateTimeToLive kwargs that let DynamoDB delete old probe-slot items."""
+    return {
+        "TableName": table_name,
+        "TimeToLiveSpecification": {"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+    }
+
+
+def route_sort_key(key: RouteKey) -> str:
+    return f"{ROUTE_PREFIX}{key.value}"
+
+
+def relay_sort_key(group: RelayGroup) -> str:
+    return f"{RELAY_PREFIX}{group.value}"
+
+
+def slot_sort_key(slot_start: int) -> str:
+    return f"{SLOT_PREFIX}{slot_start}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Client: short timeouts and at most one retry, so a DynamoDB outage costs seconds, not a retry storm.
+
+STORE_TIMEOUT_SECONDS: Final = 2.0
+STORE_MAX_ATTEMPTS: Final = 2
+
+
+def store_client_config() -> Config:
+    return Config(
+        connect_timeout=STORE_TIMEOUT_SECONDS,
+        read_timeout=STORE_TIMEOUT_SECONDS,
+        retries={"mode": "standard", "total_max_attempts": STORE_MAX_ATTEMPTS},
+    )
+
+
+def dynamodb_client(*, region_name: str | None = None, endpoint_url: str | None = None) -> DynamoDBClient:
+    """The low-level DynamoDB client the store expects (region and credentials from the environment)."""
+    return boto3.client(
+        "dynamodb", region_name=region_name, endpoint_url=endpoint_url, config=store_client_config()
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The conditions, one per rule of DESIGN §5. Attribute names are written out (none is a reserved word) so
+# that an operator can read them exactly as DynamoDB evaluates them.
+
+CHECK_IS_NEWEST: Final = (
+    "(attribute_not_exists(checkedAt) OR checkedAt <= :checkedAt)"
+    " AND (attribute_not_exists(failedAt) OR failedAt < :checkedAt)"
+)
+"""Rule 1: a check older than the stored check, or not newer than the stored failure, is ignored."""
+
+NO_LIVE_BLOCK: Final = "(attribute_not_exists(blockedUntil) OR blockedUntil <= :now)"
+"""Rule 2 and 4: direct=true may be stored only once no block is live."""
+
+LIVE_BLOCK: Final = "blockedUntil > :now"
+"""Rule 2: while this holds, a passing check is stored as direct=false."""
+
+FAILURE_APPLIES: Final = (
+    "(attribute_not_exists(failedAt) OR failedAt < :failedAt)"
+    " AND (attribute_not_exists(checkedAt) OR checkedAt < :cooldownEnd)"
+)
+"""Rule 3: a report is ignored if a failure at least as new is stored, or the route was re-checked after
+this failure's cooldown ended (the report is stale)."""
+
+CHECKED_NO_LATER_THAN_FAILURE: Final = "(attribute_not_exists(checkedAt) OR checkedAt <= :failedAt)"
+CHECKED_AFTER_FAILURE: Final = "checkedAt > :failedAt"
+"""A failure is itself an observation: checkedAt becomes max(stored checkedAt, failedAt)."""
+
+RELAY_CHECK_IS_NEWEST: Final = "attribute_not_exists(checkedAt) OR checkedAt <= :checkedAt"
+"""Rule 6: a relay check older than the stored one is ignored."""
+
+SLOT_UNCLAIMED: Final = f"attribute_not_exists({PARTITION_KEY})"
+"""At most one probe run per slot."""
+
+
+def _both(first: str, second: str) -> str:
+    # Every condition above is an AND of clauses, so joining needs no parentheses (DynamoDB rejects
+    # redundant ones).
+    return f"{first} AND {second}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Refused:
+    """A conditional write DynamoDB refused; ``old`` is the item as it was (empty if there was none)."""
+
+    old: Item
+
+
+class DynamoVerdictStore:
+    """VerdictStore on one DynamoDB table (see the module docstring and docs/verdict-store.md)."""
+
+    def __init__(self, table_name: str, client: DynamoDBClient) -> None:
+        self._table_name = table_name
+        self._client = client
+        self._rejected_writes = 0
+        self._rejected_lock = threading.Lock()
+
+    @property
+    def rejected_writes(self) -> int:
+        """How many writes the ordering rules refused since this store was built (thread-safe)."""
+        with self._rejected_lock:
+            return self._rejected_writes
+
+    # -- reads ---------------------------------------------------------------------------------------------
+
+    def read_snapshot(self) -> Snapshot:
+        """Every verdict in one strongly consistent Query (a second page only if DynamoDB ever splits it)."""
+        routes: dict[RouteKey, RouteVerdict] = {}
+        relays: dict[RelayGroup, RelayCheck] = {}
+        request: QueryInputTypeDef = {
+            "TableName": self._table_name,
+            "KeyConditionExpression": f"{PARTITION_KEY} = :partition",
+            "ExpressionAttributeValues": {":partition": {"S": VERDICT_PARTITION}},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._call("Query", partial(self._client.query, **request))
+            for item in page.get("Items", []):
+                route = _route_verdict(item)
+                if route is not None:
+                    routes[route.key] = route
+                relay = _relay_check(item)
+                if relay is not None:
+                    relays[relay.group] = relay
+            next_start = page.get("LastEvaluatedKey")
+            if not next_start:
+                return Snapshot(routes=routes, relays=relays)
+            request = {**request, "ExclusiveStartKey": next_start}
+
+    # -- probe results ---------------------------------------------------------------------------------------
+
+    def write_checks(self, routes: Sequence[RouteCheck], relays: Sequence[RelayCheck], *, now: int) -> None:
+        """One conditional write per check (two at most for a passing check during a live block).
+
+        Stops at the first StoreError: when DynamoDB is down, waiting on every item only delays the report.
+        """
+        for route in routes:
+            self._write_route_check(route, now=now)
+        for relay in relays:
+            self._write_relay_check(relay)
+
+    def _write_route_check(self, check: RouteCheck, *, now: int) -> None:
+        if check.key in PINNED_TO_RELAY:
+            # Rule 5: whatever the probe saw, the pinned key is never a direct route.
+            check = RouteCheck(
+                check.key, direct=False, checked_at=check.checked_at, reason=Reason.PINNED_RELAY
+            )
+        if not check.direct:
+            self._count_if_refused(self._store_route_check(check, direct=False, condition=CHECK_IS_NEWEST))
+            return
+        # Rules 1, 2, 4: a passing check restores direct=true only once no block is live ...
+        refused = self._store_route_check(
+            check, direct=True, condition=_both(CHECK_IS_NEWEST, NO_LIVE_BLOCK), now=now
+        )
+        if refused is None:
+            return
+        # ... and is kept as direct=false (failedAt/blockedUntil untouched) while one is.
+        if _number(refused.old, "blockedUntil", default=0) > now:
+            refused = self._store_route_check(
+                check, direct=False, condition=_both(CHECK_IS_NEWEST, LIVE_BLOCK), now=now
+            )
+        self._count_if_refused(refused)
+
+    def _store_route_check(
+        self, check: RouteCheck, *, direct: bool, condition: str, now: int | None = None
+    ) -> _Refused | None:
+        values: dict[str, AttributeValueTypeDef] = {
+            ":direct": {"BOOL": direct},
+            ":checkedAt": _n(check.checked_at),
+        }
+        update = "SET direct = :direct, checkedAt = :checkedAt"
+        if check.reason is None:
+            update += " REMOVE reason"
+        else:
+            update += ", reason = :reason"
+            values[":reason"] = {"S": Reason(check.reason).value}
+        if now is not None:
+            values[":now"] = _n(now)
+        return self._conditional(
+            "UpdateItem",
+            lambda: self._client.update_item(
+                TableName=self._table_name,
+                Key=_key(VERDICT_PARTITION, route_sort_key(RouteKey(check.key))),
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            ),
+        )
+
+    def _write_relay_check(self, check: RelayCheck) -> None:
+        item: dict[str, AttributeValueTypeDef] = {
+            **_key(VERDICT_PARTITION, relay_sort_key(RelayGroup(check.group))),
+            "healthy": {"BOOL": check.healthy},
+            "checkedAt": _n(check.checked_at),
+        }
+        if check.reason is not None:
+            item["reason"] = {"S": Reason(check.reason).value}
+        self._count_if_refused(
+            self._conditional(
+                "PutItem",
+                lambda: self._client.put_item(
+                    TableName=self._table_name,
+                    Item=item,
+                    ConditionExpression=RELAY_CHECK_IS_NEWEST,
+                    ExpressionAttributeValues={":checkedAt": _n(check.checked_at)},
+                ),
+            )
+        )
+
+    # -- live failures -----------------------------------------------------------------------------------------
+
+    def record_failure(self, key: RouteKey, *, at: int, now: int) -> None:
+        """Rule 3: block direct until ``at + COOLDOWN_MS`` unless the report is outdated.
+
+        The failure counts as an observation of the route, so ``checkedAt`` becomes max(stored, at): the first
+        write covers "no check after the failure", and only if the stored check is later is it kept. A report
+        for the pinned key is not written (rule 5: its item always says pinned-relay). ``now`` is not needed:
+        whether a report is stale depends only on what is stored.
+        """
+        if key in PINNED_TO_RELAY:
+            return
+        refused = self._store_failure(key, at=at, checked_at_becomes_at=True)
+        if refused is not None and _number(refused.old, "checkedAt", default=at) > at:
+            refused = self._store_failure(key, at=at, checked_at_becomes_at=False)
+        self._count_if_refused(refused)
+
+    def _store_failure(self, key: RouteKey, *, at: int, checked_at_becomes_at: bool) -> _Refused | None:
+        update = (
+            "SET direct = :false, reason = :unavailable, failedAt = :failedAt, blockedUntil = :cooldownEnd"
+        )
+        if checked_at_becomes_at:
+            update += ", checkedAt = :failedAt"
+            condition = _both(FAILURE_APPLIES, CHECKED_NO_LATER_THAN_FAILURE)
+        else:
+            condition = _both(FAILURE_APPLIES, CHECKED_AFTER_FAILURE)
+        return self._conditional(
+            "UpdateItem",
+            lambda: self._client.update_item(
+                TableName=self._table_name,
+                Key=_key(VERDICT_PARTITION, route_sort_key(RouteKey(key))),
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeValues={
+                    ":false": {"BOOL": False},
+                    ":unavailable": {"S": Reason.UNAVAILABLE.value},
+                    ":failedAt": _n(at),
+                    ":cooldownEnd": _n(at + COOLDOWN_MS),
+                },
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            ),
+        )
+
+    # -- probe slots ---------------------------------------------------------------------------------------------
+
+    def claim_probe_slot(self, slot_start: int, *, trigger: str, now: int) -> bool:
+        """True for the first claim of ``slot_start``; False (not counted as a rejected write) afterwards."""
+        refused = self._conditional(
+            "PutItem",
+            lambda: self._client.put_item(
+                TableName=self._table_name,
+                Item={
+                    **_key(PROBE_PARTITION, slot_sort_key(slot_start)),
+                    "slotStart": _n(slot_start),
+                    "trigger": {"S": trigger},
+                    "claimedAt": _n(now),
+                    TTL_ATTRIBUTE: _n((now + PROBE_SLOT_RETENTION_MS) // SECOND_MS),
+                },
+                ConditionExpression=SLOT_UNCLAIMED,
+            ),
+        )
+        return refused is None
+
+    # -- plumbing --------------------------------------------------------------------------------------------------
+
+    def _conditional(self, operation: str, write: Callable[[], object]) -> _Refused | None:
+        """Run a conditional write: None if it was applied, `_Refused` if its condition did not hold."""
+        try:
+            self._call(operation, write)
+        except _ConditionFailed as refused:
+            return _Refused(old=refused.old)
+        return None
+
+    def _count_if_refused(self, refused: _Refused | None) -> None:
+        if refused is not None:
+            with self._rejected_lock:
+                self._rejected_writes += 1
+
+    @staticmethod
+    def _call(operation: str, request: Callable[[], T]) -> T:
+        """Every DynamoDB call goes through here.
+
+        A refused condition becomes `_ConditionFailed` (handled by `_conditional`); any other failure becomes a
+        StoreError naming only the operation and the error code, never the response text.
+        """
+        try:
+            return request()
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "Unknown")
+            if code == "ConditionalCheckFailedException":
+                old = cast("Mapping[str, Any]", error.response).get("Item") or {}
+                raise _ConditionFailed(old) from None
+            raise StoreError(f"DynamoDB {operation} failed: {code}") from None
+        except BotoCoreError as error:
+            raise StoreError(f"DynamoDB {operation} failed: {type(error).__name__}") from None
+
+
+class _ConditionFailed(Exception):
+    def __init__(self, old: Item) -> None:
+        super().__init__("conditional write refused")
+        self.old = old
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Item <-> core types. Unknown keys or malformed items are skipped: a missing verdict only means "use the relay".
+
+
+_ROUTE_KEYS: Final = frozenset(key.value for key in RouteKey)
+_RELAY_GROUPS: Final = frozenset(group.value for group in RelayGroup)
+_REASONS: Final = frozenset(reason.value for reason in Reason)
+
+
+def _key(partition: str, sort: str) -> dict[str, AttributeValueTypeDef]:
+    return {PARTITION_KEY: {"S": partition}, SORT_KEY: {"S": sort}}
+
+
+def _n(value: int) -> AttributeValueTypeDef:
+    return {"N": str(int(value))}
+
+
+def _number(item: Item, name: str, *, default: int) -> int:
+    value = _optional_number(item, name)
+    return default if value is None else value
+
+
+def _optional_number(item: Item, name: str) -> int | None:
+    raw = item.get(name, {}).get("N")
+    if raw is None:
+        return None
+    try:
+        return int(Decimal(raw))
+    except (ArithmeticError, ValueError):
+        return None
+
+
+def _reason(item: Item) -> Reason | None:
+    raw = item.get("reason", {}).get("S")
+    return Reason(raw) if raw in _REASONS else None
+
+
+def _sort_key_suffix(item: Item, prefix: str) -> str | None:
+    sort = item.get(SORT_KEY, {}).get("S", "")
+    return sort.removeprefix(prefix) if sort.startswith(prefix) else None
+
+
+def _route_verdict(item: Item) -> RouteVerdict | None:
+    name = _sort_key_suffix(item, ROUTE_PREFIX)
+    direct = item.get("direct", {}).get("BOOL")
+    checked_at = _optional_number(item, "checkedAt")
+    if name not in _ROUTE_KEYS or direct is None or checked_at is None:
+        return None
+    key = RouteKey(name)
+    return RouteVerdict(
+        key=key,
+        direct=direct and key not in PINNED_TO_RELAY,
+        checked_at=checked_at,
+        reason=_reason(item),
+        failed_at=_optional_number(item, "failedAt"),
+        blocked_until=_optional_number(item, "blockedUntil"),
+    )
+
+
+def _relay_check(item: Item) -> RelayCheck | None:
+    name = _sort_key_suffix(item, RELAY_PREFIX)
+    healthy = item.get("healthy", {}).get("BOOL")
+    checked_at = _optional_number(item, "checkedAt")
+    if name not in _RELAY_GROUPS or healthy is None or checked_at is None:
+        return None
+    return RelayCheck(group=RelayGroup(name), healthy=healthy, checked_at=checked_at, reason=_reason(item))

@@ -1,0 +1,175 @@
+"""Many writers at once against moto's ThreadedMotoServer on 127.0.0.1: the rules hold afterwards.
+
+DynamoDB applies each conditional write atomically per item. moto's server does not lock items, so the test
+server runs one request at a time to model that guarantee; the writers' threads still interleave freely
+between their requests, which is where a read-modify-write window in the store would show.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any
+
+import pytest
+from moto.moto_server import threaded_moto_server
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+from mypy_boto3_dynamodb import DynamoDBClient
+
+from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
+from functions.core.model import (
+    COOLDOWN_MS,
+    MINUTE_MS,
+    PROBE_SLOT_MS,
+    SECOND_MS,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteKey,
+)
+
+T0 = 1_750_000_000_000
+KEYS = (RouteKey.CU_STOCK, RouteKey.SEVEN_STOCK, RouteKey.DTRYX_TIMETABLE)
+WRITERS = 8
+
+
+class OneRequestAtATime(DomainDispatcherApplication):
+    """moto's dispatcher, serialized: each DynamoDB request is atomic, as it is in DynamoDB."""
+
+    _lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        with self._lock:
+            return super().__call__(environ, start_response)
+
+
+@pytest.fixture(scope="module")
+def endpoint_url() -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(threaded_moto_server, "DomainDispatcherApplication", OneRequestAtATime)
+        server = threaded_moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def client(endpoint_url: str, request: pytest.FixtureRequest) -> DynamoDBClient:
+    dynamodb = dynamodb_client(region_name="ap-northeast-2", endpoint_url=endpoint_url)
+    table = request.node.name.replace("_", "-")[:200]
+    dynamodb.create_table(**table_definition(table))
+    return dynamodb
+
+
+@pytest.fixture
+def store(client: DynamoDBClient, request: pytest.FixtureRequest) -> DynamoVerdictStore:
+    return DynamoVerdictStore(request.node.name.replace("_", "-")[:200], client)
+
+
+def run_at_once(writes: list[Callable[[], object]]) -> None:
+    """Queue every write on WRITERS threads, release them together, and re-raise any error."""
+    go = threading.Event()
+
+    def when_released(write: Callable[[], object]) -> object:
+        go.wait(timeout=5)
+        return write()
+
+    with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+        futures = [pool.submit(when_released, write) for write in writes]
+        go.set()
+        for future in futures:
+            future.result(timeout=30)
+
+
+def test_checks_and_failures_racing_during_a_block_leave_direct_off(store: DynamoVerdictStore) -> None:
+    now = T0 + 2 * MINUTE_MS
+    failures = [T0 + i * SECOND_MS for i in range(8)]
+    checks = [
+        RouteCheck(key, direct=i % 3 != 0, checked_at=T0 - MINUTE_MS + i * 7 * SECOND_MS, reason=Reason.OK)
+        for key in KEYS
+        for i in range(12)
+    ]
+    writes: list[Callable[[], object]] = [
+        partial(store.record_failure, key, at=at, now=now) for key in KEYS for at in failures
+    ]
+    writes += [partial(store.write_checks, [check], [], now=now) for check in checks]
+
+    run_at_once(writes)
+
+    snapshot = store.read_snapshot()
+    for key in KEYS:
+        verdict = snapshot.routes[key]
+        newest_check = max(c.checked_at for c in checks if c.key == key)
+        assert verdict.direct is False  # rule 2: every failure's block is still live at `now`
+        assert verdict.failed_at == max(failures)  # rule 3: the newest report always wins
+        assert verdict.blocked_until == max(failures) + COOLDOWN_MS
+        assert verdict.checked_at == newest_check  # rule 1: it is newer than every failure, so it lands
+    assert store.rejected_writes > 0
+
+
+def test_checks_and_failures_racing_after_the_block_recover_direct(store: DynamoVerdictStore) -> None:
+    now = T0 + 3 * COOLDOWN_MS
+    failures = [T0 + i * SECOND_MS for i in range(8)]
+    newest_pass = T0 + 2 * COOLDOWN_MS  # re-checked after every failure's cooldown ended
+    checks = [
+        RouteCheck(key, direct=False, checked_at=T0 + i * 5 * SECOND_MS) for key in KEYS for i in range(8)
+    ]
+    checks += [RouteCheck(key, direct=True, checked_at=newest_pass, reason=Reason.OK) for key in KEYS]
+    writes: list[Callable[[], object]] = [
+        partial(store.record_failure, key, at=at, now=now) for key in KEYS for at in failures
+    ]
+    writes += [partial(store.write_checks, [check], [], now=now) for check in checks]
+
+    run_at_once(writes)
+
+    snapshot = store.read_snapshot()
+    for key in KEYS:
+        verdict = snapshot.routes[key]
+        assert (verdict.direct, verdict.checked_at, verdict.reason) == (
+            True,
+            newest_pass,
+            Reason.OK,
+        )  # rule 4
+        assert verdict.failed_at is not None
+        assert verdict.blocked_until == verdict.failed_at + COOLDOWN_MS <= now
+
+
+def test_every_stale_write_is_counted_once_under_contention(store: DynamoVerdictStore) -> None:
+    failure_at = T0 + MINUTE_MS
+    for key in KEYS:
+        store.record_failure(key, at=failure_at, now=failure_at)
+    stale = [
+        RouteCheck(key, direct=True, checked_at=T0 + i, reason=Reason.OK) for key in KEYS for i in range(10)
+    ]
+
+    run_at_once([partial(store.write_checks, [check], [], now=failure_at) for check in stale])
+
+    assert store.rejected_writes == len(stale)
+    assert all(verdict.direct is False for verdict in store.read_snapshot().routes.values())
+
+
+def test_racing_relay_checks_keep_the_newest(store: DynamoVerdictStore) -> None:
+    checks = [RelayCheck(RelayGroup.DTRYX, healthy=i % 2 == 0, checked_at=T0 + i) for i in range(24)]
+
+    run_at_once([partial(store.write_checks, [], [check], now=T0 + 30) for check in checks])
+
+    assert store.read_snapshot().relays[RelayGroup.DTRYX] == checks[-1]
+
+
+def test_racing_slot_claims_let_exactly_one_probe_run(store: DynamoVerdictStore) -> None:
+    claims: list[bool] = []
+    claims_lock = threading.Lock()
+
+    def claim(slot_start: int) -> None:
+        claimed = store.claim_probe_slot(slot_start, trigger="schedule", now=slot_start + 1)
+        with claims_lock:
+            claims.append(claimed)
+
+    run_at_once([partial(claim, T0) for _ in range(WRITERS)])
+    assert sorted(claims) == [False] * (WRITERS - 1) + [True]
+
+    assert store.claim_probe_slot(T0 + PROBE_SLOT_MS, trigger="operator", now=T0 + PROBE_SLOT_MS) is True
