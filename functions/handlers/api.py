@@ -29,7 +29,7 @@ from functions.core.errors import upstream_timeout
 from functions.core.model import SECOND_MS
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import emit_snapshot_age, logger
-from functions.handlers.wiring import get_container
+from functions.handlers.wiring import get_container, prepare_container_at_init
 from functions.lookups import InvalidParams, Lookup, operations
 from functions.lookups.queries import (
     CuProductsQuery,
@@ -393,3 +393,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         container.snapshots.refresh_if_stale()  # background, single-flight: never waits for DynamoDB
     emit_snapshot_age(container.snapshots)
     return app.resolve(event, context)
+
+
+prepare_container_at_init(ApiSettings)

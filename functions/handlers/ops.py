@@ -28,7 +28,7 @@ from functions.core.wire import snapshot_to_wire
 from functions.handlers.settings import OpsSettings
 from functions.handlers.telemetry import logger
 from functions.handlers.tracing import tracer
-from functions.handlers.wiring import Container, get_container
+from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.probe import slot_start_of
 
 ROUTES_PATH = "/api/health/routes"
@@ -156,3 +156,6 @@ def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | Non
 @tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)
+
+
+prepare_container_at_init(OpsSettings)

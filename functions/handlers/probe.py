@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.handlers.settings import ProbeSettings
 from functions.handlers.telemetry import logger
 from functions.handlers.tracing import tracer
-from functions.handlers.wiring import get_container
+from functions.handlers.wiring import get_container, prepare_container_at_init
 from functions.probe import slot_start_of
 
 
@@ -27,3 +27,6 @@ def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str,
     logger.append_keys(event_id=event.id, scheduled_at=event.time.isoformat())
     summary = get_container(ProbeSettings).probe(slot_start=slot_start_of(scheduled_ms), trigger="schedule")
     return summary.to_dict()
+
+
+prepare_container_at_init(ProbeSettings)

@@ -8,6 +8,7 @@ life; nothing is built at import time. The sandbox and tests build their own wit
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -243,6 +244,17 @@ def get_container(settings_type: type[CommonSettings] = ApiSettings) -> Containe
         if _container is None:
             _container = build_container(settings_type())
         return _container
+
+
+def prepare_container_at_init(settings_type: type[CommonSettings]) -> None:
+    """In Lambda, build the container during INIT (each handler module calls this on import).
+
+    INIT runs before the first request with full CPU, so the clients, the secret read and the bounded
+    snapshot prefetch (DESIGN §2) cost no request anything, and a bad setting fails INIT with its message.
+    Outside Lambda (tests, sandbox, bench) nothing is built at import.
+    """
+    if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        get_container(settings_type)
 
 
 def set_container(container: Container | None) -> None:

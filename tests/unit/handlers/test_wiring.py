@@ -136,3 +136,35 @@ def test_routing_events_and_snapshot_age_are_bounded_emf_metrics(
         ("SnapshotAge", service, 1_500),
     ]
     assert found == sorted((name, sorted(dims.items()), value) for name, dims, value in expected)
+
+
+@pytest.fixture
+def forget_container() -> Iterator[None]:
+    wiring.reset_container()
+    yield
+    wiring.reset_container()
+
+
+@pytest.mark.usefixtures("forget_container")
+def test_the_container_is_built_during_lambda_init_and_never_at_import_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "AWS_LAMBDA_FUNCTION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+
+    wiring.prepare_container_at_init(ApiSettings)
+    assert wiring._container is None  # tests, the sandbox and the bench build their own
+
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
+    wiring.prepare_container_at_init(ApiSettings)
+    built = wiring._container
+    assert built is not None
+    assert wiring.get_container(ApiSettings) is built  # the first request reuses what INIT built
+
+
+@pytest.mark.usefixtures("forget_container")
+def test_a_bad_setting_fails_lambda_init_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
+    monkeypatch.setenv("LOOKUP_BUDGET_SECONDS", "-1")
+    with pytest.raises(ValueError, match="LOOKUP_BUDGET_SECONDS"):
+        wiring.prepare_container_at_init(ApiSettings)
