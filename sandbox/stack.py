@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -24,6 +24,9 @@ from sandbox.embedded_aws import REGION, EmbeddedAws
 from sandbox.gateway import Gateway, Handler, LambdaContext
 from sandbox.scheduler import ProbeScheduler
 from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
+
+if TYPE_CHECKING:
+    from functions.handlers.wiring import Container
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +51,7 @@ POWERTOOLS_DEFAULTS = {
     "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon locally
     "POWERTOOLS_LOG_LEVEL": "INFO",
 }
+STARTUP_SNAPSHOT_TIMEOUT_S = 2.0
 FUNCTION_TIMEOUT_S = {"api": 15.0, "ops": 60.0, "probe": 60.0}
 
 
@@ -179,7 +183,7 @@ class SandboxStack:
         self._resources.callback(aws.stop)
 
         self._configure_environment(aws.environment(), relay_urls)
-        self._build_container(None if simulated is None else simulated.transport)
+        container = self._build_container(None if simulated is None else simulated.transport)
         self._handlers = _load_handlers()
 
         self.scheduler = ProbeScheduler(self.clock, self._invoke_probe, region=REGION)
@@ -191,6 +195,10 @@ class SandboxStack:
             run_due_probe=self.scheduler.run_due,
         )
         self.first_probe = self.scheduler.run_due()
+        # The container was built (and its snapshot prefetched) before the first probe wrote any verdict:
+        # read them now so that "ready" means steady state, not 30 s of relay-first lookups.
+        if container.snapshots is not None:
+            container.snapshots.prefetch(STARTUP_SNAPSHOT_TIMEOUT_S)
         self.scheduler.start()
         self._resources.callback(self.scheduler.stop)
 
@@ -226,7 +234,7 @@ class SandboxStack:
         for name, value in POWERTOOLS_DEFAULTS.items():
             os.environ.setdefault(name, value)
 
-    def _build_container(self, transport: httpx.BaseTransport | None) -> None:
+    def _build_container(self, transport: httpx.BaseTransport | None) -> Container:
         from functions.handlers.settings import ApiSettings
         from functions.handlers.wiring import build_container, set_container
 
@@ -238,6 +246,7 @@ class SandboxStack:
             container.close()
 
         self._resources.callback(forget)
+        return container
 
     def _controls(self, method: str, path: str, body: bytes) -> Any:
         assert self.controls is not None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import os
 import secrets
 import shutil
@@ -107,9 +109,9 @@ class Sandbox:
         return response, delta
 
 
-@pytest.fixture(scope="session")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    workdir = tmp_path_factory.mktemp("sandbox")
+@contextmanager
+def running_sandbox(workdir: Path) -> Iterator[Sandbox]:
+    """`route-health sandbox` on a free port in a subprocess; yields once it printed `ready:`."""
     port = _free_port()
     secret = secrets.token_urlsafe(24)
     stdout, stderr = workdir / "stdout.log", workdir / "stderr.log"
@@ -148,6 +150,12 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     assert code == 0, stderr.read_text(errors="replace")[-4000:]
 
 
+@pytest.fixture(scope="session")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    with running_sandbox(tmp_path_factory.mktemp("sandbox")) as started:
+        yield started
+
+
 @pytest.fixture
 def fresh(sandbox: Sandbox) -> Iterator[Sandbox]:
     """The sandbox with no faults, every block expired and a just-probed, just-loaded snapshot."""
@@ -155,3 +163,10 @@ def fresh(sandbox: Sandbox) -> Iterator[Sandbox]:
     sandbox.settle()
     yield sandbox
     sandbox.clear_faults()
+
+
+@pytest.fixture
+def just_started(tmp_path: Path) -> Iterator[Sandbox]:
+    """A sandbox of its own, used right after it printed `ready:` (for start-up behaviour)."""
+    with running_sandbox(tmp_path) as started:
+        yield started
