@@ -34,6 +34,10 @@ SECRETS_CLIENT_CONFIG = Config(
 )
 
 
+RETRY_AFTER_FAILURE_S = 30
+"""After a failed background refresh, keep serving the last good secrets this long before trying again."""
+
+
 class SecretsError(Exception):
     """The secret could not be read or is malformed. The message never contains a secret value."""
 
@@ -178,10 +182,12 @@ class SecretsManagerSource:
         try:
             self._read(force=True)
         except SecretsError:
-            pass  # the last good value stays; the next expired `get` tries again
+            pass  # the last good value stays
         finally:
             with self._lock:
                 self._refreshing = False
+                if self._monotonic() >= self._fresh_until:  # the read failed: wait before the next one
+                    self._fresh_until = self._monotonic() + min(self._max_age_s, RETRY_AFTER_FAILURE_S)
 
     def _read(self, *, force: bool) -> Secrets:
         source = f"secret {self._secret_id!r}"

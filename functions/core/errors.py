@@ -44,10 +44,6 @@ class ServiceError(Exception):
         self.retry_after = retry_after
 
 
-def invalid_input(message: str) -> ServiceError:
-    return ServiceError("INVALID_INPUT", 400, message)
-
-
 def upstream_not_found() -> ServiceError:
     return ServiceError("UPSTREAM_NOT_FOUND", 404, "The upstream service has no such item.")
 

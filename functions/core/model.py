@@ -127,6 +127,3 @@ class Snapshot:
 
     routes: Mapping[RouteKey, RouteVerdict] = field(default_factory=dict)
     relays: Mapping[RelayGroup, RelayCheck] = field(default_factory=dict)
-
-
-EMPTY_SNAPSHOT = Snapshot()

@@ -109,11 +109,15 @@ class Router:
         if decision.path is Path.RELAY:
             return _call_relay(relay, budget_ms, cancel)
 
+        granted_ms = min(DIRECT_TIMEOUT_MS, budget_ms)
         try:
-            return _call(direct, min(DIRECT_TIMEOUT_MS, budget_ms), cancel)
+            return _call(direct, granted_ms, cancel)
         except RouteFailure as failure:
             # A failure seen while the caller is leaving may be the cancellation itself: never block on it.
             _raise_if_cancelled(cancel)
+            if failure.reason is Reason.TIMEOUT and granted_ms < DIRECT_TIMEOUT_MS:
+                # The lookup's budget ran out before the route's 3 s did: no evidence against the route.
+                raise upstream_timeout() from None
             return self._fall_back(key, failure.reason, relay, cached, started, budget_ms, cancel)
 
     def _fall_back(
@@ -128,8 +132,9 @@ class Router:
     ) -> T:
         """After a live direct failure: block direct here, report it without waiting, try the relay once."""
         failed_at = self._clock()
+        already_blocked = (self.local_block_until(key) or 0) > failed_at  # direct anyway: no relay to use
         self._block(key, failed_at + COOLDOWN_MS)
-        if self._reporter is not None:
+        if self._reporter is not None and not already_blocked:  # one store write per block, not per lookup
             self._reporter.report(key, failed_at)
         self._events.direct_failed(key, reason)
 

@@ -38,6 +38,7 @@ class SnapshotCache:
         ttl_ms: int = SNAPSHOT_TTL_MS,
         lost_after_ms: int = REFRESH_LOST_AFTER_MS,
         retry_after_error_ms: int = RETRY_AFTER_ERROR_MS,
+        on_error: Callable[[Exception], None] | None = None,
     ) -> None:
         self._load = load
         self._clock = clock
@@ -48,8 +49,7 @@ class SnapshotCache:
         self._lock = threading.Lock()
         self._cached: CachedSnapshot | None = None
         self._refresh: _Refresh | None = None
-        self._load_errors = 0
-        self._last_error_type: str | None = None
+        self._on_error = on_error
         self._last_error_at: int | None = None
 
     def peek(self) -> CachedSnapshot | None:
@@ -60,16 +60,6 @@ class SnapshotCache:
         """How old the cached snapshot is now (the SnapshotAge metric), or None if there is none."""
         cached = self._cached
         return None if cached is None else self._clock() - cached.fetched_at
-
-    @property
-    def load_errors(self) -> int:
-        """How many background loads have failed since this container started."""
-        return self._load_errors
-
-    @property
-    def last_error_type(self) -> str | None:
-        """The exception class name of the last failed load (no message: it could carry upstream text)."""
-        return self._last_error_type
 
     def refresh_if_stale(self) -> None:
         """Start a background load if the snapshot is missing or older than the TTL; returns immediately."""
@@ -122,9 +112,9 @@ class SnapshotCache:
             if error is None:
                 self._last_error_at = None
             else:
-                self._load_errors += 1
-                self._last_error_type = type(error).__name__
                 self._last_error_at = finished_at
             if self._refresh is refresh:
                 self._refresh = None
+        if error is not None and self._on_error is not None:
+            self._on_error(error)  # logs and metrics: the old snapshot stays in use meanwhile
         refresh.future.set_result(None)

@@ -32,7 +32,7 @@ class CommonSettings(BaseSettings):
     @field_validator("*", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
-        return None if value == "" else value
+        return None if isinstance(value, str) and not value.strip() else value
 
 
 class ApiSettings(CommonSettings):

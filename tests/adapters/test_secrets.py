@@ -181,3 +181,29 @@ def test_unknown_keys_are_ignored_and_no_value_is_ever_in_an_error() -> None:
         Secrets.from_mapping({"OY_RELAY_TOKEN": {"nested": "leaky-value-2"}}, source="test")
     assert "leaky-value-2" not in str(raised.value)
     assert "OY_RELAY_TOKEN" in str(raised.value)
+
+
+def test_a_failed_background_refresh_waits_before_trying_again(secretsmanager: object) -> None:
+    client = boto3.client("secretsmanager")
+    client.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
+    now = [1000.0]
+    executor = ManualExecutor()
+    source = SecretsManagerSource(
+        SECRET_ID,
+        max_age_s=300,
+        client=client,
+        executor=executor,
+        monotonic=lambda: now[0],  # type: ignore[arg-type]
+    )
+    first = source.get()
+    client.delete_secret(SecretId=SECRET_ID, ForceDeleteWithoutRecovery=True)  # Secrets Manager "down"
+
+    now[0] += 301
+    assert source.get() is first
+    executor.run_pending()  # the refresh fails; the last good value stays
+    assert source.get() is first
+    assert executor.pending == []  # no new read right away: no retry storm during an outage
+
+    now[0] += 31
+    assert source.get() is first
+    assert len(executor.pending) == 1

@@ -472,3 +472,42 @@ def test_concurrent_failures_block_every_key(clock: FakeClock) -> None:
         thread.join(timeout=5)
 
     assert all(router.local_block_until(k) == T0 + COOLDOWN_MS for k in keys)
+
+
+def test_a_timeout_under_a_short_budget_is_the_lookups_not_the_routes(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    # E.g. the second call of a composite lookup: its 3 s were cut by the remaining budget, so a timeout
+    # says nothing about the route and must not block it for 5 minutes everywhere.
+    direct = ScriptedCall(clock, RouteFailure(Reason.TIMEOUT), takes_ms=150)
+    via_relay = ScriptedCall(clock, "relay")
+    router = direct_router(clock, reporter, events)
+
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, direct, via_relay, budget_ms=150)
+
+    assert (raised.value.code, raised.value.status) == ("UPSTREAM_TIMEOUT", 504)
+    assert router.local_block_until(KEY) is None
+    assert reporter.reports == []
+    assert via_relay.calls == 0
+
+
+def test_without_a_relay_repeated_failures_report_once_per_block(
+    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    router = direct_router(clock, reporter, events, relay_configured=False)
+
+    for _ in range(3):  # no relay: every lookup still goes direct and fails
+        with pytest.raises(ServiceError):
+            router.route_operation(
+                KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), ScriptedCall(clock, "-")
+            )
+    assert len(reporter.reports) == 1
+    assert len(events.direct_failures) == 3
+
+    clock.advance(COOLDOWN_MS)  # the block is over: the next failure is news again
+    with pytest.raises(ServiceError):
+        router.route_operation(
+            KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), ScriptedCall(clock, "-")
+        )
+    assert len(reporter.reports) == 2

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from functions.core import (
+    DIRECT_TIMEOUT_MS,
     SNAPSHOT_TTL_MS,
     VERDICT_MAX_AGE_MS,
     LookupCancelled,
@@ -174,7 +175,11 @@ def test_rejections_and_cancellation_never_block(scenario: Scenario) -> None:
 @given(scenarios(route_failures, direct_chosen=True, cancel_during_direct=st.just(False)))
 def test_a_direct_route_failure_always_blocks_and_reports_once(scenario: Scenario) -> None:
     lookup = run_lookup(scenario)
-    if lookup.direct.calls == 1:
+    failure = scenario.direct_outcome
+    assert isinstance(failure, RouteFailure)
+    # A timeout within a budget under 3 s is the lookup running out of time, not evidence against the route.
+    budget_cut_timeout = failure.reason is Reason.TIMEOUT and scenario.budget < DIRECT_TIMEOUT_MS
+    if lookup.direct.calls == 1 and not budget_cut_timeout:
         assert lookup.blocked
         assert len(lookup.reporter.reports) == 1
     else:

@@ -133,8 +133,13 @@ def test_single_flight_under_concurrent_callers() -> None:
     assert cached.snapshot == NEW
 
 
-def test_load_error_keeps_the_old_snapshot_and_is_counted(clock: FakeClock, executor: ManualExecutor) -> None:
-    cache = SnapshotCache(CountingLoader(OLD, StoreError("down")), clock=clock, executor=executor)
+def test_load_error_keeps_the_old_snapshot_and_is_reported(
+    clock: FakeClock, executor: ManualExecutor
+) -> None:
+    errors: list[Exception] = []
+    cache = SnapshotCache(
+        CountingLoader(OLD, StoreError("down")), clock=clock, executor=executor, on_error=errors.append
+    )
     cache.refresh_if_stale()
     executor.run_all()
 
@@ -145,8 +150,7 @@ def test_load_error_keeps_the_old_snapshot_and_is_counted(clock: FakeClock, exec
     cached = cache.peek()
     assert cached is not None
     assert (cached.snapshot, cached.fetched_at) == (OLD, T0)
-    assert cache.load_errors == 1
-    assert cache.last_error_type == "StoreError"
+    assert [type(error) for error in errors] == [StoreError]
 
 
 def test_after_a_load_error_the_next_attempt_waits_a_little(
@@ -207,11 +211,11 @@ def test_a_lost_refresh_that_finishes_late_does_not_replace_newer_data(
 
 
 def test_a_closed_executor_is_tolerated(clock: FakeClock) -> None:
-    cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=ClosedExecutor())
+    errors: list[Exception] = []
+    cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=ClosedExecutor(), on_error=errors.append)
     cache.refresh_if_stale()
     assert cache.peek() is None
-    assert cache.load_errors == 1
-    assert cache.last_error_type == "RuntimeError"
+    assert [type(error) for error in errors] == [RuntimeError]
 
 
 def test_prefetch_loads_within_the_timeout() -> None:
@@ -225,10 +229,13 @@ def test_prefetch_loads_within_the_timeout() -> None:
 
 def test_prefetch_tolerates_a_failing_load() -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
-        cache = SnapshotCache(CountingLoader(StoreError("down")), clock=FakeClock(), executor=pool)
+        errors: list[Exception] = []
+        cache = SnapshotCache(
+            CountingLoader(StoreError("down")), clock=FakeClock(), executor=pool, on_error=errors.append
+        )
         assert not cache.prefetch(timeout_s=5)
         assert cache.peek() is None
-        assert cache.load_errors == 1
+        assert [type(error) for error in errors] == [StoreError]
 
 
 def test_prefetch_gives_up_after_its_timeout_and_the_load_still_lands() -> None:
