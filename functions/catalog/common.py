@@ -20,7 +20,7 @@ from pydantic import (
     ValidationError,
 )
 
-from functions.catalog.spec import ResponseRejected
+from functions.catalog.spec import HttpRequest, ResponseRejected
 from functions.core import Reason
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
@@ -138,6 +138,30 @@ YN = Literal["Y", "N"]
 
 
 # --- requests --------------------------------------------------------------------------------------
+
+
+def defaults_from(**sources: str) -> Callable[[Any], Any]:
+    """A `mode="before"` model validator: each named field, when not given, takes another field's value
+    (e.g. a map centre defaults to the searcher's position)."""
+
+    def fill(data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            for target, source in sources.items():
+                if source in data:
+                    data.setdefault(target, data[source])
+        return data
+
+    return fill
+
+
+def same_body(params: BaseModel) -> dict[str, Any]:
+    """The params as a JSON body, unset optional (None) fields left out: what the upstream and relay get."""
+    return params.model_dump(exclude_none=True)
+
+
+def post_json(url: str, headers: Mapping[str, str], params: BaseModel) -> HttpRequest:
+    return HttpRequest("POST", url, headers, same_body(params))
 
 
 def frozen_headers(headers: Mapping[str, str]) -> Mapping[str, str]:

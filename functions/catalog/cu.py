@@ -19,10 +19,13 @@ from functions.catalog.common import (
     SearchText,
     StrictParams,
     UpstreamModel,
+    defaults_from,
     frozen_headers,
     object_validator,
+    post_json,
     require_no_error_key,
     require_success_not_false,
+    same_body,
     stock,
     yn,
 )
@@ -105,16 +108,9 @@ class StoreParams(StrictParams):
     item_cd: OptionalCode = ""
     onItemNo: OptionalCode = ""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _base_defaults_to_position(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = dict(data)
-            if "latVal" in data:
-                data.setdefault("baseLatVal", data["latVal"])
-            if "longVal" in data:
-                data.setdefault("baseLongVal", data["longVal"])
-        return data
+    _base_defaults_to_position = model_validator(mode="before")(
+        defaults_from(baseLatVal="latVal", baseLongVal="longVal")
+    )
 
 
 # --- responses ------------------------------------------------------------------------------------
@@ -195,11 +191,7 @@ class StoreResponse(CuResponse):
 
 
 def _post(path: str, params: StrictParams) -> HttpRequest:
-    return HttpRequest("POST", f"{BASE_URL}{path}", HEADERS, params.model_dump())
-
-
-def _same_body(params: StrictParams) -> dict[str, Any]:
-    return params.model_dump()
+    return post_json(f"{BASE_URL}{path}", HEADERS, params)
 
 
 PRIME: OperationSpec[PrimeParams, PrimeResponse] = OperationSpec(
@@ -207,7 +199,7 @@ PRIME: OperationSpec[PrimeParams, PrimeResponse] = OperationSpec(
     params=PrimeParams,
     build_request=lambda p: _post("/api/search/display/stock", p),
     relay_operation=RouteKey.CU_PRIME.value,
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: PrimeParams(),
     validate=object_validator(PrimeResponse),
 )
@@ -217,7 +209,7 @@ STOCK: OperationSpec[StockSearchParams, StockSearchResponse] = OperationSpec(
     params=StockSearchParams,
     build_request=lambda p: _post("/api/search/rest/stock/main", p),
     relay_operation=RouteKey.CU_STOCK.value,
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: StockSearchParams(searchWord="레쓰비", offset=0, limit=10, searchSort="recom"),
     validate=object_validator(StockSearchResponse),
 )
@@ -227,7 +219,7 @@ STORE: OperationSpec[StoreParams, StoreResponse] = OperationSpec(
     params=StoreParams,
     build_request=lambda p: _post("/api/store", p),
     relay_operation=RouteKey.CU_STORE.value,
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: StoreParams(
         latVal="37.5635",
         longVal="126.9839",

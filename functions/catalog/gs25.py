@@ -20,9 +20,12 @@ from functions.catalog.common import (
     SearchText,
     StrictParams,
     UpstreamModel,
+    defaults_from,
     frozen_headers,
     object_validator,
     optional_text,
+    post_json,
+    same_body,
     stock,
     url_with_query,
 )
@@ -72,16 +75,12 @@ class StoreStockParams(StrictParams):
     isSuperDlvyStoreSelected: Literal["N"] = "N"
     isGs25DlvyStoreSelected: Literal["N"] = "N"
 
-    @model_validator(mode="before")
-    @classmethod
-    def _centre_defaults_to_position(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = dict(data)
-            if "myPositionYCoordination" in data:
-                data.setdefault("centerPositionYCoordination", data["myPositionYCoordination"])
-            if "myPositionXCoordination" in data:
-                data.setdefault("centerPositionXCoordination", data["myPositionXCoordination"])
-        return data
+    _centre_defaults_to_position = model_validator(mode="before")(
+        defaults_from(
+            centerPositionYCoordination="myPositionYCoordination",
+            centerPositionXCoordination="myPositionXCoordination",
+        )
+    )
 
     @model_validator(mode="after")
     def _item_or_keyword(self) -> StoreStockParams:
@@ -151,9 +150,9 @@ class StoreStockResponse(UpstreamModel):
 PRODUCTS: OperationSpec[ProductSearchParams, ProductSearchResponse] = OperationSpec(
     key=RouteKey.GS25_PRODUCTS,
     params=ProductSearchParams,
-    build_request=lambda p: HttpRequest("POST", SEARCH_URL, HEADERS, p.model_dump()),
+    build_request=lambda p: post_json(SEARCH_URL, HEADERS, p),
     relay_operation=RouteKey.GS25_PRODUCTS.value,
-    relay_body=lambda p: p.model_dump(),
+    relay_body=same_body,
     probe_params=lambda _now: ProductSearchParams(query="코카콜라"),
     validate=object_validator(ProductSearchResponse),
 )
@@ -165,7 +164,7 @@ STOCK: OperationSpec[StoreStockParams, StoreStockResponse] = OperationSpec(
     params=StoreStockParams,
     build_request=lambda p: HttpRequest("GET", url_with_query(STOCK_URL, p.query_pairs()), HEADERS),
     relay_operation=RouteKey.GS25_STOCK.value,
-    relay_body=lambda p: p.model_dump(exclude_none=True),
+    relay_body=same_body,
     probe_params=lambda _now: StoreStockParams(
         keyword="코카콜라",
         myPositionYCoordination=37.5635,

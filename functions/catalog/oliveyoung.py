@@ -17,8 +17,11 @@ from functions.catalog.common import (
     SearchText,
     StrictParams,
     UpstreamModel,
+    defaults_from,
     frozen_headers,
     object_validator,
+    post_json,
+    same_body,
     stock,
 )
 from functions.catalog.spec import HttpRequest, OperationSpec
@@ -50,15 +53,8 @@ PageIndex = Annotated[int, Field(ge=1, le=9999)]
 RemainQuantity = Annotated[int, Field(ge=0)] | None
 
 
-def _map_defaults_to_position(data: Any) -> Any:
-    """The map centre defaults to the searcher's position (what the web client sends)."""
-    if isinstance(data, dict):
-        data = dict(data)
-        if "lat" in data:
-            data.setdefault("mapLat", data["lat"])
-        if "lon" in data:
-            data.setdefault("mapLon", data["lon"])
-    return data
+# The map centre defaults to the searcher's position (what the web client sends).
+_map_defaults_to_position = defaults_from(mapLat="lat", mapLon="lon")
 
 
 def _percent(value: int | float) -> int | float:
@@ -196,12 +192,8 @@ class StockStoresResponse(UpstreamModel):
 # --- specs ----------------------------------------------------------------------------------------
 
 
-def _post(path: str, body: StrictParams) -> HttpRequest:
-    return HttpRequest("POST", f"{BASE_URL}{path}", HEADERS, body.model_dump())
-
-
-def _same_body(params: StrictParams) -> dict[str, Any]:
-    return params.model_dump()
+def _post(path: str, params: StrictParams) -> HttpRequest:
+    return post_json(f"{BASE_URL}{path}", HEADERS, params)
 
 
 FIND_STORE: OperationSpec[FindStoreParams, FindStoreResponse] = OperationSpec(
@@ -209,7 +201,7 @@ FIND_STORE: OperationSpec[FindStoreParams, FindStoreResponse] = OperationSpec(
     params=FindStoreParams,
     build_request=lambda p: _post("/oystore/api/storeFinder/find-store", p),
     relay_operation="find-store",
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: FindStoreParams(
         lat=PROBE_LAT,
         lon=PROBE_LON,
@@ -228,7 +220,7 @@ PRODUCT_SEARCH: OperationSpec[ProductSearchParams, ProductSearchResponse] = Oper
     params=ProductSearchParams,
     build_request=lambda p: _post("/oystore/api/stock/product-search-v3", p),
     relay_operation="product-search-v3",
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: ProductSearchParams(
         keyword="립밤", page=1, size=10, sort="01", includeSoldOut=True
     ),
@@ -240,7 +232,7 @@ GOODS_INFO: OperationSpec[GoodsInfoParams, GoodsInfoResponse] = OperationSpec(
     params=GoodsInfoParams,
     build_request=lambda p: _post("/oystore/api/stock/stock-goods-info-v3", p),
     relay_operation="stock-goods-info-v3",
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: GoodsInfoParams(goodsNo="A000000165760"),
     validate=object_validator(GoodsInfoResponse),
 )
@@ -250,7 +242,7 @@ STOCK_STORES: OperationSpec[StockStoresParams, StockStoresResponse] = OperationS
     params=StockStoresParams,
     build_request=lambda p: _post("/oystore/api/stock/stock-stores", p),
     relay_operation="stock-stores",
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: StockStoresParams(
         productId="8800362322138",
         lat=PROBE_LAT,

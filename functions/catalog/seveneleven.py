@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -22,8 +22,10 @@ from functions.catalog.common import (
     object_validator,
     optional_float,
     optional_text,
+    post_json,
     require_no_error_key,
     require_success_not_false,
+    same_body,
     stock,
     url_with_query,
 )
@@ -49,6 +51,11 @@ STORE_ID_NAME_PAIRS = (
     ("shopCd", "shopNm"),
 )
 POPWORD_LIST_KEYS = ("keywords", "popwords", "wordList", "list")
+POPWORD_WORD_KEYS = ("keyword", "word", "popword", "popWord", "query", "name", "text")
+# The search body shape (a) the probe uses and lookups send (DESIGN §1: lookups send what the probe proved).
+GOODS_COLLECTION: Final = "goods"
+GOODS_SORT: Final = "quantity/desc,itemOnm/asc"
+MAX_START_COUNT = 9999
 
 
 # --- params ---------------------------------------------------------------------------------------
@@ -64,7 +71,7 @@ class GoodsSearchParams(StrictParams):
     query: SearchText
     collection: Literal["goods"] | None = None
     sort: Literal["quantity/desc,itemOnm/asc"] | None = None
-    startCount: Annotated[int, Field(ge=0, le=9999)] | None = None
+    startCount: Annotated[int, Field(ge=0, le=MAX_START_COUNT)] | None = None
     listCount: ListCount | None = None
     pageNo: Annotated[int, Field(ge=0, le=9999)] | None = None
     pageSize: ListCount | None = None
@@ -210,13 +217,37 @@ class StoreSearchResponse(SevenEnvelope):
     data: SearchData[StoreRow]
 
 
-class PopwordLists(UpstreamModel):
-    keywords: list[str | dict[str, Any]] | None = None
-    popwords: list[str | dict[str, Any]] | None = None
-    wordList: list[str | dict[str, Any]] | None = None
-    items: list[str | dict[str, Any]] | None = Field(None, alias="list")
+def _first_word(item: dict[str, Any]) -> str | None:
+    for key in POPWORD_WORD_KEYS:
+        if optional_text(item.get(key)):
+            return str(item[key])
+    return None
 
-    def words(self) -> list[str | dict[str, Any]]:
+
+class PopwordItem(UpstreamModel):
+    """A word object: at least one of the known word keys holds a non-blank string."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _has_a_word(cls, data: Any) -> Any:
+        if isinstance(data, dict) and _first_word(data) is None:
+            raise ValueError("popword item without a word")
+        return data
+
+    def word(self) -> str | None:
+        return _first_word(self.model_extra or {})
+
+
+PopwordEntry = str | PopwordItem
+
+
+class PopwordLists(UpstreamModel):
+    keywords: list[PopwordEntry] | None = None
+    popwords: list[PopwordEntry] | None = None
+    wordList: list[PopwordEntry] | None = None
+    items: list[PopwordEntry] | None = Field(None, alias="list")
+
+    def words(self) -> list[PopwordEntry]:
         for candidate in (self.keywords, self.popwords, self.wordList, self.items):
             if candidate is not None:
                 return candidate
@@ -224,7 +255,7 @@ class PopwordLists(UpstreamModel):
 
 
 class PopwordsResponse(SevenEnvelope):
-    data: list[str | dict[str, Any]] | PopwordLists
+    data: list[PopwordEntry] | PopwordLists
 
     @model_validator(mode="before")
     @classmethod
@@ -297,26 +328,22 @@ class ExhibitionListingResponse(SevenEnvelope):
 # --- specs ----------------------------------------------------------------------------------------
 
 
-def _post(path: str, body: Any) -> HttpRequest:
-    return HttpRequest("POST", f"{BASE_URL}{path}", HEADERS, body)
+def _post(path: str, params: StrictParams) -> HttpRequest:
+    return post_json(f"{BASE_URL}{path}", HEADERS, params)
 
 
 def _get(path: str, query: list[tuple[str, str]] | None = None) -> HttpRequest:
     return HttpRequest("GET", url_with_query(f"{BASE_URL}{path}", query or []), HEADERS)
 
 
-def _same_body(params: StrictParams) -> dict[str, Any]:
-    return params.model_dump(exclude_none=True)
-
-
 GOODS: OperationSpec[GoodsSearchParams, GoodsSearchResponse] = OperationSpec(
     key=RouteKey.SEVEN_GOODS,
     params=GoodsSearchParams,
-    build_request=lambda p: _post("/api/v1/open/search/goods", p.model_dump(exclude_none=True)),
+    build_request=lambda p: _post("/api/v1/open/search/goods", p),
     relay_operation=RouteKey.SEVEN_GOODS.value,
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: GoodsSearchParams(
-        collection="goods", query="코카콜라", sort="quantity/desc,itemOnm/asc", startCount=0, listCount=10
+        collection=GOODS_COLLECTION, query="코카콜라", sort=GOODS_SORT, startCount=0, listCount=10
     ),
     validate=object_validator(GoodsSearchResponse),
 )
@@ -324,9 +351,9 @@ GOODS: OperationSpec[GoodsSearchParams, GoodsSearchResponse] = OperationSpec(
 STORE: OperationSpec[StoreSearchParams, StoreSearchResponse] = OperationSpec(
     key=RouteKey.SEVEN_STORE,
     params=StoreSearchParams,
-    build_request=lambda p: _post("/api/v1/open/search/store", p.model_dump()),
+    build_request=lambda p: _post("/api/v1/open/search/store", p),
     relay_operation=RouteKey.SEVEN_STORE.value,
-    relay_body=_same_body,
+    relay_body=same_body,
     probe_params=lambda _now: StoreSearchParams(query="강남", listCount=10),
     validate=object_validator(StoreSearchResponse),
 )
@@ -357,9 +384,9 @@ STOCK_META: OperationSpec[StockMetaParams, StockMetaResponse] = OperationSpec(
 STOCK: OperationSpec[StockParams, StockResponse] = OperationSpec(
     key=RouteKey.SEVEN_STOCK,
     params=StockParams,
-    build_request=lambda p: _post("/api/v1/open/real-stock/multi/01/stocks", p.model_dump()),
+    build_request=lambda p: _post("/api/v1/open/real-stock/multi/01/stocks", p),
     relay_operation=RouteKey.SEVEN_STOCK.value,
-    relay_body=_same_body,
+    relay_body=same_body,
     # One store per request: the upstream rejects multi-store requests with code 501.
     probe_params=lambda _now: StockParams(
         smCd="161260", stokMngCd="161260", stokMngQty=1, stockApplicationRate="100", storeList=["64676"]
@@ -395,7 +422,6 @@ SPECS = (GOODS, STORE, POPWORDS, STOCK_META, STOCK, PAGES, ISSUES, EXHIBITIONS)
 
 _LAT_KEYS = ("lat", "latitude", "gpsLat", "yCoord", "ycoord")
 _LNG_KEYS = ("lng", "lon", "longitude", "gpsLng", "xCoord", "xcoord")
-_WORD_KEYS = ("keyword", "word", "popword", "popWord", "query", "name", "text")
 
 
 def _first_float(row: StoreRow, keys: tuple[str, ...]) -> float | None:
@@ -451,13 +477,8 @@ def normalize_store(body: StoreSearchResponse) -> dict[str, Any]:
     return {"totalCount": body.data.total_count(), "stores": stores}
 
 
-def _word(item: str | dict[str, Any]) -> str | None:
-    if isinstance(item, str):
-        return optional_text(item)
-    for key in _WORD_KEYS:
-        if optional_text(item.get(key)):
-            return str(item[key])
-    return None
+def _word(item: PopwordEntry) -> str | None:
+    return optional_text(item) if isinstance(item, str) else item.word()
 
 
 def normalize_popwords(body: PopwordsResponse) -> dict[str, Any]:
@@ -499,7 +520,7 @@ def normalize_exhibitions(body: ExhibitionListingResponse) -> dict[str, Any]:
                 "name": optional_text(extra.get("exhibitionName")),
                 "startDate": optional_text(extra.get("exhibitionStartDate")),
                 "endDate": optional_text(extra.get("exhibitionEndDate")),
-                "productCount": len(products) if isinstance(products, list) else 0,
+                "productCount": len(products) if isinstance(products, list) else None,
             }
         )
     return {"exhibitions": exhibitions}

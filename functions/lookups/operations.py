@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from functions.catalog import seveneleven
 from functions.catalog.normalize import normalize
 from functions.core import RouteKey
 from functions.core.errors import upstream_bad_response
@@ -33,13 +34,14 @@ from functions.lookups.runner import InvalidParams, Lookup, operation_params
 
 NO_PARAMS: dict[str, Any] = {}
 
-# The probe's 7-Eleven goods body shape (a): lookups send what the probe proved works (DESIGN §1).
-SEVEN_GOODS_COLLECTION = "goods"
-SEVEN_GOODS_SORT = "quantity/desc,itemOnm/asc"
-
 
 def _fetch(lookup: Lookup, key: RouteKey, params: BaseModel) -> dict[str, Any]:
     return normalize(key, lookup(key, params))
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """Only the values the caller gave: everything else is the operation's own default (the params model)."""
+    return {name: value for name, value in values.items() if value is not None}
 
 
 # --- Olive Young -------------------------------------------------------------------------------
@@ -48,33 +50,14 @@ def _fetch(lookup: Lookup, key: RouteKey, params: BaseModel) -> dict[str, Any]:
 def oliveyoung_stores(lookup: Lookup, query: OliveyoungStoresQuery) -> dict[str, Any]:
     key = RouteKey.OY_FIND_STORE
     params = operation_params(
-        key,
-        {
-            "lat": query.lat,
-            "lon": query.lon,
-            "mapLat": query.lat,
-            "mapLon": query.lon,
-            "pageIdx": query.page,
-            "searchWords": query.keyword or "",
-            "pogKeys": "",
-            "serviceKeys": "",
-        },
+        key, _given(lat=query.lat, lon=query.lon, pageIdx=query.page, searchWords=query.keyword)
     )
     return _fetch(lookup, key, params)
 
 
 def oliveyoung_products(lookup: Lookup, query: OliveyoungProductsQuery) -> dict[str, Any]:
     key = RouteKey.OY_PRODUCT_SEARCH
-    params = operation_params(
-        key,
-        {
-            "keyword": query.keyword,
-            "page": query.page,
-            "size": query.size,
-            "sort": "01",
-            "includeSoldOut": True,
-        },
-    )
+    params = operation_params(key, {"keyword": query.keyword, "page": query.page, "size": query.size})
     return _fetch(lookup, key, params)
 
 
@@ -87,15 +70,13 @@ def oliveyoung_stock(lookup: Lookup, query: OliveyoungStockQuery) -> dict[str, A
     key = RouteKey.OY_STOCK_STORES
     params = operation_params(
         key,
-        {
-            "productId": query.productId,
-            "lat": query.lat,
-            "lon": query.lon,
-            "mapLat": query.lat,
-            "mapLon": query.lon,
-            "pageIdx": query.page,
-            "searchWords": query.keyword or "",
-        },
+        _given(
+            productId=query.productId,
+            lat=query.lat,
+            lon=query.lon,
+            pageIdx=query.page,
+            searchWords=query.keyword,
+        ),
     )
     return _fetch(lookup, key, params)
 
@@ -107,15 +88,7 @@ def cu_products(lookup: Lookup, query: CuProductsQuery) -> dict[str, Any]:
     """The PocketCU client primes the stock-search display before every search; so do we."""
     prime = operation_params(RouteKey.CU_PRIME, NO_PARAMS)
     search = operation_params(
-        RouteKey.CU_STOCK,
-        {
-            "searchWord": query.keyword,
-            "prevSearchWord": "",
-            "spellModifyUseYn": "Y",
-            "offset": query.offset,
-            "limit": query.limit,
-            "searchSort": "recom",
-        },
+        RouteKey.CU_STOCK, {"searchWord": query.keyword, "offset": query.offset, "limit": query.limit}
     )
     lookup(RouteKey.CU_PRIME, prime)
     return _fetch(lookup, RouteKey.CU_STOCK, search)
@@ -123,33 +96,10 @@ def cu_products(lookup: Lookup, query: CuProductsQuery) -> dict[str, Any]:
 
 def cu_stores(lookup: Lookup, query: CuStoresQuery) -> dict[str, Any]:
     key = RouteKey.CU_STORE
-    item = query.itemCd or ""
+    item = query.itemCd
     params = operation_params(
         key,
-        {
-            "latVal": query.lat,
-            "longVal": query.lon,
-            "baseLatVal": query.lat,
-            "baseLongVal": query.lon,
-            "tabId": "2",
-            "filterSvcList": [],
-            "filterAdtList": [],
-            "stockCdcYn": "N",
-            "searchStock": False,
-            "pickupType": "change",
-            "getRoute": "IOS",
-            "areaTplNo": "0",
-            "childMealPickUpYn": "N",
-            "isCurrentSearch": "N",
-            "pageType": "search_improve",
-            "searchWord": query.keyword or "",
-            "isRecommend": "",
-            "recommendId": "",
-            "jipCd": "",
-            "itemCd": item,
-            "item_cd": item,
-            "onItemNo": "",
-        },
+        _given(latVal=query.lat, longVal=query.lon, searchWord=query.keyword, itemCd=item, item_cd=item),
     )
     data = _fetch(lookup, key, params)
     if not item:
@@ -169,16 +119,12 @@ def gs25_products(lookup: Lookup, query: Gs25ProductsQuery) -> dict[str, Any]:
 def gs25_stock(lookup: Lookup, query: Gs25StockQuery) -> dict[str, Any]:
     """Pinned to the relay (the app session lives there): the router decides that, not this function."""
     key = RouteKey.GS25_STOCK
-    values: dict[str, Any] = {
-        "myPositionYCoordination": query.lat,
-        "myPositionXCoordination": query.lon,
-        "centerPositionYCoordination": query.lat,
-        "centerPositionXCoordination": query.lon,
-    }
-    if query.itemCode is not None:
-        values["itemCode"] = query.itemCode
-    if query.keyword is not None:
-        values["keyword"] = query.keyword
+    values = _given(
+        myPositionYCoordination=query.lat,
+        myPositionXCoordination=query.lon,
+        itemCode=query.itemCode,
+        keyword=query.keyword,
+    )
     return _fetch(lookup, key, operation_params(key, values))
 
 
@@ -190,9 +136,9 @@ def seveneleven_products(lookup: Lookup, query: SevenElevenProductsQuery) -> dic
     params = operation_params(
         key,
         {
-            "collection": SEVEN_GOODS_COLLECTION,
+            "collection": seveneleven.GOODS_COLLECTION,
             "query": query.keyword,
-            "sort": SEVEN_GOODS_SORT,
+            "sort": seveneleven.GOODS_SORT,
             "startCount": (query.page - 1) * query.size,
             "listCount": query.size,
         },
@@ -202,9 +148,7 @@ def seveneleven_products(lookup: Lookup, query: SevenElevenProductsQuery) -> dic
 
 def seveneleven_stores(lookup: Lookup, query: SevenElevenStoresQuery) -> dict[str, Any]:
     key = RouteKey.SEVEN_STORE
-    params = operation_params(
-        key, {"collection": "store", "query": query.keyword, "sort": "Date/desc", "listCount": query.limit}
-    )
+    params = operation_params(key, {"query": query.keyword, "listCount": query.limit})
     return _fetch(lookup, key, params)
 
 

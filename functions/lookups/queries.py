@@ -10,27 +10,37 @@ import re
 from datetime import date
 from typing import Annotated, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from functions.catalog import common, dtryx, oliveyoung, seveneleven
 
 SEOUL_CITY_HALL_LAT = 37.5665
 SEOUL_CITY_HALL_LON = 126.9780
 """Where a store search looks when the caller gives no coordinates."""
 
-# Free text: trimmed, 1..200 characters, no control characters (the upstream engines reject them).
-SearchText = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$"),
-]
-# Retailer codes (goods numbers, item codes, store codes): short and plain, so they are safe in any URL.
-Code = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9_-]{1,40}$")]
-GoodsNumber = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9]{1,32}$")]
+
+def _trimmed(value: object) -> object:
+    return value.strip() if isinstance(value, str) else value
+
+
+# The catalog's own value types, trimmed first: whatever passes here also passes the operation's params, so
+# a 400 always names a field the caller sent.
+Trimmed = BeforeValidator(_trimmed)
+SearchText = Annotated[common.SearchText, Trimmed]
+"""Free text: trimmed, 1..200 characters, no control characters (the upstream engines reject them)."""
+Code = Annotated[common.Code, Trimmed]
+"""Retailer codes (item codes, store codes, labels): short and plain, so they are safe in any URL."""
+GoodsNumber = Annotated[oliveyoung.GoodsCode, Trimmed]
 """Olive Young goods numbers and master goods numbers (letters and digits only)."""
-Latitude = Annotated[float, Field(ge=-90, le=90, description="WGS84 latitude")]
-Longitude = Annotated[float, Field(ge=-180, le=180, description="WGS84 longitude")]
+Latitude = Annotated[common.Latitude, Field(description="WGS84 latitude")]
+Longitude = Annotated[common.Longitude, Field(description="WGS84 longitude")]
 Page = Annotated[int, Field(ge=1, le=1000, description="1-based page number")]
 PageSize = Annotated[int, Field(ge=1, le=100, description="Rows per page")]
+BrandCode = Annotated[dtryx.BrandCode, Trimmed]
+CinemaCode = Annotated[dtryx.CinemaCode, Trimmed]
 
-_DASHED_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DASHED_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 def _dashed_date_only(value: object) -> object:
@@ -103,6 +113,23 @@ class SevenElevenProductsQuery(QueryModel):
     page: Page = 1
     size: PageSize = 20
 
+    @model_validator(mode="after")
+    def _within_the_search_window(self) -> Self:
+        # The upstream search starts at row (page-1)*size and goes no deeper than MAX_START_COUNT.
+        if (self.page - 1) * self.size > seveneleven.MAX_START_COUNT:
+            limit = seveneleven.MAX_START_COUNT
+            error = PydanticCustomError(
+                "search_window", "(page - 1) * size must be at most {limit}", {"limit": limit}
+            )
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    InitErrorDetails(type=error, loc=(name,), input=getattr(self, name))
+                    for name in ("page", "size")
+                ],
+            )
+        return self
+
 
 class SevenElevenStoresQuery(QueryModel):
     keyword: SearchText
@@ -110,16 +137,12 @@ class SevenElevenStoresQuery(QueryModel):
 
 
 class SevenElevenPopwordsQuery(QueryModel):
-    label: Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9_-]{1,32}$")] = "home"
+    label: Code = "home"
 
 
 class SevenElevenStockQuery(QueryModel):
     itemCd: Code
     storeCd: Code
-
-
-BrandCode = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
-CinemaCode = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^\d{6}$")]
 
 
 class DtryxCinemaQuery(QueryModel):

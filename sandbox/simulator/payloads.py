@@ -730,6 +730,7 @@ _SOFT_FAILURES: Mapping[RouteKey, dict[str, Mutation]] = {
         "empty-data-without-success": _replace({"data": {}, "code": 200}),
         "empty-data-without-code": _replace({"data": {}, "success": True}),
         "data-without-word-list": _set(("data",), {"updatedAt": "2025-06-02"}),
+        "word-item-without-word": _set(("data", "keywords", 0), {"rank": 1}),
     },
     RouteKey.SEVEN_STOCK_META: {
         "failure-envelope": _replace({"code": 500, "message": "Internal Server Error"}),

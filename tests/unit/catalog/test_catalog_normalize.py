@@ -264,6 +264,12 @@ def test_seven_exhibitions() -> None:
     }
 
 
+def test_seven_exhibition_without_a_product_list_has_an_unknown_count() -> None:
+    body = {"success": True, "data": [{"exhibitionIdx": 3, "exhibitionName": "가을 기획전"}]}
+    [exhibition] = _data(RouteKey.SEVEN_EXHIBITIONS, body)["exhibitions"]
+    assert exhibition["productCount"] is None
+
+
 def test_dtryx_movies() -> None:
     assert _data(RouteKey.DTRYX_MOVIES) == {
         "totalCount": 1,

@@ -452,6 +452,21 @@ def test_seven_popwords_accepts_every_documented_data_form(data: object) -> None
     spec_for(RouteKey.SEVEN_POPWORDS).validate({"data": data})
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        [{"foo": 1}],
+        {"list": [{"unexpected": "x"}]},
+        {"keywords": ["포켓몬빵", {"rank": 2}]},
+        [{"keyword": "   "}],
+        [{"keyword": 5}],
+    ],
+)
+def test_seven_popwords_word_objects_without_a_word_are_shape(data: object) -> None:
+    # Never "no popular words": an object item must carry a known, non-blank word key.
+    assert _rejects(RouteKey.SEVEN_POPWORDS, {"success": True, "code": 200, "data": data}) is Reason.SHAPE
+
+
 @pytest.mark.parametrize("code", [200, 201, 299])
 def test_seven_envelope_accepts_any_2xx_code(code: int) -> None:
     spec_for(RouteKey.SEVEN_GOODS).validate({**VALID[RouteKey.SEVEN_GOODS], "code": code})

@@ -8,6 +8,8 @@ from datetime import date
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from functions.catalog.spec import OperationSpec
@@ -19,11 +21,14 @@ from functions.lookups.queries import (
     SEOUL_CITY_HALL_LON,
     CuProductsQuery,
     CuStoresQuery,
+    DtryxCinemaQuery,
     DtryxTimetableQuery,
+    Gs25ProductsQuery,
     Gs25StockQuery,
     OliveyoungProductsQuery,
     OliveyoungStockQuery,
     OliveyoungStoresQuery,
+    SevenElevenPopwordsQuery,
     SevenElevenProductsQuery,
     SevenElevenStockQuery,
     SevenElevenStoresQuery,
@@ -348,6 +353,8 @@ def test_operation_params_use_the_catalogs_strict_models() -> None:
         (DtryxTimetableQuery, {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-02-29"}),
         (DtryxTimetableQuery, {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "1767225600"}),
         (OliveyoungStockQuery, {"productId": "88-00"}),
+        (SevenElevenProductsQuery, {"keyword": "a\x85b"}),  # C1 control character
+        (CuStoresQuery, {"lat": 37.5, "lon": 127.0, "keyword": "강\x9f남"}),
     ],
 )
 def test_query_models_reject(model: type[BaseModel], values: dict[str, Any]) -> None:
@@ -376,3 +383,93 @@ def test_every_group_is_reachable_through_the_relay(clock: Clock) -> None:
         ),
     )
     assert {group_of(key) for key in transport.keys} == set(RelayGroup)
+
+
+def test_seven_products_past_the_search_window_names_the_callers_fields() -> None:
+    SevenElevenProductsQuery(keyword="커피", page=100, size=100)  # startCount 9900: still inside
+    with pytest.raises(ValidationError) as raised:
+        SevenElevenProductsQuery(keyword="커피", page=1000, size=100)
+    assert [error["loc"] for error in raised.value.errors()] == [("page",), ("size",)]
+
+
+class Reached(Exception):
+    """The operation built valid params for every step and made its first upstream call."""
+
+
+def _first_call(_key: RouteKey, _params: BaseModel) -> Any:
+    raise Reached
+
+
+TEXT = st.one_of(
+    st.text(max_size=8),
+    st.text(min_size=195, max_size=205),
+    st.sampled_from(["a\x85b", "\x9f", " 콜라 ", "a\u2028b", "\ufeff", "\x00"]),
+)
+NUMBER = st.integers(min_value=-2, max_value=20_000)
+COORDINATE = st.floats(min_value=-200, max_value=200)
+CINEMA = st.sampled_from(
+    ["000067", " 000067 ", "٠٠٠٠٦٧", "０００００６７", "00067"]
+)  # Arabic-Indic, full-width
+ENDPOINTS: list[tuple[type[BaseModel], Callable[[Any, Any], Any], dict[str, st.SearchStrategy[Any]]]] = [
+    (
+        OliveyoungStoresQuery,
+        operations.oliveyoung_stores,
+        {"keyword": TEXT, "lat": COORDINATE, "page": NUMBER},
+    ),
+    (
+        OliveyoungProductsQuery,
+        operations.oliveyoung_products,
+        {"keyword": TEXT, "page": NUMBER, "size": NUMBER},
+    ),
+    (
+        OliveyoungStockQuery,
+        operations.oliveyoung_stock,
+        {"productId": st.just("8800362322138"), "keyword": TEXT, "lon": COORDINATE, "page": NUMBER},
+    ),
+    (CuProductsQuery, operations.cu_products, {"keyword": TEXT, "offset": NUMBER, "limit": NUMBER}),
+    (
+        CuStoresQuery,
+        operations.cu_stores,
+        {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCd": TEXT},
+    ),
+    (Gs25ProductsQuery, operations.gs25_products, {"keyword": TEXT}),
+    (
+        Gs25StockQuery,
+        operations.gs25_stock,
+        {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCode": TEXT},
+    ),
+    (
+        SevenElevenProductsQuery,
+        operations.seveneleven_products,
+        {"keyword": TEXT, "page": NUMBER, "size": NUMBER},
+    ),
+    (SevenElevenStoresQuery, operations.seveneleven_stores, {"keyword": TEXT, "limit": NUMBER}),
+    (SevenElevenStockQuery, operations.seveneleven_stock, {"itemCd": TEXT, "storeCd": TEXT}),
+    (SevenElevenPopwordsQuery, operations.seveneleven_popwords, {"label": TEXT}),
+    (
+        DtryxCinemaQuery,
+        operations.dtryx_movies,
+        {"brandCode": st.sampled_from(["indieart", " indieart", "Indieart"]), "cinemaCode": CINEMA},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("model", "operation", "fields"), ENDPOINTS, ids=[m.__name__ for m, _, _ in ENDPOINTS]
+)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_what_the_query_accepts_the_operation_accepts(
+    model: type[BaseModel],
+    operation: Callable[[Any, Any], Any],
+    fields: dict[str, st.SearchStrategy[Any]],
+    data: st.DataObject,
+) -> None:
+    """No query passes the API's checks and then fails the catalog's on a field the caller never sent."""
+    values = data.draw(st.fixed_dictionaries({}, optional=fields))
+    try:
+        query = model.model_validate(values)
+    except ValidationError:
+        return
+    with pytest.raises(Reached):
+        operation(_first_call, query)
