@@ -388,10 +388,8 @@ app.exception_handler(Exception)(unexpected_error)
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    container = get_container(ApiSettings)
-    if container.snapshots is not None:
-        container.snapshots.refresh_if_stale()  # background, single-flight: never waits for DynamoDB
-    emit_snapshot_age(container.snapshots)
+    # The router starts the background snapshot refresh (single-flight) when a lookup finds it stale.
+    emit_snapshot_age(get_container(ApiSettings).snapshots)
     return app.resolve(event, context)
 
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -30,14 +30,13 @@ from functions.adapters.relay import (
 )
 from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, secret_source
 from functions.catalog import CATALOG
-from functions.catalog.spec import OperationSpec
-from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, RouteKey, VerdictStore
+from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, VerdictStore
 from functions.core.reporting import BackgroundFailureReporter
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers.settings import ApiSettings, CommonSettings
-from functions.handlers.telemetry import MetricsProbeEvents, MetricsRoutingEvents, logger
-from functions.probe import ProbeEvents, ProbeSummary, run_probe
+from functions.handlers.telemetry import MetricsProbeEvents, MetricsRoutingEvents, emit_metric, logger
+from functions.probe import ProbeSummary, run_probe
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -73,8 +72,6 @@ class Container:
     executor: ThreadPoolExecutor
     direct_client: httpx.Client
     relay_client: httpx.Client
-    specs: Mapping[RouteKey, OperationSpec[Any, Any]] = field(default_factory=lambda: CATALOG)
-    probe_events: ProbeEvents = field(default_factory=MetricsProbeEvents)
     rejected_writes: Callable[[], int] = lambda: 0
     probe_timeout_ms: int = DIRECT_TIMEOUT_MS
     """Per check (DESIGN §4: 3 s); tests shorten it to keep hang scenarios quick."""
@@ -103,14 +100,14 @@ class Container:
         if self.store is None:
             raise StoreNotConfigured
         return run_probe(
-            specs=self.specs,
+            specs=CATALOG,
             direct=self.direct,
             relays=self.relays,
             store=self.store,
             clock=self.clock,
             slot_start=slot_start,
             trigger=trigger,
-            events=self.probe_events,
+            events=MetricsProbeEvents(),
             rejected_writes=self.rejected_writes,
             timeout_ms=self.probe_timeout_ms,
         )
@@ -121,13 +118,16 @@ class Container:
         self.relay_client.close()
 
 
+_RELAY_URL_FIELD: Mapping[RelayGroup, str] = {
+    RelayGroup.OLIVEYOUNG: "oy_relay_url",
+    RelayGroup.CONVENIENCE: "convenience_relay_url",
+    RelayGroup.DTRYX: "dtryx_relay_url",
+}
+
+
 def relay_url(settings: CommonSettings, group: RelayGroup) -> str | None:
-    urls = {
-        RelayGroup.OLIVEYOUNG: settings.oy_relay_url,
-        RelayGroup.CONVENIENCE: settings.convenience_relay_url,
-        RelayGroup.DTRYX: settings.dtryx_relay_url,
-    }
-    return urls[group]
+    url: str | None = getattr(settings, _RELAY_URL_FIELD[group])
+    return url
 
 
 def relay_endpoints(
@@ -188,7 +188,9 @@ def build_container(
     snapshots: SnapshotCache | None = None
     if settings.route_health_table is not None:
         store = DynamoVerdictStore(settings.route_health_table, dynamodb_client or new_dynamodb_client())
-        snapshots = SnapshotCache(store.read_snapshot, clock=clock, executor=executor)
+        snapshots = SnapshotCache(
+            store.read_snapshot, clock=clock, executor=executor, on_error=_snapshot_load_failed
+        )
 
     direct_client = new_direct_client(http_transport)
     container = Container(
@@ -216,6 +218,12 @@ def build_container(
         loaded = snapshots.prefetch(settings.snapshot_prefetch_s)
         logger.info("snapshot prefetch", extra={"loaded": loaded})
     return container
+
+
+def _snapshot_load_failed(error: Exception) -> None:
+    # Lookups keep routing (relay-first once the snapshot is stale); operators see the outage here.
+    logger.warning("snapshot refresh failed", extra={"error_type": type(error).__name__})
+    emit_metric("StoreError", 1, Operation="read_snapshot")
 
 
 def _failure_reporter(

@@ -168,3 +168,10 @@ def test_a_bad_setting_fails_lambda_init_naming_the_variable(monkeypatch: pytest
     monkeypatch.setenv("LOOKUP_BUDGET_SECONDS", "-1")
     with pytest.raises(ValueError, match="LOOKUP_BUDGET_SECONDS"):
         wiring.prepare_container_at_init(ApiSettings)
+
+
+@pytest.mark.parametrize("name", ["ROUTE_HEALTH_TABLE", "OY_RELAY_URL", "ROUTE_HEALTH_SECRET_ID"])
+def test_a_blank_setting_is_unset(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv(name, "   ")
+    settings = ApiSettings()
+    assert settings.model_dump()[name.lower()] is None
