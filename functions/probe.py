@@ -6,6 +6,7 @@ same run serves the scheduled probe and the operator's POST, and tests drive it 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -40,11 +41,15 @@ def slot_start_of(at_ms: int) -> int:
 
 
 class DirectChecker(Protocol):
-    def fetch(self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int) -> Any: ...
+    def fetch(
+        self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int, limit: threading.Semaphore
+    ) -> Any: ...
 
 
 class RelayHealthChecker(Protocol):
-    def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck: ...
+    def check_health(
+        self, group: RelayGroup, *, timeout_ms: int, now: int, limit: threading.Semaphore
+    ) -> RelayCheck: ...
 
 
 class ProbeEvents(Protocol):
@@ -122,13 +127,17 @@ def run_probe(
     if not claimed:
         return ProbeSummary(ran=False, slot_start=slot_start, trigger=trigger)
 
+    # Shared by every check: an abandoned request holds its slot until it has really ended, so at most
+    # `max_in_flight` upstream requests are ever open, not merely awaited (DESIGN §4).
+    limit = threading.Semaphore(max_in_flight)
+
     def check_route(key: RouteKey) -> RouteCheck:
-        return _check_direct(key, specs[key], direct, clock, timeout_ms, events)
+        return _check_direct(key, specs[key], direct, clock, timeout_ms, limit, events)
 
     def check_relay(group: RelayGroup) -> RelayCheck:
         checked_at = clock()
         try:
-            return relays.check_health(group, timeout_ms=timeout_ms, now=checked_at)
+            return relays.check_health(group, timeout_ms=timeout_ms, now=checked_at, limit=limit)
         except Exception as error:  # check_health never raises by contract; a bug must not stop the run
             events.check_crashed(f"relay:{group.value}", type(error).__name__)
             return RelayCheck(group, healthy=False, checked_at=checked_at, reason=Reason.NETWORK_ERROR)
@@ -168,6 +177,7 @@ def _check_direct(
     direct: DirectChecker,
     clock: Clock,
     timeout_ms: int,
+    limit: threading.Semaphore,
     events: ProbeEvents,
 ) -> RouteCheck:
     checked_at = clock()  # before the request starts (DESIGN §4)
@@ -176,7 +186,7 @@ def _check_direct(
     except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
         return RouteCheck(key, direct=False, checked_at=checked_at, reason=Reason.INVALID_INPUT)
     try:
-        direct.fetch(spec, params, timeout_ms=timeout_ms)
+        direct.fetch(spec, params, timeout_ms=timeout_ms, limit=limit)
     except RouteFailure as failure:
         return RouteCheck(key, direct=False, checked_at=checked_at, reason=failure.reason)
     except UpstreamRejected:

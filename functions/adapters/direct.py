@@ -7,6 +7,7 @@ anything that looks like one.
 
 from __future__ import annotations
 
+import threading
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
@@ -46,7 +47,15 @@ class DirectTransport:
     def __init__(self, client: httpx.Client) -> None:
         self._client = client
 
-    def fetch(self, spec: OperationSpec[Any, Any], params: BaseModel, *, timeout_ms: int) -> Any:
+    def fetch(
+        self,
+        spec: OperationSpec[Any, Any],
+        params: BaseModel,
+        *,
+        timeout_ms: int,
+        limit: threading.Semaphore | None = None,
+    ) -> Any:
+        """`limit` bounds the requests open at once across callers sharing it (the probe's; see `exchange`)."""
         if spec.key in PINNED_TO_RELAY:
             raise RouteFailure(Reason.PINNED_RELAY)
         built = spec.build_request(params)
@@ -57,7 +66,7 @@ class DirectTransport:
         if leaked:
             raise RuntimeError(f"refusing to send {sorted(leaked)} to a retailer")
         try:
-            answer = exchange(self._client, request, timeout_ms=timeout_ms)
+            answer = exchange(self._client, request, timeout_ms=timeout_ms, limit=limit)
             return spec.validate(decode_json(_body_of(answer)))
         except ExchangeFailed as failure:
             raise RouteFailure(failure.reason) from None

@@ -4,6 +4,10 @@
 httpx only has per-operation timeouts (each read may take the full timeout again), so the exchange runs on a
 short-lived worker thread and the caller waits for it at most until the deadline. The worker also checks the
 deadline between body chunks, so a slow-drip body ends soon after the caller has given up on it.
+
+An abandoned worker still holds its request open until httpx's own per-step timeout ends it. A caller that
+must bound the requests really open (the probe, DESIGN §4) passes a shared `limit`: each exchange takes a
+slot before its deadline starts and its worker gives the slot back only when its request has ended.
 """
 
 from __future__ import annotations
@@ -38,26 +42,40 @@ class Answer:
 
 
 def exchange(
-    client: httpx.Client, request: httpx.Request, *, timeout_ms: int, max_bytes: int = MAX_BODY_BYTES
+    client: httpx.Client,
+    request: httpx.Request,
+    *,
+    timeout_ms: int,
+    max_bytes: int = MAX_BODY_BYTES,
+    limit: threading.Semaphore | None = None,
 ) -> Answer:
     """Sends `request` and reads a 200 body within `timeout_ms` in total, never more than `max_bytes`.
+
+    With `limit`, waits for a slot first (the wait is not part of `timeout_ms`); the slot is held until the
+    request has really ended, even when that is after this call has given up on it.
 
     Raises `ExchangeFailed` with TIMEOUT, NETWORK_ERROR, RESPONSE_TOO_LARGE or INVALID_RESPONSE (bad encoding).
     Bodies of non-200 answers are not read: no caller needs them, and they are often large HTML pages.
     """
     timeout_s = max(timeout_ms, 1) / 1000
+    if limit is not None:
+        limit.acquire()
     deadline = time.monotonic() + timeout_s
     abandoned = threading.Event()
     request.extensions["timeout"] = httpx.Timeout(timeout_s).as_dict()
 
     def run() -> Answer:
-        response = client.send(request, stream=True, follow_redirects=False)
         try:
-            if response.status_code != 200:
-                return Answer(response.status_code, response.headers, b"")
-            return Answer(200, response.headers, _read_capped(response, deadline, abandoned, max_bytes))
+            response = client.send(request, stream=True, follow_redirects=False)
+            try:
+                if response.status_code != 200:
+                    return Answer(response.status_code, response.headers, b"")
+                return Answer(200, response.headers, _read_capped(response, deadline, abandoned, max_bytes))
+            finally:
+                response.close()
         finally:
-            response.close()
+            if limit is not None:  # the request has ended (answered, failed or closed)
+                limit.release()
 
     future: Future[Answer] = Future()
     context = contextvars.copy_context()  # keeps log correlation ids on the worker thread
@@ -68,7 +86,12 @@ def exchange(
         except BaseException as exc:  # handed to the waiting caller, never lost
             future.set_exception(exc)
 
-    threading.Thread(target=work, name="bounded-exchange", daemon=True).start()
+    try:
+        threading.Thread(target=work, name="bounded-exchange", daemon=True).start()
+    except BaseException:
+        if limit is not None:
+            limit.release()
+        raise
     try:
         return future.result(timeout=max(deadline - time.monotonic(), 0))
     except TimeoutError:  # the deadline passed while the worker was still busy

@@ -3,7 +3,8 @@
 Relay answers map to lookup errors as follows:
 
 - 200 with a usable body -> the validated body; 200 with a failure envelope or a bad shape -> 502.
-- 429 -> 429 `RELAY_QUOTA_EXCEEDED` with `Retry-After` (a quota answer, never "relay down").
+- 429 -> 429 `RELAY_QUOTA_EXCEEDED` with `Retry-After` (a quota answer, never "relay down"): the relay's own
+  value, or `DEFAULT_RETRY_AFTER_S` (60 s) when the relay sent none or an unreadable one.
 - 503 (relay busy / request expired) -> 503 `UPSTREAM_ROUTE_UNAVAILABLE`: the relay cannot serve now.
 - 504 from the relay and our own deadline -> 504 `UPSTREAM_TIMEOUT`.
 - everything else (401/403: our token is wrong; 400/404: our request or operation does not match the relay's
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import email.utils
 import math
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -40,6 +42,8 @@ from functions.core.errors import (
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_RETRY_AFTER_S = 86_400
+DEFAULT_RETRY_AFTER_S = 60
+"""The `Retry-After` we answer with when a relay's 429 has none or an unreadable one (DESIGN §3 wants one)."""
 HEALTH_PATHS: Mapping[RelayGroup, str] = {
     RelayGroup.OLIVEYOUNG: "/health",
     RelayGroup.CONVENIENCE: "/v1/convenience/health",
@@ -93,6 +97,14 @@ class RelayEndpoint:
             raise RelayConfigError(f"{group} relay token is missing")
         if bool(credentials.access_client_id) != bool(credentials.access_client_secret):
             raise RelayConfigError(f"{group} relay Access client id and secret must be set together")
+        for name, value in (
+            ("token", credentials.token),
+            ("Access client id", credentials.access_client_id),
+            ("Access client secret", credentials.access_client_secret),
+        ):
+            # They go into header values: anything else fails later, with the value in the error text.
+            if value and not _is_visible_ascii(value):
+                raise RelayConfigError(f"{group} relay {name} must be visible ASCII (no spaces or controls)")
         return cls(group, f"{url.scheme}://{url.netloc}{url.path.rstrip('/')}", credentials)
 
     def url(self, path: str) -> str:
@@ -108,6 +120,10 @@ class RelayEndpoint:
             headers["CF-Access-Client-Id"] = self.credentials.access_client_id
             headers["CF-Access-Client-Secret"] = self.credentials.access_client_secret
         return headers
+
+
+def _is_visible_ascii(value: str) -> bool:
+    return all("!" <= char <= "~" for char in value)
 
 
 def new_relay_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
@@ -165,8 +181,12 @@ class RelayTransport:
         except (ExchangeFailed, ResponseRejected, ValidationError):
             raise upstream_bad_response() from None
 
-    def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck:
-        """One health check of the group's relay; `now` is taken by the caller before the request. Never raises."""
+    def check_health(
+        self, group: RelayGroup, *, timeout_ms: int, now: int, limit: threading.Semaphore | None = None
+    ) -> RelayCheck:
+        """One health check of the group's relay; `now` is taken by the caller before the request. Never raises.
+
+        `limit` bounds the requests open at once across callers sharing it (the probe's; see `exchange`)."""
         endpoint = self._endpoints.get(group)
         if not isinstance(endpoint, RelayEndpoint):
             return RelayCheck(group, healthy=False, checked_at=now, reason=Reason.CONFIGURATION)
@@ -174,7 +194,7 @@ class RelayTransport:
             request = self._client.build_request(
                 "GET", endpoint.url(HEALTH_PATHS[group]), headers=endpoint.headers()
             )
-            answer = exchange(self._client, request, timeout_ms=timeout_ms)
+            answer = exchange(self._client, request, timeout_ms=timeout_ms, limit=limit)
             if answer.status != 200:
                 return RelayCheck(group, False, now, reason_for_status(answer.status))
             body = decode_json(answer.body)
@@ -190,7 +210,8 @@ class RelayTransport:
 
     def _status_error(self, status: int, headers: httpx.Headers) -> ServiceError:
         if status == 429:
-            return relay_quota_exceeded(parse_retry_after(headers.get("retry-after"), now=self._clock()))
+            retry_after = parse_retry_after(headers.get("retry-after"), now=self._clock())
+            return relay_quota_exceeded(DEFAULT_RETRY_AFTER_S if retry_after is None else retry_after)
         if status == 503:
             return route_unavailable()
         if status == 504:
@@ -224,7 +245,7 @@ def parse_retry_after(value: str | None, *, now: int) -> int | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit alone accepts "²", which int() refuses
         seconds = int(value)
     else:
         try:

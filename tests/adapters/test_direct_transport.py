@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -183,6 +184,27 @@ def test_headers_that_never_come_end_at_the_deadline() -> None:
     started = time.monotonic()
     assert failure_reason(handler) is Reason.TIMEOUT
     assert time.monotonic() - started < 1.2  # deadline 0.25 s; generous for a busy machine
+
+
+def test_a_shared_limit_stays_taken_until_an_abandoned_request_has_really_ended() -> None:
+    ended = threading.Event()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        ended.wait(10)  # still open long after the caller gave up, like a real stalled request
+        return httpx.Response(200, json=GOOD_BODY)
+
+    limit = threading.Semaphore(1)
+    transport = DirectTransport(new_direct_client(httpx.MockTransport(handler)))
+    with pytest.raises(RouteFailure) as caught:
+        transport.fetch(make_spec(), SearchParams(keyword="x"), timeout_ms=DEADLINE_MS, limit=limit)
+
+    assert caught.value.reason is Reason.TIMEOUT
+    assert not limit.acquire(blocking=False)  # the abandoned request still holds its slot
+    ended.set()
+    assert limit.acquire(timeout=10)  # given back once that request has ended
+    limit.release()
+    # without a limit (the lookup path) nothing is shared or waited for
+    assert transport.fetch(make_spec(), SearchParams(keyword="x"), timeout_ms=DEADLINE_MS).data == ["a", "b"]
 
 
 def test_a_slow_drip_body_past_the_deadline_is_a_timeout() -> None:

@@ -142,6 +142,46 @@ def test_invalid_relay_credentials(creds: RelayCredentials) -> None:
     assert "s3cr3t" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "creds",
+    [
+        RelayCredentials("s3cr3t-tök"),
+        RelayCredentials("s3cr3t-토큰"),
+        RelayCredentials("s3cr3t tok"),
+        RelayCredentials("s3cr3t-tok\n"),
+        RelayCredentials("s3cr3t\x00tok"),
+        RelayCredentials("tok", "s3cr3t-ïd", "s3cr3t-secret"),
+        RelayCredentials("tok", "s3cr3t-id", "s3cr3t-sécret"),
+        RelayCredentials("tok", "s3cr3t-id", "s3cr3t\tsecret"),
+    ],
+)
+def test_credentials_that_cannot_be_header_values_are_a_configuration_error(creds: RelayCredentials) -> None:
+    # Before this check they failed only when headers were built: a 500 on lookups (with a character of the
+    # secret in the logged exception) and network-error instead of configuration on health checks.
+    with pytest.raises(RelayConfigError) as caught:
+        RelayEndpoint.parse(RelayGroup.DTRYX, "https://relay.example", creds)
+    message = str(caught.value)
+    assert message.isascii()
+    assert "s3cr3t" not in message
+
+    calls: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, json={"status": "ok"})
+
+    transport = RelayTransport(
+        new_relay_client(httpx.MockTransport(handler)), {RelayGroup.DTRYX: caught.value}
+    )
+    assert transport.check_health(RelayGroup.DTRYX, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(
+        RelayGroup.DTRYX, healthy=False, checked_at=NOW, reason=Reason.CONFIGURATION
+    )
+    with pytest.raises(ServiceError) as lookup:
+        transport.fetch(make_spec(RouteKey.DTRYX_MOVIES), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
+    assert lookup.value.status == 503
+    assert calls == []
+
+
 def test_credentials_never_show_in_repr_or_errors() -> None:
     endpoint = RelayEndpoint.parse(RelayGroup.DTRYX, "https://relay.example", CREDS)
     for text in (repr(CREDS), str(CREDS), repr(endpoint), str(endpoint)):
@@ -211,11 +251,13 @@ def test_no_access_headers_without_an_access_pair() -> None:
     [
         ({"Retry-After": "42", "x-relay-quota-reason": "minute"}, 42),
         ({"Retry-After": format_datetime(datetime.fromtimestamp(NOW / 1000 + 90, UTC), usegmt=True)}, 90),
-        ({"Retry-After": "soon"}, None),
-        ({}, None),
+        # none or an unreadable one: a fixed 60 s, so the API's 429 always carries Retry-After (DESIGN §3)
+        ({"Retry-After": "soon"}, 60),
+        ({b"Retry-After": "²".encode()}, 60),  # a relay's bytes, as received
+        ({}, 60),
     ],
 )
-def test_relay_quota_429_keeps_retry_after(headers: dict[str, str], retry_after: int | None) -> None:
+def test_relay_quota_429_keeps_retry_after(headers: Any, retry_after: int) -> None:
     error = service_error(reply(429, {"error": "Relay quota exceeded", "reason": "minute"}, headers))
     assert (error.status, error.code, error.retry_after) == (429, "RELAY_QUOTA_EXCEEDED", retry_after)
 
@@ -229,6 +271,8 @@ def test_relay_quota_429_keeps_retry_after(headers: dict[str, str], retry_after:
         ("Wed, 21 Oct 2015 07:28:00 GMT", 1),  # already past
         ("-5", None),
         ("1.5", None),
+        ("²", None),  # str.isdigit() is true for it, int() is not
+        ("١٢", None),  # Arabic-Indic digits: not the delta-seconds of RFC 9110
         (None, None),
     ],
 )
