@@ -3,9 +3,8 @@
 - bench/results/profile-hot-path.txt: pyinstrument over 1,500 warm lookups through the real API handler
   (the `handler` case's setup: moto, instant upstream, fresh snapshot).
 - bench/results/profile-cold-import.txt: pyinstrument over `import functions.handlers.api` in a fresh process.
-- what-if cold imports (medians of fresh processes, same run): as is; with Powertools' Tracer replaced by a
-  no-op (what building the Tracer costs: it imports aws_xray_sdk); with no bytecode cache at all (what a Lambda
-  package without .pyc files pays on every cold start).
+- what-if cold imports (medians of fresh processes, same run): as is, and with no bytecode cache at all (what
+  a Lambda package without .pyc files pays on every cold start).
 """
 
 from __future__ import annotations
@@ -24,15 +23,6 @@ from bench.common import median, progress
 RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLES = 7
 AS_IS = "import time; t = time.perf_counter(); import functions.handlers.api; print((time.perf_counter() - t) * 1000)"
-NO_TRACER = """import time; t = time.perf_counter()
-import aws_lambda_powertools
-class NoTracer:
-    def __init__(self, *args, **kwargs): pass
-    def capture_lambda_handler(self, *args, **kwargs): return args[0] if args else (lambda function: function)
-    def capture_method(self, *args, **kwargs): return args[0] if args else (lambda function: function)
-aws_lambda_powertools.Tracer = NoTracer
-import functions.handlers.api
-print((time.perf_counter() - t) * 1000)"""
 PROFILE_IMPORT = """from pyinstrument import Profiler
 profiler = Profiler(interval=0.0005); profiler.start()
 import functions.handlers.api
@@ -67,10 +57,9 @@ def _fresh_ms(code: str, environment: dict[str, str]) -> float:
 
 def what_if_cold_imports() -> dict[str, float]:
     environment = lambda_like_environment()
-    samples: dict[str, list[float]] = {"as_is": [], "no_tracer": [], "no_bytecode_cache": []}
+    samples: dict[str, list[float]] = {"as_is": [], "no_bytecode_cache": []}
     for _ in range(SAMPLES):
         samples["as_is"].append(_fresh_ms(AS_IS, environment))
-        samples["no_tracer"].append(_fresh_ms(NO_TRACER, environment))
         with tempfile.TemporaryDirectory() as empty_cache:
             samples["no_bytecode_cache"].append(
                 _fresh_ms(AS_IS, {**environment, "PYTHONPYCACHEPREFIX": empty_cache})

@@ -70,8 +70,7 @@ class HttpApi(Construct):
         construct_id: str,
         *,
         packaging: LambdaPackaging,
-        api_environment: Mapping[str, str],
-        ops_environment: Mapping[str, str],
+        environment: Mapping[str, str],
         table: VerdictTable,
         secret: RouteHealthSecret,
     ) -> None:
@@ -82,7 +81,7 @@ class HttpApi(Construct):
             packaging=packaging,
             handler=API_HANDLER,
             description="Route Health lookups (direct or relay)",
-            environment=api_environment,
+            environment=environment,
             # The lookup budget is 10 s; the rest covers INIT and the response.
             timeout=Duration.seconds(15),
         )
@@ -92,7 +91,7 @@ class HttpApi(Construct):
             packaging=packaging,
             handler=OPS_HANDLER,
             description="Route Health operator endpoints: GET/POST /api/health/routes",
-            environment=ops_environment,
+            environment=environment,
             # POST runs the full probe; HTTP API integrations end at 30 s.
             timeout=Duration.seconds(29),
         )

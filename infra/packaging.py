@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,15 +87,21 @@ def _tree_digest(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _publish(build: Path, final: Path) -> Path:
-    """Move a finished build into place and drop older builds of its kind; a concurrent synth wins ties."""
+def _publish(build: Path, final: Path, digest: str) -> Path:
+    """Move a finished build into place and drop older builds of the same variant; a concurrent build wins ties.
+
+    A variant is the build's name with its content digest left out, so `code-<digest>` (bytecode, `make
+    synth`) and `code-<digest>-src` (the infra tests) never delete each other, nor do layers of different
+    architectures or with and without bytecode.
+    """
     try:
         build.rename(final)
     except OSError:
         shutil.rmtree(build, ignore_errors=True)
-    kind = final.name.split("-", 1)[0]
-    for old in BUILD_DIR.glob(f"{kind}-*"):
-        if old != final and old.is_dir() and not old.name.startswith(f"{kind}-tmp"):
+    prefix, _, suffix = final.name.partition(digest)
+    same_variant = re.compile(f"{re.escape(prefix)}[0-9a-f]{{{len(digest)}}}{re.escape(suffix)}")
+    for old in BUILD_DIR.iterdir():
+        if old != final and old.is_dir() and same_variant.fullmatch(old.name):
             shutil.rmtree(old, ignore_errors=True)
     return final
 
@@ -102,7 +109,8 @@ def _publish(build: Path, final: Path) -> Path:
 def stage_code(*, compile_bytecode: bool = True) -> Path:
     """A directory holding only `functions/` (no caches, no tests), keyed by its content."""
     suffix = "" if compile_bytecode else "-src"
-    final = BUILD_DIR / f"code-{_tree_digest(FUNCTIONS_PACKAGE)}{suffix}"
+    digest = _tree_digest(FUNCTIONS_PACKAGE)
+    final = BUILD_DIR / f"code-{digest}{suffix}"
     if final.is_dir():
         return final
     BUILD_DIR.mkdir(exist_ok=True)
@@ -110,7 +118,7 @@ def stage_code(*, compile_bytecode: bool = True) -> Path:
     shutil.copytree(FUNCTIONS_PACKAGE, build / "functions", ignore=_IGNORED)
     if compile_bytecode:
         _compile_bytecode(build)
-    return _publish(build, final)
+    return _publish(build, final, digest)
 
 
 def build_dependencies_layer(architecture: lambda_.Architecture = ARCHITECTURE) -> Path:
@@ -134,7 +142,7 @@ def build_dependencies_layer(architecture: lambda_.Architecture = ARCHITECTURE) 
     except subprocess.CalledProcessError:
         shutil.rmtree(build, ignore_errors=True)
         raise
-    return _publish(build, final)
+    return _publish(build, final, lock_hash)
 
 
 class LambdaPackaging(Construct):

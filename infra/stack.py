@@ -70,8 +70,7 @@ class RouteHealthStack(cdk.Stack):
             self,
             "Api",
             packaging=packaging,
-            api_environment=common,
-            ops_environment=common,
+            environment=common,
             table=table,
             secret=secret,
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,7 +10,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-STORE_MODULE = "functions.adapters.dynamo_store"
+from functions.adapters.dynamo_store import TTL_ATTRIBUTE, table_definition
 
 # Exactly the calls the store adapter makes: one Query reads the whole snapshot; a live failure report is a
 # conditional UpdateItem; probe results are conditional UpdateItem (routes) / PutItem (relays), and the slot
@@ -25,21 +24,6 @@ _ATTRIBUTE_TYPES = {
     "N": dynamodb.AttributeType.NUMBER,
     "B": dynamodb.AttributeType.BINARY,
 }
-# Parts of a CreateTable definition this construct does not mirror; refuse them rather than drift silently.
-_UNSUPPORTED = ("GlobalSecondaryIndexes", "LocalSecondaryIndexes", "StreamSpecification")
-
-
-def store_table_definition(table_name: str) -> dict[str, Any]:
-    """`table_definition` and `TTL_ATTRIBUTE` are read when synthesizing, so this module imports without them."""
-    store = importlib.import_module(STORE_MODULE)
-    definition: dict[str, Any] = store.table_definition(table_name)
-    return definition
-
-
-def ttl_attribute() -> str:
-    store = importlib.import_module(STORE_MODULE)
-    name: str = store.TTL_ATTRIBUTE
-    return name
 
 
 def _key_attributes(definition: Mapping[str, Any]) -> tuple[dynamodb.Attribute, dynamodb.Attribute | None]:
@@ -59,13 +43,7 @@ class VerdictTable(Construct):
         super().__init__(scope, construct_id)
         # The physical name is left to CloudFormation (a retained table would block a redeploy);
         # the name passed here only fills the definition.
-        definition = store_table_definition("route-health")
-        unsupported = [key for key in _UNSUPPORTED if key in definition]
-        if unsupported:
-            raise ValueError(f"table_definition has {unsupported}; VerdictTable does not mirror them yet")
-        if definition.get("BillingMode", "PAY_PER_REQUEST") != "PAY_PER_REQUEST":
-            raise ValueError("the verdict table is on-demand (BillingMode PAY_PER_REQUEST)")
-        partition_key, sort_key = _key_attributes(definition)
+        partition_key, sort_key = _key_attributes(table_definition("route-health"))
 
         self.table = dynamodb.Table(
             self,
@@ -76,7 +54,7 @@ class VerdictTable(Construct):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            time_to_live_attribute=ttl_attribute(),
+            time_to_live_attribute=TTL_ATTRIBUTE,
             removal_policy=RemovalPolicy.RETAIN,
         )
 

@@ -2,9 +2,37 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests: no per-example deadline. The default 200 ms turns a busy 2-core runner into a
+# DeadlineExceeded flake; a test that really got slow still shows in the suite's run time.
+# Locally: random generation and the example database in .hypothesis/ (failures found once are replayed).
+# CI (`CI` set, as CI services do): derandomized, so a run's result depends only on the code, and no database
+# (a fresh runner could not keep one anyway); `CI=1 pytest ...` reproduces a CI failure locally.
+# Both start from Hypothesis's `default` profile, not from the `ci` one Hypothesis itself loads when it sees
+# any CI-like variable. Explicit @settings(...) in a test build on the loaded profile.
+settings.register_profile("route-health", settings.get_profile("default"), deadline=None)
+settings.register_profile(
+    "route-health-ci",
+    settings.get_profile("default"),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Runs before any test module is imported; `--hypothesis-profile=<name>` still wins."""
+    if config.getoption("hypothesis_profile", default=None) is None:
+        in_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+        settings.load_profile("route-health-ci" if in_ci else "route-health")
+
 
 FAKE_AWS_ENVIRONMENT = {
     "AWS_DEFAULT_REGION": "ap-northeast-2",

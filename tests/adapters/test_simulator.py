@@ -156,9 +156,11 @@ def test_registry_set_ok_and_clear() -> None:
     registry = FaultRegistry()
     registry.set("direct:cu-store", "http-500")
     registry.set("relay:dtryx", "slow-20")
-    assert registry.active() == {"direct:cu-store": "http-500", "relay:dtryx": "slow-20"}
+    assert registry.get("direct:cu-store").status == 500
+    assert registry.get("relay:dtryx").delay_ms == 20
     registry.set("direct:cu-store", "ok")
-    assert registry.active() == {"relay:dtryx": "slow-20"}
+    assert registry.get("direct:cu-store").name == "ok"
+    assert registry.get("relay:dtryx").name == "slow-20"
     registry.clear()
     assert registry.get("relay:dtryx").name == "ok"
 
@@ -258,13 +260,22 @@ def test_a_hang_is_released_when_the_server_closes(simulator: Simulator) -> None
 
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.2)
+    # Close only once the request is hanging inside the simulator (closing earlier would only refuse the
+    # connection, which says nothing about releasing a hang).
+    give_up = time.monotonic() + 5
+    while simulator.max_in_flight() < 1 and time.monotonic() < give_up:
+        time.sleep(0.01)
+    assert simulator.max_in_flight() == 1, "the request never reached the simulator"
+    assert caller.is_alive()
     started = time.monotonic()
     server.close()
     caller.join(timeout=3)
     assert not caller.is_alive()
     assert time.monotonic() - started < 2
+    # The hang ends by dropping the connection unanswered: not a refused connect, not a client timeout.
     assert len(errors) == 1
+    assert type(errors[0]) is httpx.RemoteProtocolError
+    assert simulator.calls()["direct:cu-prime"] == 1
 
 
 # --- counts, leaks, concurrency ------------------------------------------------------------------

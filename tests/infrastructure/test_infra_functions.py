@@ -49,6 +49,52 @@ def test_code_asset_ships_bytecode_for_the_runtime_python_when_one_is_installed(
     assert all(name.endswith(".cpython-312.pyc") for name in compiled)
 
 
+def test_publishing_a_build_drops_only_older_builds_of_the_same_variant(tmp_path, monkeypatch):
+    from infra import packaging
+
+    monkeypatch.setattr(packaging, "BUILD_DIR", tmp_path)
+    old, new = "0" * 16, "1" * 16
+    kept = [
+        f"code-{old}",  # `make synth`'s bytecode build: the tests' source-only build must not delete it
+        "code-tmpab12cd34",  # another build still in progress
+        f"layer-arm64-py312-{old}-pyc",
+        f"layer-arm64-py312-{old}",
+        "code-notes",  # not a build
+    ]
+    for name in [*kept, f"code-{old}-src"]:
+        (tmp_path / name).mkdir()
+    build = tmp_path / "code-tmp-new"
+    (build / "functions").mkdir(parents=True)
+
+    published = packaging._publish(build, tmp_path / f"code-{new}-src", new)
+
+    assert published == tmp_path / f"code-{new}-src"
+    assert (published / "functions").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*kept, f"code-{new}-src"])
+
+    newer_layer = tmp_path / "layer-tmp-new"
+    newer_layer.mkdir()
+    packaging._publish(newer_layer, tmp_path / f"layer-arm64-py312-{new}-pyc", new)
+    assert not (tmp_path / f"layer-arm64-py312-{old}-pyc").exists()
+    assert (tmp_path / f"layer-arm64-py312-{old}").is_dir()  # the variant without bytecode stays
+
+
+def test_a_build_that_lost_the_race_is_discarded(tmp_path, monkeypatch):
+    from infra import packaging
+
+    monkeypatch.setattr(packaging, "BUILD_DIR", tmp_path)
+    digest = "2" * 16
+    winner = tmp_path / f"code-{digest}"
+    (winner / "functions").mkdir(parents=True)
+    (winner / "functions" / "marker").write_text("first")
+    loser = tmp_path / "code-tmp-late"
+    (loser / "functions").mkdir(parents=True)
+
+    assert packaging._publish(loser, winner, digest) == winner
+    assert (winner / "functions" / "marker").read_text() == "first"
+    assert not loser.exists()
+
+
 @pytest.mark.parametrize("handler", sorted(SETTINGS_BY_HANDLER))
 def test_environment_names_match_the_settings_aliases(synthesized, handler):
     _, props = synthesized.functions_by_handler()[handler]
