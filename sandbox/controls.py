@@ -3,43 +3,28 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from functions.core.model import RelayGroup, RouteKey
 from sandbox.clock import SandboxClock
 from sandbox.embedded_aws import StoreFault
 from sandbox.gateway import ControlResponse
 from sandbox.scheduler import iso_z
+from sandbox.simulator.faults import HTTP_FAULTS, MAX_SLOW_MS, PLAIN_FAULTS, parse_fault, parse_target
 
-UPSTREAM_FAULTS = frozenset(
-    {
-        "ok",
-        "http-400",
-        "http-401",
-        "http-403",
-        "http-404",
-        "http-422",
-        "http-429",
-        "http-500",
-        "http-502",
-        "http-503",
-        "timeout",
-        "refuse",
-        "html-200",
-        "invalid-json",
-        "bad-shape",
-        "oversize",
-    }
-)
-SLOW_FAULT = re.compile(r"slow-(\d{1,6})")
 STORE_TARGET = "store"
 STORE_FAULTS = ("ok", *(f.value for f in StoreFault))
 MAX_ADVANCE_MS = 7 * 24 * 60 * 60 * 1000
-_FAULT_NAMES = ", ".join([*sorted(UPSTREAM_FAULTS), "slow-<ms>"])
+_FAULT_NAMES = ", ".join(
+    [
+        *sorted(PLAIN_FAULTS),
+        *(f"http-{status}" for status in sorted(HTTP_FAULTS)),
+        f"slow-<ms <= {MAX_SLOW_MS}>",
+    ]
+)
 _TARGETS = ", ".join(
     [*(f"direct:{k.value}" for k in RouteKey), *(f"relay:{g.value}" for g in RelayGroup), STORE_TARGET]
 )
@@ -72,25 +57,24 @@ class FaultRequest(BaseModel):
     target: str
     fault: str
 
-    @field_validator("target")
-    @classmethod
-    def _known_target(cls, target: str) -> str:
-        kind, _, name = target.partition(":")
-        valid = (
-            target == STORE_TARGET
-            or (kind == "direct" and name in RouteKey.__members__.values())
-            or (kind == "relay" and name in RelayGroup.__members__.values())
-        )
-        if not valid:
-            raise ValueError(f"unknown target {target!r}; expected one of: {_TARGETS}")
-        return target
-
-    @field_validator("fault")
-    @classmethod
-    def _known_fault(cls, fault: str) -> str:
-        if fault not in UPSTREAM_FAULTS and not SLOW_FAULT.fullmatch(fault):
-            raise ValueError(f"unknown fault {fault!r}; expected one of: {_FAULT_NAMES}")
-        return fault
+    @model_validator(mode="after")
+    def _known_target_and_fault(self) -> FaultRequest:
+        """The simulator's own parsing decides for retailers and relays; the store takes `ok` and its faults."""
+        if self.target == STORE_TARGET:
+            if self.fault not in STORE_FAULTS:
+                raise ValueError(
+                    f"fault {self.fault!r} does not apply to the store; use one of: {', '.join(STORE_FAULTS)}"
+                )
+            return self
+        try:
+            parse_target(self.target)
+        except ValueError as error:
+            raise ValueError(f"{error}; expected one of: {_TARGETS}") from None
+        try:
+            parse_fault(self.fault)
+        except ValueError as error:
+            raise ValueError(f"{error}; expected one of: {_FAULT_NAMES}") from None
+        return self
 
 
 class ClockRequest(BaseModel):
@@ -101,8 +85,9 @@ class ClockRequest(BaseModel):
 
 ProbeFirer = Callable[[], Mapping[str, Any]]
 """Fires the scheduled probe now and returns `{"ran": bool, ...summary}`."""
-DueProbeRunner = Callable[[], Mapping[str, Any] | None]
-"""Runs the scheduled probe if a slot boundary was crossed; returns its summary, or None."""
+ClockMover = Callable[[int], Mapping[str, Any] | None]
+"""Moves the clock forward by N ms and runs the scheduled probe if that crossed a slot boundary; returns the
+probe's summary, or None."""
 
 
 class SandboxControls:
@@ -115,13 +100,13 @@ class SandboxControls:
         store: StoreFaultSwitch,
         simulator: SimulatorControl | None,
         fire_probe: ProbeFirer,
-        run_due_probe: DueProbeRunner,
+        advance_clock: ClockMover,
     ) -> None:
         self._clock = clock
         self._store = store
         self._simulator = simulator
         self._fire_probe = fire_probe
-        self._run_due_probe = run_due_probe
+        self._advance_clock_by = advance_clock
         self._routes: dict[str, dict[str, Callable[[bytes], ControlResponse]]] = {
             "/_sandbox/faults": {"POST": self._set_fault, "DELETE": self._clear_faults},
             "/_sandbox/clock": {"POST": self._advance_clock, "GET": self._read_clock},
@@ -147,10 +132,6 @@ class SandboxControls:
     def _set_fault(self, body: bytes) -> ControlResponse:
         request = _parse(FaultRequest, body)
         if request.target == STORE_TARGET:
-            if request.fault not in STORE_FAULTS:
-                raise ControlError(
-                    f"fault {request.fault!r} does not apply to the store; use one of: {', '.join(STORE_FAULTS)}"
-                )
             self._store.set_store_fault(None if request.fault == "ok" else StoreFault(request.fault))
         else:
             self._require_simulator().set_fault(request.target, request.fault)
@@ -164,8 +145,7 @@ class SandboxControls:
 
     def _advance_clock(self, body: bytes) -> ControlResponse:
         request = _parse(ClockRequest, body)
-        self._clock.advance(request.advance_ms)
-        probe = self._run_due_probe()  # returns only after a probe made due by the move has finished
+        probe = self._advance_clock_by(request.advance_ms)  # returns after the probe the move made due
         return ControlResponse(200, {**self._clock_state(), "probe": probe})
 
     def _read_clock(self, body: bytes) -> ControlResponse:

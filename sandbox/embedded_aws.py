@@ -62,10 +62,6 @@ class FaultProxy:
     def start(self) -> None:
         self._acceptor.start()
 
-    @property
-    def fault(self) -> StoreFault | None:
-        return self._fault
-
     def set_fault(self, fault: StoreFault | None) -> None:
         """Applies a fault (None clears it). Open connections are dropped so pooled clients feel it at once."""
         with self._lock:
@@ -220,10 +216,6 @@ class EmbeddedAws:
     def set_store_fault(self, fault: StoreFault | None) -> None:
         assert self._proxy is not None, "start() first"
         self._proxy.set_fault(fault)
-
-    @property
-    def store_fault(self) -> StoreFault | None:
-        return None if self._proxy is None else self._proxy.fault
 
     def dynamodb_client(self) -> DynamoDBClient:
         """A client straight to moto (bypassing the fault proxy), for setup and tests."""

@@ -1,7 +1,8 @@
 """A local API Gateway (HTTP API, payload 2.0): HTTP requests on 127.0.0.1 in, Lambda events to the real handlers.
 
-`/api/health/routes` goes to the operator function, every other `/api/...` to the lookup function, and
-`/_sandbox/...` to the sandbox controls (which are never deployed).
+The routes are the deployed ones (infra/api.py): `GET|POST /api/health/routes` to the operator function,
+`GET /api/{proxy+}` to the lookup function; anything else under `/api/` is API Gateway's 404. `/_sandbox/...`
+goes to the sandbox controls (which are never deployed).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 API_ID = "sandbox"
 HEALTH_PATH = "/api/health/routes"
+HEALTH_METHODS = frozenset({"GET", "POST"})
+LOOKUP_ROUTE_KEY = "GET /api/{proxy+}"
+NOT_FOUND = {"message": "Not Found"}
 MAX_REQUEST_BYTES = 1024 * 1024
 """Larger request bodies are refused (413), as API Gateway would (its limit is higher; nothing here needs more)."""
 
@@ -79,15 +83,28 @@ def _join_values(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     return joined
 
 
-def route_key_for(method: str, path: str) -> tuple[str, dict[str, str] | None]:
-    """The route the deployed HTTP API matches: the health route exactly, the lookups through a proxy route."""
-    if path == HEALTH_PATH:
-        return f"{method} {HEALTH_PATH}", None
-    return "ANY /api/{proxy+}", {"proxy": path.removeprefix("/api/")}
+@dataclass(frozen=True)
+class Route:
+    """A matched route: its `routeKey` as API Gateway sets it, the function behind it, its path parameters."""
+
+    key: str
+    function: str  # "api" (lookups) or "ops" (operator)
+    path_parameters: Mapping[str, str] | None = None
+
+
+def match_route(method: str, path: str) -> Route | None:
+    """The deployed HTTP API's route for a request, or None where API Gateway answers 404 itself."""
+    if path == HEALTH_PATH and method in HEALTH_METHODS:
+        return Route(f"{method} {HEALTH_PATH}", "ops")
+    proxy = path.removeprefix("/api/")
+    if method == "GET" and path.startswith("/api/") and proxy:
+        return Route(LOOKUP_ROUTE_KEY, "api", {"proxy": proxy})
+    return None
 
 
 def http_api_event(
     *,
+    route: Route,
     method: str,
     target: str,
     headers: Iterable[tuple[str, str]],
@@ -99,7 +116,7 @@ def http_api_event(
     parts = urlsplit(target)
     raw_path = parts.path or "/"
     header_map = _join_values((name.lower(), value) for name, value in headers)
-    route_key, path_parameters = route_key_for(method, raw_path)
+    route_key = route.key
     request_id = str(uuid.uuid4())
     event: dict[str, Any] = {
         "version": "2.0",
@@ -131,8 +148,8 @@ def http_api_event(
         event["cookies"] = [c.strip() for c in header_map.pop("cookie").split(";") if c.strip()]
     if parts.query:
         event["queryStringParameters"] = _join_values(parse_qsl(parts.query, keep_blank_values=True))
-    if path_parameters is not None:
-        event["pathParameters"] = path_parameters
+    if route.path_parameters is not None:
+        event["pathParameters"] = dict(route.path_parameters)
     if body:
         try:
             event["body"] = body.decode("utf-8")
@@ -175,8 +192,7 @@ class Gateway(ThreadingHTTPServer):
         controls: ControlHandler,
     ) -> None:
         self.clock = clock
-        self.api = api
-        self.ops = ops
+        self.functions = {"api": api, "ops": ops}
         self.controls = controls
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
@@ -263,8 +279,10 @@ class _GatewayRequestHandler(BaseHTTPRequestHandler):
             answer = self.server.controls(self.command, path, body)
             headers = [("content-type", "application/json"), *answer.headers.items()]
             return answer.status, headers, json.dumps(answer.body).encode()
-        if path.startswith("/api/"):
+        route = match_route(self.command, path)
+        if route is not None:
             event = http_api_event(
+                route=route,
                 method=self.command,
                 target=self.path,
                 headers=self.headers.items(),
@@ -272,6 +290,5 @@ class _GatewayRequestHandler(BaseHTTPRequestHandler):
                 source_ip=self.client_address[0],
                 now_ms=self.server.clock(),
             )
-            handler = self.server.ops if path == HEALTH_PATH else self.server.api
-            return http_response(handler(event))
-        return json_response(404, {"message": "Not Found"})
+            return http_response(self.server.functions[route.function](event))
+        return json_response(404, NOT_FOUND)

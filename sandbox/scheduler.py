@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from functions.core.model import PROBE_SLOT_MS
-from functions.core.ports import Clock
+from sandbox.clock import SandboxClock
 
 ACCOUNT_ID = "123456789012"
 PROBE_RULE_NAME = "route-health-probe"
@@ -47,11 +47,11 @@ def scheduled_event(slot_start_ms: int, *, region: str) -> dict[str, Any]:
 
 class ProbeScheduler:
     """Fires `invoke` once per slot of `clock`: from a background thread as real time passes, and synchronously
-    from `run_due` when the clock is moved (so a clock move returns only after the probe it made due).
+    from `advance` when the clock is moved (so a clock move returns only after the probe it made due).
     """
 
     def __init__(
-        self, clock: Clock, invoke: ProbeInvoker, *, region: str, poll_interval_s: float = 0.5
+        self, clock: SandboxClock, invoke: ProbeInvoker, *, region: str, poll_interval_s: float = 0.5
     ) -> None:
         self._clock = clock
         self._invoke = invoke
@@ -68,11 +68,23 @@ class ProbeScheduler:
         If the background thread is firing that slot right now, this waits for it to finish.
         """
         with self._lock:
-            current = slot_start(self._clock())
-            if self._last_slot is not None and current <= self._last_slot:
-                return None
-            self._last_slot = current
-            return self._invoke(scheduled_event(current, region=self._region))
+            return self._run_due_locked()
+
+    def advance(self, ms: int) -> Mapping[str, Any] | None:
+        """Moves the clock forward by `ms` and fires the probe if that entered a new slot; returns its result,
+        else None. Move and firing happen under one lock, so the background thread cannot take the slot the
+        move made due (which would leave this caller without the probe's result).
+        """
+        with self._lock:
+            self._clock.advance(ms)
+            return self._run_due_locked()
+
+    def _run_due_locked(self) -> Mapping[str, Any] | None:
+        current = slot_start(self._clock())
+        if self._last_slot is not None and current <= self._last_slot:
+            return None
+        self._last_slot = current
+        return self._invoke(scheduled_event(current, region=self._region))
 
     def fire_now(self) -> Mapping[str, Any]:
         """Fires the probe for the current slot as a (re)delivery would; the probe's slot rule decides."""

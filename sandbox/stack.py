@@ -143,7 +143,6 @@ class SandboxStack:
         # module-level state (the Powertools resolver's current event, for one) is per invocation.
         self._function_locks = {function: threading.Lock() for function in FUNCTION_TIMEOUT_S}
         self._serving: threading.Thread | None = None
-        self.first_probe: Mapping[str, Any] | None = None
         self._handlers: dict[str, Handler] = {}
         # Binding now: raises OSError (EADDRINUSE) before anything else is started.
         self.gateway = Gateway(
@@ -192,9 +191,9 @@ class SandboxStack:
             store=aws,
             simulator=None if simulated is None else simulated.control,
             fire_probe=self.scheduler.fire_now,
-            run_due_probe=self.scheduler.run_due,
+            advance_clock=self.scheduler.advance,
         )
-        self.first_probe = self.scheduler.run_due()
+        self.scheduler.run_due()
         # The container was built (and its snapshot prefetched) before the first probe wrote any verdict:
         # read them now so that "ready" means steady state, not 30 s of relay-first lookups.
         if container.snapshots is not None:

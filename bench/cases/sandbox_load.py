@@ -1,6 +1,6 @@
 """`sandbox_load`: a bounded load over the lookup endpoints of `route-health sandbox`, with a fault flip.
 
-The sandbox runs in its own process on a free 127.0.0.1 port (the real handlers, embedded DynamoDB, the
+The sandbox runs in its own process on a 127.0.0.1 port the OS picks (the real handlers, embedded DynamoDB, the
 simulated retailers and relays). REQUESTS lookups cycle through every lookup endpoint at a fixed CONCURRENCY
 (httpx in threads). After FLIP_AT answers one route's retailer starts answering 403; after RECOVER_AT the
 fault is cleared and the sandbox clock is moved past the 5-minute cooldown, so the scheduled probe sees the
@@ -16,12 +16,7 @@ healthy (before the flip for every route, during the flip for every other route)
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -34,58 +29,26 @@ from typing import Any
 import httpx
 
 from bench.common import LOOKUP_ENDPOINTS, median, percentile, progress
-from functions.core.model import COOLDOWN_MS, PINNED_TO_RELAY, RouteKey
+from functions.core.model import COOLDOWN_MS, PINNED_TO_RELAY, PROBE_SLOT_MS, RouteKey
+from sandbox.process import sandbox_process
+from sandbox.scheduler import slot_start
 
 REQUESTS = 2_000
 CONCURRENCY = 8
 FLIP_AT = 600
 RECOVER_AT = 1_100
 FAULTED_ROUTE = RouteKey.CU_STORE
-READY_TIMEOUT_S = 90.0
 PROBED_KEYS = [key.value for key in RouteKey if key not in PINNED_TO_RELAY]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
 def running_sandbox() -> Iterator[tuple[str, Path]]:
-    """Starts `route-health sandbox` on a free port; yields its URL and its stdout log. SIGTERM (then kill)."""
-    command = Path(sys.executable).parent / "route-health"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    environment = {**os.environ, "HEALTH_CHECK_SECRET": secrets.token_urlsafe(24), "PYTHONUNBUFFERED": "1"}
-    for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "AWS_PROFILE"):
-        environment.pop(name, None)
-    with tempfile.TemporaryDirectory(prefix="route-health-bench-") as workdir:
-        out_path, err_path = Path(workdir) / "stdout.log", Path(workdir) / "stderr.log"
-        with out_path.open("wb") as out, err_path.open("wb") as err:
-            process = subprocess.Popen(
-                [str(command), "sandbox", "--port", str(port)],
-                cwd=workdir,
-                env=environment,
-                stdout=out,
-                stderr=err,
-            )
-        try:
-            deadline = time.monotonic() + READY_TIMEOUT_S
-            while f"ready: {url}" not in out_path.read_text(errors="replace"):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"sandbox did not start:\n{err_path.read_text(errors='replace')[-3000:]}"
-                    )
-                time.sleep(0.05)
-            yield url, out_path
-        finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    """Starts `route-health sandbox` in a temporary directory; yields its URL and its stdout log."""
+    with (
+        tempfile.TemporaryDirectory(prefix="route-health-bench-") as workdir,
+        sandbox_process(Path(workdir), health_check_secret=secrets.token_urlsafe(24)) as started,
+    ):
+        yield started.url, started.stdout
 
 
 @dataclass
@@ -203,8 +166,11 @@ def _shares(delta: Mapping[str, int], keys: list[str]) -> tuple[int, int]:
 
 
 def _settle(control: httpx.Client) -> None:
-    """Past every cooldown into a new slot (the scheduled probe runs), then until lookups go direct again."""
-    control.post("/_sandbox/clock", json={"advanceMs": COOLDOWN_MS + 1_000}).raise_for_status()
+    """Past every cooldown to 1 s after a slot start (the scheduled probe runs), then until lookups go direct
+    again. Aligned so that no real-time slot boundary (a background probe) falls inside the run."""
+    now = control.get("/_sandbox/clock").json()["now"]
+    advance = slot_start(now + COOLDOWN_MS) + PROBE_SLOT_MS + 1_000 - now
+    control.post("/_sandbox/clock", json={"advanceMs": advance}).raise_for_status()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         before = control.get("/_sandbox/calls").json()
@@ -238,7 +204,7 @@ def _logged_errors(log: Path, limit: int = 3) -> list[dict[str, Any]]:
 
 
 def run() -> dict[str, Any]:
-    progress("sandbox load: starting route-health sandbox on a free 127.0.0.1 port")
+    progress("sandbox load: starting route-health sandbox on 127.0.0.1")
     with running_sandbox() as (url, log), httpx.Client(base_url=url, timeout=60) as control:
         _settle(control)
         expected = _expected_fields(control)

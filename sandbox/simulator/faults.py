@@ -77,8 +77,3 @@ class FaultRegistry:
     def clear(self) -> None:
         with self._lock:
             self._faults.clear()
-
-    def active(self) -> dict[str, str]:
-        """The current faults by target, for display."""
-        with self._lock:
-            return {target: fault.name for target, fault in self._faults.items()}

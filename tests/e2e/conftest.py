@@ -1,14 +1,9 @@
-"""Starts `route-health sandbox` once per session on a free 127.0.0.1 port and drives it over real HTTP."""
+"""Starts `route-health sandbox` once per session (on a port the OS picks) and drives it over real HTTP."""
 
 from __future__ import annotations
 
-import os
 import secrets
-import shutil
-import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -19,22 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
-from functions.core.model import COOLDOWN_MS
+from functions.core.model import COOLDOWN_MS, PROBE_SLOT_MS
+from sandbox.process import sandbox_process
+from sandbox.scheduler import slot_start
 
-READY_TIMEOUT_S = 90.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _route_health_command() -> str:
-    beside_python = Path(sys.executable).parent / "route-health"
-    found = str(beside_python) if beside_python.exists() else shutil.which("route-health")
-    assert found, "the route-health console script is not installed (make install)"
-    return found
+SETTLE_PAST_SLOT_START_MS = 1_000
 
 
 @dataclass
@@ -74,10 +58,21 @@ class Sandbox:
         summary: dict[str, Any] = self.control("POST", "probe").json()
         return summary
 
+    def now(self) -> int:
+        now: int = self.control("GET", "clock").json()["now"]
+        return now
+
     def settle(self) -> None:
-        """Moves past every cooldown into a new slot (the scheduled probe runs), then waits until the lookup
-        container has loaded the new snapshot (its 30 s cache went stale with the move)."""
-        self.advance(COOLDOWN_MS + 1_000)
+        """Moves past every cooldown to just after a slot start (the scheduled probe runs), then waits until
+        the lookup container has loaded the new snapshot (its 30 s cache went stale with the move).
+
+        The sandbox clock follows real time, so without the alignment a slot boundary could fall anywhere in
+        a test and the background scheduler would probe in the middle of it. Landing 1 s past a slot start
+        leaves each test about 299 s of sandbox time before the next boundary (real time barely moves), and
+        keeps a test's whole-slot moves (COOLDOWN_MS == PROBE_SLOT_MS) landing 1 s into a slot.
+        """
+        now = self.now()
+        self.advance(slot_start(now + COOLDOWN_MS) + PROBE_SLOT_MS + SETTLE_PAST_SLOT_START_MS - now)
         deadline = time.monotonic() + 10
         while True:
             _, delta = self.lookup("/api/seveneleven/popwords")
@@ -85,6 +80,13 @@ class Sandbox:
                 return
             assert time.monotonic() < deadline, f"the lookup container never went direct again: {delta}"
             time.sleep(0.05)
+
+    def assert_nothing_leaked(self) -> None:
+        """No simulated retailer saw a relay token or Access key; the operator secret is not in the output."""
+        assert self.calls()["leakedSecrets"] == 0
+        output = self.output()
+        assert "ready: " in output
+        assert self.secret not in output
 
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.secret}"}
@@ -110,49 +112,23 @@ class Sandbox:
 
 @contextmanager
 def running_sandbox(workdir: Path) -> Iterator[Sandbox]:
-    """`route-health sandbox` on a free port in a subprocess; yields once it printed `ready:`."""
-    port = _free_port()
+    """`route-health sandbox` in a subprocess; yields once it printed `ready:`; checks it stops cleanly."""
     secret = secrets.token_urlsafe(24)
-    stdout, stderr = workdir / "stdout.log", workdir / "stderr.log"
-    environment = {**os.environ, "HEALTH_CHECK_SECRET": secret, "PYTHONUNBUFFERED": "1"}
-    for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "AWS_PROFILE"):
-        environment.pop(name, None)
-    with stdout.open("wb") as out, stderr.open("wb") as err:
-        process = subprocess.Popen(  # noqa: S603 - our own console script, fixed arguments
-            [_route_health_command(), "sandbox", "--port", str(port)],
-            cwd=workdir,
-            env=environment,
-            stdout=out,
-            stderr=err,
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while f"ready: {url}" not in stdout.read_text(errors="replace"):
-        if process.poll() is not None:
-            pytest.fail(
-                f"sandbox exited with {process.returncode}:\n{stderr.read_text(errors='replace')[-4000:]}"
-            )
-        if time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(
-                f"sandbox not ready after {READY_TIMEOUT_S}s:\n{stderr.read_text(errors='replace')[-4000:]}"
-            )
-        time.sleep(0.05)
-    with httpx.Client(base_url=url, timeout=30) as http:
-        yield Sandbox(url, secret, http, stdout, stderr, process)
-    process.send_signal(signal.SIGTERM)
-    try:
-        code = process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        pytest.fail("sandbox did not stop within 20 s of SIGTERM")
-    assert code == 0, stderr.read_text(errors="replace")[-4000:]
+    with (
+        sandbox_process(workdir, health_check_secret=secret) as started,
+        httpx.Client(base_url=started.url, timeout=30) as http,
+    ):
+        yield Sandbox(started.url, secret, http, started.stdout, started.stderr, started.process)
+    assert started.process.returncode == 0, started.stderr_tail()
 
 
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """The shared sandbox. After the whole session (whatever the test order) nothing may have leaked."""
     with running_sandbox(tmp_path_factory.mktemp("sandbox")) as started:
         yield started
+        started.assert_nothing_leaked()
+    assert started.secret not in started.output()  # nor in what it printed while stopping
 
 
 @pytest.fixture

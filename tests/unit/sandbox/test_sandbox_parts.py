@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import httpx
 import pytest
 from botocore.config import Config
 
@@ -17,7 +18,15 @@ from functions.core.model import PROBE_SLOT_MS, RouteCheck, RouteKey
 from sandbox.clock import SandboxClock
 from sandbox.controls import SandboxControls
 from sandbox.embedded_aws import EmbeddedAws, StoreFault
-from sandbox.gateway import LambdaContext, http_api_event, http_response
+from sandbox.gateway import (
+    ControlResponse,
+    Gateway,
+    LambdaContext,
+    Route,
+    http_api_event,
+    http_response,
+    match_route,
+)
 from sandbox.scheduler import ProbeScheduler, scheduled_event, slot_start
 
 
@@ -101,6 +110,36 @@ def test_scheduler_thread_fires_and_stops() -> None:
     assert not any(t.name == "probe-scheduler" for t in threading.enumerate())
 
 
+def test_a_clock_move_gets_the_probe_it_made_due_despite_the_scheduler_thread() -> None:
+    """The move and the firing share the scheduler's lock: a fast-polling background thread never takes the
+    slot between them, so POST /_sandbox/clock always reports the probe that ran."""
+    clock = FakeClock(SLOT + 1_000)
+    fired: list[str] = []
+
+    def invoke(event: dict[str, Any]) -> Mapping[str, Any]:
+        fired.append(threading.current_thread().name)
+        return {"ran": True}
+
+    scheduler = ProbeScheduler(clock, invoke, region="r", poll_interval_s=0.0001)
+    handle = SandboxControls(
+        clock=clock,
+        store=FakeStore(),
+        simulator=None,
+        fire_probe=scheduler.fire_now,
+        advance_clock=scheduler.advance,
+    )
+    assert scheduler.run_due() == {"ran": True}
+    scheduler.start()
+    try:
+        for _ in range(300):
+            moved = handle("POST", "/_sandbox/clock", b'{"advanceMs": 300000}')
+            assert moved.body == {**moved.body, "probe": {"ran": True}}
+    finally:
+        scheduler.stop()
+    assert len(fired) == 301
+    assert "probe-scheduler" not in fired  # the clock never moved by itself: only the moves fired
+
+
 def test_slot_start_floors_to_five_minutes() -> None:
     assert slot_start(SLOT + PROBE_SLOT_MS - 1) == SLOT
     assert slot_start(SLOT + PROBE_SLOT_MS) == SLOT + PROBE_SLOT_MS
@@ -111,6 +150,7 @@ def test_slot_start_floors_to_five_minutes() -> None:
 
 def test_http_api_event_payload_v2() -> None:
     event = http_api_event(
+        route=Route("GET /api/{proxy+}", "api", {"proxy": "cu/products"}),
         method="GET",
         target="/api/cu/products?keyword=%EC%BD%9C%EB%9D%BC&limit=5&tag=a&tag=b",
         headers=[("Host", "127.0.0.1:8080"), ("X-Health-Check-Key", "k"), ("Accept", "a"), ("accept", "b")],
@@ -124,7 +164,8 @@ def test_http_api_event_payload_v2() -> None:
     assert event["queryStringParameters"] == {"keyword": "콜라", "limit": "5", "tag": "a,b"}
     assert event["headers"]["x-health-check-key"] == "k"
     assert event["headers"]["accept"] == "a,b"
-    assert event["routeKey"] == "ANY /api/{proxy+}"
+    assert event["routeKey"] == event["requestContext"]["routeKey"] == "GET /api/{proxy+}"
+    assert event["pathParameters"] == {"proxy": "cu/products"}
     assert event["requestContext"]["http"] == {
         "method": "GET",
         "path": "/api/cu/products",
@@ -138,17 +179,96 @@ def test_http_api_event_payload_v2() -> None:
 
 
 def test_http_api_event_health_route_and_bodies() -> None:
+    health = Route("POST /api/health/routes", "ops")
     text = http_api_event(
-        method="POST", target="/api/health/routes", headers=[], body=b'{"a":1}', source_ip="1", now_ms=0
+        route=health,
+        method="POST",
+        target="/api/health/routes",
+        headers=[],
+        body=b'{"a":1}',
+        source_ip="1",
+        now_ms=0,
     )
     assert text["routeKey"] == "POST /api/health/routes"
     assert text["body"] == '{"a":1}'
     assert "queryStringParameters" not in text
+    assert "pathParameters" not in text
     binary = http_api_event(
-        method="POST", target="/api/x", headers=[], body=b"\xff\x00", source_ip="1", now_ms=0
+        route=health,
+        method="POST",
+        target="/api/health/routes",
+        headers=[],
+        body=b"\xff\x00",
+        source_ip="1",
+        now_ms=0,
     )
     assert binary["isBase64Encoded"] is True
     assert binary["body"] == "/wA="
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "expected"),
+    [
+        ("GET", "/api/health/routes", Route("GET /api/health/routes", "ops")),
+        ("POST", "/api/health/routes", Route("POST /api/health/routes", "ops")),
+        ("GET", "/api/cu/products", Route("GET /api/{proxy+}", "api", {"proxy": "cu/products"})),
+        ("GET", "/api/health/routes/x", Route("GET /api/{proxy+}", "api", {"proxy": "health/routes/x"})),
+        ("POST", "/api/cu/products", None),
+        ("PUT", "/api/health/routes", None),
+        ("DELETE", "/api/health/routes", None),
+        ("HEAD", "/api/cu/products", None),
+        ("OPTIONS", "/api/cu/products", None),
+        ("GET", "/api/", None),
+        ("GET", "/api", None),
+        ("GET", "/elsewhere", None),
+    ],
+)
+def test_routes_are_the_deployed_http_apis(method: str, path: str, expected: Route | None) -> None:
+    assert match_route(method, path) == expected
+
+
+def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -> None:
+    invoked: list[tuple[str, str]] = []
+
+    def function(name: str) -> Any:
+        def invoke(event: dict[str, Any]) -> Any:
+            invoked.append((name, event["routeKey"]))
+            return {"statusCode": 200, "body": "{}"}
+
+        return invoke
+
+    gateway = Gateway(
+        0,
+        clock=FakeClock(SLOT),
+        api=function("api"),
+        ops=function("ops"),
+        controls=lambda method, path, body: ControlResponse(200, {}),
+    )
+    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
+    serving.start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
+            for method, path in [
+                ("POST", "/api/cu/products"),
+                ("DELETE", "/api/health/routes"),
+                ("GET", "/x"),
+            ]:
+                response = http.request(method, path)
+                assert response.status_code == 404, (method, path)
+                assert response.json() == {"message": "Not Found"}
+            assert invoked == []
+            assert http.get("/api/cu/products").status_code == 200
+            assert http.post("/api/health/routes").status_code == 200
+            assert http.get("/api/health/routes").status_code == 200
+    finally:
+        gateway.shutdown()
+        gateway.server_close()
+        serving.join()
+    assert invoked == [
+        ("api", "GET /api/{proxy+}"),
+        ("ops", "POST /api/health/routes"),
+        ("ops", "GET /api/health/routes"),
+    ]
 
 
 def test_http_response_from_handler_results() -> None:
@@ -202,7 +322,8 @@ def controls() -> tuple[SandboxControls, FakeSimulator, FakeStore, list[str]]:
     simulator, store, probes = FakeSimulator(), FakeStore(), []
     clock = FakeClock(SLOT)
 
-    def run_due() -> Mapping[str, Any] | None:
+    def advance(ms: int) -> Mapping[str, Any] | None:
+        clock.advance(ms)
         probes.append("due")
         return {"ran": True}
 
@@ -212,7 +333,7 @@ def controls() -> tuple[SandboxControls, FakeSimulator, FakeStore, list[str]]:
             store=store,
             simulator=simulator,
             fire_probe=lambda: {"ran": False},
-            run_due_probe=run_due,
+            advance_clock=advance,
         ),
         simulator,
         store,
@@ -227,8 +348,16 @@ def test_controls_faults(controls: tuple[SandboxControls, FakeSimulator, FakeSto
         == 200
     )
     assert handle("POST", "/_sandbox/faults", b'{"target": "relay:dtryx", "fault": "slow-250"}').status == 200
+    assert (
+        handle("POST", "/_sandbox/faults", b'{"target": "relay:oliveyoung", "fault": "slow-60000"}').status
+        == 200
+    )
     assert handle("POST", "/_sandbox/faults", b'{"target": "store", "fault": "timeout"}').status == 200
-    assert simulator.faults == {"direct:cu-store": "http-403", "relay:dtryx": "slow-250"}
+    assert simulator.faults == {
+        "direct:cu-store": "http-403",
+        "relay:dtryx": "slow-250",
+        "relay:oliveyoung": "slow-60000",
+    }
     assert store.fault is StoreFault.TIMEOUT
     assert handle("DELETE", "/_sandbox/faults", b"").status == 200
     assert simulator.faults == {}
@@ -240,10 +369,12 @@ def test_controls_faults(controls: tuple[SandboxControls, FakeSimulator, FakeSto
     [
         (b"not json", "JSON"),
         (b"[1]", "object"),
-        (b'{"target": "direct:nope", "fault": "ok"}', "unknown target"),
-        (b'{"target": "relay:cu", "fault": "ok"}', "unknown target"),
+        (b'{"target": "direct:nope", "fault": "ok"}', "unknown fault target"),
+        (b'{"target": "relay:cu", "fault": "ok"}', "unknown fault target"),
         (b'{"target": "direct:cu-store", "fault": "http-418"}', "unknown fault"),
         (b'{"target": "direct:cu-store", "fault": "slow-"}', "unknown fault"),
+        (b'{"target": "direct:cu-store", "fault": "slow-60001"}', "unknown fault"),  # the simulator's cap
+        (b'{"target": "relay:dtryx", "fault": "slow-999999"}', "unknown fault"),
         (b'{"target": "store", "fault": "http-500"}', "does not apply to the store"),
         (b'{"target": "store"}', "fault"),
         (b'{"target": "store", "fault": "refuse", "extra": 1}', "extra"),
@@ -278,7 +409,11 @@ def test_controls_clock_probe_calls(
 
 def test_controls_without_simulator_explain_why() -> None:
     handle = SandboxControls(
-        clock=FakeClock(SLOT), store=FakeStore(), simulator=None, fire_probe=dict, run_due_probe=lambda: None
+        clock=FakeClock(SLOT),
+        store=FakeStore(),
+        simulator=None,
+        fire_probe=dict,
+        advance_clock=lambda ms: None,
     )
     answer = handle("GET", "/_sandbox/calls", b"")
     assert answer.status == 400
@@ -303,7 +438,8 @@ def _store_through_proxy(aws: EmbeddedAws) -> DynamoVerdictStore:
         region_name="ap-northeast-2",
         aws_access_key_id="x",
         aws_secret_access_key="x",
-        config=Config(connect_timeout=0.5, read_timeout=0.5, retries={"total_max_attempts": 1}),
+        # Generous for the healthy reads on a loaded runner; a faulted read fails by reset or by this timeout.
+        config=Config(connect_timeout=2, read_timeout=2, retries={"total_max_attempts": 1}),
     )
     return DynamoVerdictStore(aws.table_name, client)
 
