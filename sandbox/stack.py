@@ -182,7 +182,7 @@ class SandboxStack:
         self._resources.callback(aws.stop)
 
         self._configure_environment(aws.environment(), relay_urls)
-        container = self._build_container(None if simulated is None else simulated.transport)
+        container = self._build_containers(None if simulated is None else simulated.transport)
         self._handlers = _load_handlers()
 
         self.scheduler = ProbeScheduler(self.clock, self._invoke_probe, region=REGION)
@@ -233,19 +233,20 @@ class SandboxStack:
         for name, value in POWERTOOLS_DEFAULTS.items():
             os.environ.setdefault(name, value)
 
-    def _build_container(self, transport: httpx.BaseTransport | None) -> Container:
+    def _build_containers(self, transport: httpx.BaseTransport | None) -> Container:
+        """One container per function, as in AWS (same clock and upstreams); returns the lookup function's."""
         from functions.handlers.settings import ApiSettings
-        from functions.handlers.wiring import build_container, set_container
+        from functions.handlers.wiring import FUNCTION_SETTINGS, build_container, set_container
 
-        container = build_container(ApiSettings(), clock=self.clock, http_transport=transport)
-        set_container(container)
-
-        def forget() -> None:
-            set_container(None)
-            container.close()
-
-        self._resources.callback(forget)
-        return container
+        containers = {
+            settings_type: build_container(settings_type(), clock=self.clock, http_transport=transport)
+            for settings_type in FUNCTION_SETTINGS
+        }
+        for settings_type, container in containers.items():
+            set_container(container, settings_type)
+            self._resources.callback(container.close)
+            self._resources.callback(set_container, None, settings_type)
+        return containers[ApiSettings]
 
     def _controls(self, method: str, path: str, body: bytes) -> Any:
         assert self.controls is not None

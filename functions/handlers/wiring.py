@@ -34,7 +34,7 @@ from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, VerdictStore
 from functions.core.reporting import BackgroundFailureReporter
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
-from functions.handlers.settings import ApiSettings, CommonSettings
+from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
 from functions.handlers.telemetry import MetricsProbeEvents, MetricsRoutingEvents, emit_metric, logger
 from functions.probe import ProbeSummary, run_probe
 
@@ -238,20 +238,22 @@ def _failure_reporter(
     return BackgroundFailureReporter(store, executor, clock, on_error=on_error)
 
 
-_container: Container | None = None
+_containers: dict[type[CommonSettings], Container] = {}
+"""One container per function: in Lambda a process runs one function, so this holds one entry; the sandbox
+runs all three functions in one process and gives each its own, as AWS would."""
 _container_lock = threading.Lock()
+FUNCTION_SETTINGS: tuple[type[CommonSettings], ...] = (ApiSettings, OpsSettings, ProbeSettings)
 
 
 def get_container(settings_type: type[CommonSettings] = ApiSettings) -> Container:
-    """The container's one Container, built from the environment on first use (settings validated then)."""
-    global _container
-    container = _container
+    """This function's Container, built from the environment on first use (settings validated then)."""
+    container = _containers.get(settings_type)
     if container is not None:
         return container
     with _container_lock:
-        if _container is None:
-            _container = build_container(settings_type())
-        return _container
+        if settings_type not in _containers:
+            _containers[settings_type] = build_container(settings_type())
+        return _containers[settings_type]
 
 
 def prepare_container_at_init(settings_type: type[CommonSettings]) -> None:
@@ -265,17 +267,23 @@ def prepare_container_at_init(settings_type: type[CommonSettings]) -> None:
         get_container(settings_type)
 
 
-def set_container(container: Container | None) -> None:
-    """Install a prebuilt container (sandbox, tests); None forgets it so the next use rebuilds from env."""
-    global _container
+def set_container(container: Container | None, settings_type: type[CommonSettings] | None = None) -> None:
+    """Install a prebuilt container for one function (by its settings type), or for all three (tests).
+
+    None forgets it, so the next use rebuilds from the environment.
+    """
     with _container_lock:
-        _container = container
+        for function in FUNCTION_SETTINGS if settings_type is None else (settings_type,):
+            if container is None:
+                _containers.pop(function, None)
+            else:
+                _containers[function] = container
 
 
 def reset_container() -> None:
-    """Forget and close the current container (tests)."""
-    global _container
+    """Forget and close every installed container (tests)."""
     with _container_lock:
-        old, _container = _container, None
-    if old is not None:
-        old.close()
+        old = {id(container): container for container in _containers.values()}
+        _containers.clear()
+    for container in old.values():
+        container.close()

@@ -153,11 +153,11 @@ def test_the_container_is_built_during_lambda_init_and_never_at_import_elsewhere
         monkeypatch.delenv(name, raising=False)
 
     wiring.prepare_container_at_init(ApiSettings)
-    assert wiring._container is None  # tests, the sandbox and the bench build their own
+    assert wiring._containers == {}  # tests, the sandbox and the bench build their own
 
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
     wiring.prepare_container_at_init(ApiSettings)
-    built = wiring._container
+    built = wiring._containers.get(ApiSettings)
     assert built is not None
     assert wiring.get_container(ApiSettings) is built  # the first request reuses what INIT built
 
@@ -175,3 +175,20 @@ def test_a_blank_setting_is_unset(monkeypatch: pytest.MonkeyPatch, name: str) ->
     monkeypatch.setenv(name, "   ")
     settings = ApiSettings()
     assert settings.model_dump()[name.lower()] is None
+
+
+@pytest.mark.usefixtures("forget_container")
+def test_each_function_has_its_own_container(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID"):
+        monkeypatch.delenv(name, raising=False)
+
+    api = wiring.get_container(ApiSettings)
+    probe = wiring.get_container(ProbeSettings)
+
+    assert api is not probe
+    assert isinstance(api.settings, ApiSettings)
+    assert isinstance(probe.settings, ProbeSettings)
+    assert wiring.get_container(ApiSettings) is api
+
+    wiring.set_container(probe, ApiSettings)  # the sandbox installs one per function this way
+    assert wiring.get_container(ApiSettings) is probe
