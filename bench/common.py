@@ -8,13 +8,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 from functions.core import RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.core.model import Reason
+from sandbox.gateway import LambdaContext, http_api_event, match_route
 
 _STARTED = time.monotonic()
 _PROGRESS = os.fdopen(os.dup(2), "w", buffering=1)  # survives the fd-level silencing below
@@ -103,46 +103,22 @@ def all_healthy_checks(now: int) -> tuple[list[RouteCheck], list[RelayCheck]]:
     return routes, relays
 
 
-@dataclass(frozen=True)
-class BenchLambdaContext:
-    function_name: str = "route-health-bench"
-    function_version: str = "$LATEST"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = "arn:aws:lambda:ap-northeast-2:123456789012:function:route-health-bench"
-    aws_request_id: str = "00000000-0000-0000-0000-000000000000"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 15_000
+def lambda_context(function: str) -> LambdaContext:
+    """The sandbox's Lambda context (what Powertools reads), for a function named route-health-<function>."""
+    return LambdaContext(f"route-health-{function}", timeout_s=15.0)
 
 
 def api_event(path: str, query: Mapping[str, str], *, now_ms: int) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload v2) GET event, as API Gateway sends it."""
-    event: dict[str, Any] = {
-        "version": "2.0",
-        "routeKey": "$default",
-        "rawPath": path,
-        "rawQueryString": urlencode(dict(query)),
-        "headers": {"host": "api.example.test", "user-agent": "bench"},
-        "requestContext": {
-            "accountId": "123456789012",
-            "apiId": "api",
-            "domainName": "api.example.test",
-            "domainPrefix": "api",
-            "http": {
-                "method": "GET",
-                "path": path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": "127.0.0.1",
-                "userAgent": "bench",
-            },
-            "requestId": "bench",
-            "routeKey": "$default",
-            "stage": "$default",
-            "time": "01/Jan/2026:00:00:00 +0000",
-            "timeEpoch": now_ms,
-        },
-        "isBase64Encoded": False,
-    }
-    if query:
-        event["queryStringParameters"] = dict(query)
-    return event
+    """An API Gateway HTTP API (payload v2) GET event, built exactly as the sandbox gateway builds it."""
+    route = match_route("GET", path)
+    assert route is not None, path
+    target = f"{path}?{urlencode(dict(query))}" if query else path
+    return http_api_event(
+        route=route,
+        method="GET",
+        target=target,
+        headers=[("host", "api.example.test"), ("user-agent", "bench")],
+        body=b"",
+        source_ip="127.0.0.1",
+        now_ms=now_ms,
+    )

@@ -27,9 +27,9 @@ from bench.common import (
     BENCH_SECRET_VALUES,
     REGION,
     TABLE_NAME,
-    BenchLambdaContext,
     all_healthy_checks,
     api_event,
+    lambda_context,
     median,
     progress,
     quiet_stdout,
@@ -146,7 +146,7 @@ def _run() -> dict[str, Any]:
         secretsmanager.meta.events.register("before-call", counter)
 
         event = api_event(ENDPOINT, QUERY, now_ms=NOW)
-        context = BenchLambdaContext()
+        context = lambda_context("api")
 
         def through_handler() -> dict[str, Any]:
             response: dict[str, Any] = api.lambda_handler(event, context)  # type: ignore[arg-type]  # duck-typed context
@@ -248,7 +248,7 @@ def _secret_fetches_after_expiry(
     try:
         event = api_event(ENDPOINT, QUERY, now_ms=NOW)
         for _ in range(20):
-            api.lambda_handler(event, BenchLambdaContext())
+            api.lambda_handler(event, lambda_context("api"))
         return counter.on_request_path.get("GetSecretValue", 0)
     finally:
         secretsmanager.meta.events.unregister("before-call", counter)

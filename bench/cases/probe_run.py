@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -30,7 +28,7 @@ from bench.common import (
     BENCH_SECRET_VALUES,
     REGION,
     TABLE_NAME,
-    BenchLambdaContext,
+    lambda_context,
     median,
     progress,
     quiet_stdout,
@@ -46,27 +44,13 @@ from functions.adapters.relay import RelayCredentials
 from functions.adapters.secrets import Secrets
 from functions.core import RelayGroup, RouteKey
 from functions.core.model import PINNED_TO_RELAY, PROBE_SLOT_MS
+from sandbox.scheduler import scheduled_event
 from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
 
 HEALTHY_RUNS = 3
 HANG_LIMIT_S = 4.0
 """The simulator holds a hanging request this long: past the probe's 3 s deadline."""
 SATURATING_DELAY = "slow-300"
-
-
-def eventbridge_event(at_ms: int) -> dict[str, Any]:
-    scheduled = datetime.fromtimestamp(at_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {
-        "version": "0",
-        "id": str(uuid.uuid4()),
-        "detail-type": "Scheduled Event",
-        "source": "aws.events",
-        "account": "123456789012",
-        "time": scheduled,
-        "region": REGION,
-        "resources": ["arn:aws:events:ap-northeast-2:123456789012:rule/route-health-probe"],
-        "detail": {},
-    }
 
 
 def _credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
@@ -150,7 +134,9 @@ def _run() -> dict[str, Any]:
         def one_run() -> tuple[float, dict[str, Any]]:
             slot[0] += PROBE_SLOT_MS
             started = time.perf_counter()
-            summary: dict[str, Any] = probe.lambda_handler(eventbridge_event(slot[0]), BenchLambdaContext())
+            summary: dict[str, Any] = probe.lambda_handler(
+                scheduled_event(slot[0], region=REGION), lambda_context("probe")
+            )
             elapsed_ms = (time.perf_counter() - started) * 1000
             assert summary["ran"] is True, summary
             return elapsed_ms, summary
