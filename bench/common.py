@@ -53,7 +53,7 @@ LOOKUP_ENDPOINTS: Sequence[tuple[str, Mapping[str, str]]] = (
     ("/api/dtryx/play-dates", CINEMA),
     ("/api/dtryx/timetable", {**CINEMA, "playDate": TODAY_KST}),
 )
-"""Every lookup endpoint with valid parameters (the sandbox e2e tests use the same ones)."""
+"""Every lookup endpoint with valid parameters, for the load run."""
 
 
 def progress(message: str) -> None:
