@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 
 from aws_cdk import aws_lambda as lambda_
@@ -41,6 +42,7 @@ _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".pytes
 LAMBDA_PYTHON_ENV = "LAMBDA_PYTHON"
 
 
+@cache  # one lookup per synth: it starts interpreters to ask their version
 def _runtime_python() -> str | None:
     """A Python of the Lambda runtime's version (for bytecode), or None when this machine has none.
 
