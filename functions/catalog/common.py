@@ -49,10 +49,23 @@ _NUMERIC_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _QUANTITY_TEXT = re.compile(r"-1|[0-9]{1,9}")
 
 
-def _no_control_chars(value: str) -> str:
-    if _CONTROL_CHARS.search(value):
-        raise ValueError("must not contain control characters")
-    return value
+def utf16_units(value: str) -> int:
+    """A string's length as JavaScript counts it: characters beyond the BMP are two UTF-16 code units."""
+    return sum(2 if ord(char) > 0xFFFF else 1 for char in value)
+
+
+def text_rule(min_units: int, max_units: int) -> AfterValidator:
+    """Free text as the retailers' JavaScript clients and the relays check it: `min_units..max_units`
+    UTF-16 code units, no control characters."""
+
+    def check(value: str) -> str:
+        if not min_units <= utf16_units(value) <= max_units:
+            raise ValueError(f"must be {min_units} to {max_units} UTF-16 code units long")
+        if _CONTROL_CHARS.search(value):
+            raise ValueError("must not contain control characters")
+        return value
+
+    return AfterValidator(check)
 
 
 def _to_number(value: object) -> int | float:
@@ -69,6 +82,11 @@ def _to_number(value: object) -> int | float:
         text = value.strip()
         return float(text) if "." in text else int(text)
     raise ValueError("expected a number or a numeric string")
+
+
+def decimal_text(value: float) -> str:
+    """A coordinate as the apps send it: plain decimal text to 7 places (about 1 cm), never an exponent."""
+    return f"{value:.7f}".rstrip("0").rstrip(".")
 
 
 def _non_negative(value: int | float) -> int | float:
@@ -116,11 +134,9 @@ def _to_required_quantity(value: object) -> int:
 
 NonEmptyStr = Annotated[str, StringConstraints(pattern=r"\S")]
 """A string with at least one non-blank character."""
-SearchText = Annotated[
-    str, StringConstraints(min_length=1, max_length=200), AfterValidator(_no_control_chars)
-]
-"""A user search word: 1-200 characters, no control characters."""
-OptionalText = Annotated[str, StringConstraints(max_length=200), AfterValidator(_no_control_chars)]
+SearchText = Annotated[str, StringConstraints(min_length=1, max_length=200), text_rule(1, 200)]
+"""A user search word: 1-200 characters (UTF-16 code units, as the upstreams count), no control characters."""
+OptionalText = Annotated[str, StringConstraints(max_length=200), text_rule(0, 200)]
 Code = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,40}$")]
 OptionalCode = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")]
 Latitude = Annotated[float, Field(ge=-90, le=90, allow_inf_nan=False)]

@@ -19,6 +19,7 @@ from functions.catalog.common import (
     SearchText,
     StrictParams,
     UpstreamModel,
+    decimal_text,
     defaults_from,
     frozen_headers,
     object_validator,
@@ -54,7 +55,7 @@ def _coordinate_text(limit: float) -> Any:
 
     def convert(value: object) -> str:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            value = f"{value:.7f}".rstrip("0").rstrip(".")
+            value = decimal_text(value)
         if not isinstance(value, str) or not _COORD_TEXT.fullmatch(value) or abs(float(value)) > limit:
             raise ValueError(f"expected a numeric string within ±{limit:g}")
         return value

@@ -20,6 +20,7 @@ from functions.catalog.common import (
     SearchText,
     StrictParams,
     UpstreamModel,
+    decimal_text,
     defaults_from,
     frozen_headers,
     object_validator,
@@ -89,8 +90,11 @@ class StoreStockParams(StrictParams):
         return self
 
     def query_pairs(self) -> list[tuple[str, str]]:
+        """The query as the app sends it: every value a string (coordinates as plain decimals), empty ones
+        left out. The relay takes these same pairs as its JSON body and refuses numbers and empty values."""
         values = self.model_dump(exclude_none=True)
-        return [(name, str(value)) for name, value in values.items()]
+        pairs = [(name, decimal_text(v) if isinstance(v, float) else str(v)) for name, v in values.items()]
+        return [(name, text) for name, text in pairs if text]
 
 
 # --- responses ------------------------------------------------------------------------------------
@@ -164,7 +168,7 @@ STOCK: OperationSpec[StoreStockParams, StoreStockResponse] = OperationSpec(
     params=StoreStockParams,
     build_request=lambda p: HttpRequest("GET", url_with_query(STOCK_URL, p.query_pairs()), HEADERS),
     relay_operation=RouteKey.GS25_STOCK.value,
-    relay_body=same_body,
+    relay_body=lambda p: dict(p.query_pairs()),
     probe_params=lambda _now: StoreStockParams(
         keyword="코카콜라",
         myPositionYCoordination=37.5635,

@@ -122,7 +122,7 @@ PROBE_REQUESTS: dict[RouteKey, tuple[str, str, Any, dict[str, str]]] = {
     RouteKey.GS25_STOCK: (
         "GET",
         "https://b2c-bff.woodongs.com/api/bff/v2/store/stock?serviceCode=01&realTimeStockYn=Y"
-        "&keyword=%EC%BD%94%EC%B9%B4%EC%BD%9C%EB%9D%BC&storeCode=&pageNumber=1&pageCount=20"
+        "&keyword=%EC%BD%94%EC%B9%B4%EC%BD%9C%EB%9D%BC&pageNumber=1&pageCount=20"
         "&myPositionYCoordination=37.5635&myPositionXCoordination=126.9839"
         "&centerPositionYCoordination=37.5635&centerPositionXCoordination=126.9839"
         "&radiusCondition=1000&pickupStoreYn=N&isSuperDlvyStoreSelected=N&isGs25DlvyStoreSelected=N",
@@ -218,12 +218,10 @@ PROBE_RELAY_CALLS: dict[RouteKey, tuple[str, dict[str, Any]]] = {
     RouteKey.CU_STOCK: ("cu-stock", PROBE_REQUESTS[RouteKey.CU_STOCK][2]),
     RouteKey.CU_STORE: ("cu-store", CU_STORE_BODY),
     RouteKey.GS25_PRODUCTS: ("gs25-products", {"query": "코카콜라"}),
+    # The stock query's own pairs: every value a string, no empty storeCode (the relay refuses both).
     RouteKey.GS25_STOCK: (
         "gs25-stock",
-        dict(parse_qsl(urlsplit(PROBE_REQUESTS[RouteKey.GS25_STOCK][1]).query, keep_blank_values=True))
-        | {"pageNumber": 1, "pageCount": 20, "radiusCondition": 1000}
-        | {k: 37.5635 for k in ("myPositionYCoordination", "centerPositionYCoordination")}
-        | {k: 126.9839 for k in ("myPositionXCoordination", "centerPositionXCoordination")},
+        dict(parse_qsl(urlsplit(PROBE_REQUESTS[RouteKey.GS25_STOCK][1]).query, keep_blank_values=True)),
     ),
     RouteKey.SEVEN_GOODS: ("seven-goods", PROBE_REQUESTS[RouteKey.SEVEN_GOODS][2]),
     RouteKey.SEVEN_STORE: ("seven-store", PROBE_REQUESTS[RouteKey.SEVEN_STORE][2]),
@@ -333,6 +331,7 @@ INVALID_INPUTS: list[tuple[RouteKey, dict[str, Any]]] = [
     (RouteKey.CU_STORE, _with(RouteKey.CU_STORE, itemCd="88 01")),
     (RouteKey.GS25_PRODUCTS, {"query": ""}),
     (RouteKey.GS25_PRODUCTS, {"query": "a" * 201}),
+    (RouteKey.GS25_PRODUCTS, {"query": "😀" * 101}),  # 202 UTF-16 code units, as the relays count
     (RouteKey.GS25_STOCK, _with(RouteKey.GS25_STOCK, keyword=None, itemCode=None)),
     (RouteKey.GS25_STOCK, _with(RouteKey.GS25_STOCK, serviceCode="03")),
     (RouteKey.SEVEN_GOODS, _with(RouteKey.SEVEN_GOODS, pageNo=0, pageSize=10)),
@@ -347,6 +346,8 @@ INVALID_INPUTS: list[tuple[RouteKey, dict[str, Any]]] = [
     (RouteKey.SEVEN_STOCK, _with(RouteKey.SEVEN_STOCK, storeList=[str(n) for n in range(201)])),
     (RouteKey.SEVEN_STOCK, _with(RouteKey.SEVEN_STOCK, stockApplicationRate="all")),
     (RouteKey.SEVEN_STOCK, _with(RouteKey.SEVEN_STOCK, stokMngQty="1")),
+    (RouteKey.SEVEN_STOCK, _with(RouteKey.SEVEN_STOCK, stokMngQty=-1)),  # unknown: the relays refuse it
+    (RouteKey.SEVEN_STOCK, _with(RouteKey.SEVEN_STOCK, stokMngQty=10_000)),
     (RouteKey.SEVEN_PAGES, {"page": 1}),
     (RouteKey.SEVEN_ISSUES, {"page": 1}),
     (RouteKey.SEVEN_EXHIBITIONS, {"page": 1}),

@@ -1,0 +1,255 @@
+"""Every body the Lambda sends to a relay passes that relay's input rules: all 20 operations, through the real
+lookups, router and relay transport, with the request bytes checked as the relay receives them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import date
+from functools import partial
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
+
+from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.catalog import CATALOG
+from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
+from functions.core import RelayGroup, RouteKey
+from functions.core.routing import Router
+from functions.lookups import InvalidParams, Lookup, operations
+from functions.lookups.queries import (
+    CuProductsQuery,
+    CuStoresQuery,
+    DtryxCinemaQuery,
+    DtryxTimetableQuery,
+    Gs25ProductsQuery,
+    Gs25StockQuery,
+    OliveyoungProductsQuery,
+    OliveyoungStockQuery,
+    OliveyoungStoresQuery,
+    SevenElevenPopwordsQuery,
+    SevenElevenProductsQuery,
+    SevenElevenStockQuery,
+    SevenElevenStoresQuery,
+)
+from sandbox.simulator.payloads import realistic_payload
+from sandbox.simulator.routes import relay_route
+
+NOW = 1_767_225_600_000
+CREDENTIALS = {
+    RelayGroup.OLIVEYOUNG: RelayCredentials("oy-token"),
+    RelayGroup.CONVENIENCE: RelayCredentials("conv-token"),
+    RelayGroup.DTRYX: RelayCredentials("dtryx-token"),
+}
+
+
+class StrictRelays:
+    """The three relays as a MockTransport: each body must pass the relay's rules, else the test fails."""
+
+    def __init__(self) -> None:
+        self.bodies: list[tuple[RouteKey, dict[str, Any]]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        group, _, operation = request.url.path.removeprefix("/v1/").partition("/")
+        key = relay_route(RelayGroup(group), operation)
+        assert key is not None, request.url
+        try:
+            body = read_relay_input(key, request.content)
+        except RelayInputRejected:
+            pytest.fail(f"the {key} relay refuses the Lambda's body {request.content.decode()}")
+        self.bodies.append((key, body))
+        return httpx.Response(200, json=realistic_payload(key, body))
+
+    def lookup(self) -> Lookup:
+        """A lookup that always takes the relay (legacy order: no verdict store, every relay configured)."""
+        relays = RelayTransport(
+            new_relay_client(httpx.MockTransport(self)),
+            {
+                group: RelayEndpoint.parse(group, "https://relay.example", creds)
+                for group, creds in CREDENTIALS.items()
+            },
+            clock=lambda: NOW,
+        )
+        router = Router(clock=lambda: NOW, snapshots=None, reporter=None, relay_configured=lambda _g: True)
+        return Lookup(router=router, direct=relays, relays=relays, clock=lambda: NOW, budget_ms=10_000)
+
+    def keys(self) -> set[RouteKey]:
+        return {key for key, _ in self.bodies}
+
+
+Operation = Callable[[Lookup], object]
+
+
+def query(operation: Callable[[Lookup, Any], object], model: type[BaseModel], **values: Any) -> Operation:
+    return lambda lookup: operation(lookup, model.model_validate(values))
+
+
+def catalog(lookup: Lookup, *, key: RouteKey) -> object:
+    return operations.seveneleven_catalog(lookup, key)
+
+
+SEVEN_CATALOG = (RouteKey.SEVEN_PAGES, RouteKey.SEVEN_ISSUES, RouteKey.SEVEN_EXHIBITIONS)
+SEOUL = {"lat": 37.5635, "lon": 126.9839}
+LONG_TEXT = "😀" * 100  # 200 UTF-16 code units: the most any search field may hold
+VARIANTS: dict[str, Operation] = {
+    "oy-stores-defaults": query(operations.oliveyoung_stores, OliveyoungStoresQuery),
+    "oy-stores-all": query(
+        operations.oliveyoung_stores, OliveyoungStoresQuery, keyword="명동", lat=1e-5, lon=-180, page=1000
+    ),
+    "oy-products": query(operations.oliveyoung_products, OliveyoungProductsQuery, keyword="립밤"),
+    "oy-products-all": query(
+        operations.oliveyoung_products, OliveyoungProductsQuery, keyword=LONG_TEXT, page=1000, size=100
+    ),
+    "oy-goods-info": lambda lookup: operations.oliveyoung_goods_info(lookup, "A000000165760"),
+    "oy-stock": query(operations.oliveyoung_stock, OliveyoungStockQuery, productId="8800362322138"),
+    "oy-stock-all": query(
+        operations.oliveyoung_stock,
+        OliveyoungStockQuery,
+        productId="8800362322138",
+        keyword="DF23",
+        lat=-90,
+        lon=180,
+        page=3,
+    ),
+    "cu-products": query(operations.cu_products, CuProductsQuery, keyword="레쓰비"),
+    "cu-products-all": query(
+        operations.cu_products, CuProductsQuery, keyword=LONG_TEXT, offset=9999, limit=100
+    ),
+    "cu-stores": query(operations.cu_stores, CuStoresQuery, **SEOUL),
+    "cu-stores-all": query(
+        operations.cu_stores, CuStoresQuery, lat=1e-7, lon=-1e-5, keyword="강남", itemCd="8801056038861"
+    ),
+    "gs25-products": query(operations.gs25_products, Gs25ProductsQuery, keyword="코카콜라"),
+    "gs25-stock-keyword": query(operations.gs25_stock, Gs25StockQuery, keyword="코카콜라", **SEOUL),
+    "gs25-stock-item-near-zero": query(
+        operations.gs25_stock, Gs25StockQuery, itemCode="8801094082604", lat=1e-5, lon=-1e-5
+    ),
+    "gs25-stock-both-at-the-edges": query(
+        operations.gs25_stock, Gs25StockQuery, itemCode="8801094082604", keyword=LONG_TEXT, lat=-90, lon=180
+    ),
+    "seven-products": query(operations.seveneleven_products, SevenElevenProductsQuery, keyword="커피"),
+    "seven-products-deep": query(
+        operations.seveneleven_products, SevenElevenProductsQuery, keyword="커피", page=500, size=20
+    ),
+    "seven-stores": query(operations.seveneleven_stores, SevenElevenStoresQuery, keyword="강남", limit=100),
+    "seven-popwords-default": query(operations.seveneleven_popwords, SevenElevenPopwordsQuery),
+    "seven-popwords": query(operations.seveneleven_popwords, SevenElevenPopwordsQuery, label="home"),
+    "seven-stock": query(
+        operations.seveneleven_stock, SevenElevenStockQuery, itemCd="8801056018979", storeCd="64676"
+    ),
+    **{f"seven-catalog-{key}": partial(catalog, key=key) for key in SEVEN_CATALOG},
+    "dtryx-movies": query(
+        operations.dtryx_movies, DtryxCinemaQuery, brandCode="indieart", cinemaCode="000067"
+    ),
+    "dtryx-play-dates": query(
+        operations.dtryx_play_dates, DtryxCinemaQuery, brandCode="indieart", cinemaCode="000067"
+    ),
+    "dtryx-timetable": query(
+        operations.dtryx_timetable,
+        DtryxTimetableQuery,
+        brandCode="indieart",
+        cinemaCode="000067",
+        playDate=date(2028, 2, 29),
+    ),
+}
+
+
+def test_the_variants_reach_every_operation() -> None:
+    relays = StrictRelays()
+    for run in VARIANTS.values():
+        run(relays.lookup())
+    assert relays.keys() == set(RouteKey)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_relay_accepts_every_lookup_body(variant: str) -> None:
+    relays = StrictRelays()
+    VARIANTS[variant](relays.lookup())
+    assert relays.bodies
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_the_relay_accepts_every_probe_body(key: RouteKey) -> None:
+    relays = StrictRelays()
+    spec = CATALOG[key]
+    relays.lookup()(key, spec.probe_params(NOW))
+    assert relays.keys() == {key}
+
+
+TEXT = st.text(max_size=210)
+COORDINATE = st.one_of(st.floats(-90, 90), st.sampled_from([0.0, -0.0, 1e-9, -1e-5, 90.0, -180.0]))
+COUNT = st.integers(min_value=0, max_value=10_000)
+CODE = st.from_regex(r"[A-Za-z0-9_-]{1,41}", fullmatch=True)
+QUERIES: list[tuple[type[BaseModel], Callable[[Lookup, Any], object], dict[str, st.SearchStrategy[Any]]]] = [
+    (
+        OliveyoungStoresQuery,
+        operations.oliveyoung_stores,
+        {"keyword": TEXT, "lat": COORDINATE, "page": COUNT},
+    ),
+    (
+        OliveyoungProductsQuery,
+        operations.oliveyoung_products,
+        {"keyword": TEXT, "page": COUNT, "size": COUNT},
+    ),
+    (
+        OliveyoungStockQuery,
+        operations.oliveyoung_stock,
+        {"productId": CODE, "keyword": TEXT, "lon": COORDINATE, "page": COUNT},
+    ),
+    (CuProductsQuery, operations.cu_products, {"keyword": TEXT, "offset": COUNT, "limit": COUNT}),
+    (
+        CuStoresQuery,
+        operations.cu_stores,
+        {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCd": CODE},
+    ),
+    (Gs25ProductsQuery, operations.gs25_products, {"keyword": TEXT}),
+    (
+        Gs25StockQuery,
+        operations.gs25_stock,
+        {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCode": CODE},
+    ),
+    (
+        SevenElevenProductsQuery,
+        operations.seveneleven_products,
+        {"keyword": TEXT, "page": COUNT, "size": COUNT},
+    ),
+    (SevenElevenStoresQuery, operations.seveneleven_stores, {"keyword": TEXT, "limit": COUNT}),
+    (SevenElevenStockQuery, operations.seveneleven_stock, {"itemCd": CODE, "storeCd": CODE}),
+    (SevenElevenPopwordsQuery, operations.seveneleven_popwords, {"label": CODE}),
+]
+
+
+@pytest.mark.parametrize(("model", "operation", "fields"), QUERIES, ids=[m.__name__ for m, _, _ in QUERIES])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_whatever_the_api_accepts_the_relay_accepts(
+    model: type[BaseModel],
+    operation: Callable[[Lookup, Any], object],
+    fields: Mapping[str, st.SearchStrategy[Any]],
+    data: st.DataObject,
+) -> None:
+    values = data.draw(st.fixed_dictionaries({}, optional=dict(fields)))
+    try:
+        validated = model.model_validate(values)
+    except ValidationError:
+        return  # a 400 from the API: nothing reaches a relay
+    relays = StrictRelays()
+    try:
+        operation(relays.lookup(), validated)
+    except InvalidParams:
+        return  # also a 400 before any call
+    assert relays.bodies
+    assert all(json.dumps(body) for _, body in relays.bodies)
+
+
+@pytest.mark.parametrize("text", ["😀" * 101, "a" * 199 + "😀"])
+def test_text_a_relay_would_refuse_is_refused_before_any_call(text: str) -> None:
+    """The relays count UTF-16 code units (200 at most): a character beyond the BMP counts twice."""
+    with pytest.raises(ValidationError):
+        CuProductsQuery(keyword=text)
+    with pytest.raises(ValidationError):
+        CATALOG[RouteKey.CU_STOCK].params.model_validate({"searchWord": text})
