@@ -130,8 +130,10 @@ class ProductSearchResponse(UpstreamModel):
 
 
 class StockStoreRow(UpstreamModel):
-    storeCode: NonEmptyStr
-    storeName: NonEmptyStr
+    """Nothing is required of a row (the original accepts `{"realStockQuantity": "0"}`); what is there is typed."""
+
+    storeCode: str | None = None
+    storeName: str | None = None
     storeAddress: str | None = None
     storeXCoordination: Numeric | None = None
     storeYCoordination: Numeric | None = None
@@ -208,8 +210,8 @@ def normalize_stock(body: StoreStockResponse) -> dict[str, Any]:
     return {
         "stores": [
             {
-                "storeCode": row.storeCode,
-                "storeName": row.storeName,
+                "storeCode": optional_text(row.storeCode),
+                "storeName": optional_text(row.storeName),
                 "address": optional_text(row.storeAddress),
                 "latitude": None if row.storeYCoordination is None else float(row.storeYCoordination),
                 "longitude": None if row.storeXCoordination is None else float(row.storeXCoordination),

@@ -706,7 +706,7 @@ _SOFT_FAILURES: Mapping[RouteKey, dict[str, Mutation]] = {
     },
     RouteKey.GS25_STOCK: {
         "stores-missing": _drop(("stores",)),
-        "store-name-empty": _set(("stores", 0, "storeName"), ""),
+        "store-not-an-object": _set(("stores", 0), "VQ670"),
         "stock-not-numeric": _set(("stores", 0, "realStockQuantity"), "many"),
     },
     RouteKey.SEVEN_GOODS: {

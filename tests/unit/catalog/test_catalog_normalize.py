@@ -171,6 +171,22 @@ def test_gs25_stock() -> None:
     assert stores[2]["stock"]["quantity"] is None
 
 
+@pytest.mark.parametrize(
+    ("row", "code", "name"),
+    [
+        ({"realStockQuantity": "0"}, None, None),  # the original's own test row: nothing else is required
+        ({"storeCode": "", "storeName": " ", "realStockQuantity": "0"}, None, None),
+        ({"storeCode": "VQ670", "realStockQuantity": "0"}, "VQ670", None),
+    ],
+)
+def test_gs25_stock_rows_need_no_store_code_or_name(
+    row: dict[str, Any], code: str | None, name: str | None
+) -> None:
+    stores = _data(RouteKey.GS25_STOCK, {"stores": [row]})["stores"]
+    assert (stores[0]["storeCode"], stores[0]["storeName"]) == (code, name)
+    assert stores[0]["stock"] == {"quantity": 0, "status": "out_of_stock"}
+
+
 def test_seven_goods() -> None:
     assert _data(RouteKey.SEVEN_GOODS) == {
         "totalCount": 12,

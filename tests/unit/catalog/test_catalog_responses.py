@@ -215,7 +215,7 @@ SOFT_FAILURES: list[tuple[RouteKey, str, dict[str, Any]]] = [
         "stock-oops",
         changed(RouteKey.GS25_STOCK, ("stores", 0, "realStockQuantity"), "oops"),
     ),
-    (RouteKey.GS25_STOCK, "store-name-empty", changed(RouteKey.GS25_STOCK, ("stores", 0, "storeName"), "")),
+    (RouteKey.GS25_STOCK, "store-not-an-object", changed(RouteKey.GS25_STOCK, ("stores", 0), "VQ670")),
     *[(key, "seven-code-500", {**VALID[key], "code": 500}) for key in SEVEN_ENVELOPED],
     *[(key, "seven-code-199", {**VALID[key], "code": 199}) for key in SEVEN_ENVELOPED],
     *[(key, "seven-code-300", {**VALID[key], "code": 300}) for key in SEVEN_ENVELOPED],
