@@ -105,7 +105,8 @@ class StockMetaParams(StrictParams):
 class StockParams(StrictParams):
     smCd: Code
     stokMngCd: Code
-    stokMngQty: Annotated[int, Field(ge=-1)]
+    # A known count only: the stock meta's -1 means unknown, and the relays refuse it here.
+    stokMngQty: Annotated[int, Field(ge=0, le=9999)]
     stockApplicationRate: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}(\.[0-9]{1,4})?$")]
     storeList: Annotated[list[Code], Field(min_length=1, max_length=200)]
 

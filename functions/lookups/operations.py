@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from functions.catalog import seveneleven
+from functions.catalog.common import stock
 from functions.catalog.normalize import normalize
 from functions.core import RouteKey
 from functions.core.errors import upstream_bad_response
@@ -33,6 +34,7 @@ from functions.lookups.queries import (
 from functions.lookups.runner import InvalidParams, Lookup, operation_params
 
 NO_PARAMS: dict[str, Any] = {}
+UNKNOWN_QUANTITY = -1
 
 
 def _fetch(lookup: Lookup, key: RouteKey, params: BaseModel) -> dict[str, Any]:
@@ -160,10 +162,15 @@ def seveneleven_popwords(lookup: Lookup, query: SevenElevenPopwordsQuery) -> dic
 def seveneleven_stock(lookup: Lookup, query: SevenElevenStockQuery) -> dict[str, Any]:
     """The item's stock metadata first (it names the stock request's codes), then one store's stock.
 
-    One store per request: asking for several at once is rejected upstream (upstream catalog §2.4).
+    One store per request: asking for several at once is rejected upstream. A management quantity of -1
+    means the item's stock is unknown: that is the answer, and no stock request is made (the relays refuse
+    -1 in one).
     """
     meta_params = operation_params(RouteKey.SEVEN_STOCK_META, {"itemCd": query.itemCd})
     item = _fetch(lookup, RouteKey.SEVEN_STOCK_META, meta_params)
+    result = {"itemCode": item["itemCd"], "itemName": item["itemName"], "storeCode": query.storeCd}
+    if item["stokMngQty"] == UNKNOWN_QUANTITY:
+        return {**result, "stock": stock(None)}
     try:
         stock_params = operation_params(
             RouteKey.SEVEN_STOCK,
@@ -180,13 +187,8 @@ def seveneleven_stock(lookup: Lookup, query: SevenElevenStockQuery) -> dict[str,
         raise upstream_bad_response() from None
     stores = _fetch(lookup, RouteKey.SEVEN_STOCK, stock_params)["stores"]
     store = next((row for row in stores if row["storeCode"] == query.storeCd), None)
-    return {
-        "itemCode": item["itemCd"],
-        "itemName": item["itemName"],
-        "storeCode": query.storeCd,
-        # A store missing from the answer is "unknown", never "out of stock".
-        "stock": store["stock"] if store is not None else {"quantity": None, "status": "unknown"},
-    }
+    # A store missing from the answer is "unknown", never "out of stock".
+    return {**result, "stock": store["stock"] if store is not None else stock(None)}
 
 
 # --- 7-Eleven catalog ----------------------------------------------------------------------------

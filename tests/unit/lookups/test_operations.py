@@ -280,6 +280,35 @@ def test_seven_stock_with_unusable_meta_codes_is_502_and_never_asks_for_stock(cl
     assert transport.keys == [RouteKey.SEVEN_STOCK_META]
 
 
+@pytest.mark.parametrize("quantity", [-1, "-1"])
+def test_seven_stock_with_an_unknown_management_quantity_is_unknown_without_asking_for_stock(
+    clock: Clock, quantity: object
+) -> None:
+    # stokMngQty -1 means unknown; the relays refuse it in a stock request (a count 0..9999), so never send it.
+    meta = {
+        "itemCd": "8801056018979",
+        "smCd": "161260",
+        "stokMngCd": "161260",
+        "stokMngQty": quantity,
+        "stockApplicationRate": "100",
+        "itemOnm": "롯데 칠성사이다",
+    }
+    for via_relay in (False, True):
+        transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK_META: lambda _f: meta})
+        data = operations.seveneleven_stock(
+            lookup_with(transport, clock, via_relay=via_relay),
+            SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676"),
+        )
+
+        assert transport.keys == [RouteKey.SEVEN_STOCK_META]
+        assert data == {
+            "itemCode": "8801056018979",
+            "itemName": "롯데 칠성사이다",
+            "storeCode": "64676",
+            "stock": {"quantity": None, "status": "unknown"},
+        }
+
+
 def test_seven_stock_for_a_store_missing_from_the_answer_is_unknown(clock: Clock) -> None:
     other_store = {"success": True, "code": 200, "data": {"storeList": [{"storeCd": "99999", "stock": 0}]}}
     transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK: lambda _f: other_store})
