@@ -204,12 +204,13 @@ class Observability(Construct):
                 width=12,
             ),
             cloudwatch.GraphWidget(
-                title="Relay health (1 = healthy)",
+                title="Relay health (1 = healthy) and GS25 stock refused for the relay's GS25 session",
                 left=[
                     metric("RelayHealthy", statistic="Minimum", Group=group.value, label=group.value)
                     for group in RelayGroup
                 ],
                 left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
+                right=[metric("Gs25SessionExpired", label="Gs25SessionExpired")],
                 width=12,
             ),
         )

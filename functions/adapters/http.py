@@ -32,9 +32,12 @@ class ExchangeFailed(Exception):
         self.reason = reason
 
 
+OK_ONLY = frozenset({200})
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """Status and headers of a response, and its body when the status was 200 (otherwise empty)."""
+    """Status and headers of a response, and its body when its status was one to read (otherwise empty)."""
 
     status: int
     headers: httpx.Headers
@@ -48,14 +51,16 @@ def exchange(
     timeout_ms: int,
     max_bytes: int = MAX_BODY_BYTES,
     limit: threading.Semaphore | None = None,
+    body_statuses: frozenset[int] = OK_ONLY,
 ) -> Answer:
-    """Sends `request` and reads a 200 body within `timeout_ms` in total, never more than `max_bytes`.
+    """Sends `request` and reads a `body_statuses` (200) body within `timeout_ms` in total, never more than
+    `max_bytes`.
 
     With `limit`, waits for a slot first (the wait is not part of `timeout_ms`); the slot is held until the
     request has really ended, even when that is after this call has given up on it.
 
     Raises `ExchangeFailed` with TIMEOUT, NETWORK_ERROR, RESPONSE_TOO_LARGE or INVALID_RESPONSE (bad encoding).
-    Bodies of non-200 answers are not read: no caller needs them, and they are often large HTML pages.
+    Bodies of other answers are not read: they are often large HTML pages, and few callers need them.
     """
     timeout_s = max(timeout_ms, 1) / 1000
     if limit is not None:
@@ -68,9 +73,12 @@ def exchange(
         try:
             response = client.send(request, stream=True, follow_redirects=False)
             try:
-                if response.status_code != 200:
-                    return Answer(response.status_code, response.headers, b"")
-                return Answer(200, response.headers, _read_capped(response, deadline, abandoned, max_bytes))
+                status = response.status_code
+                if status not in body_statuses:
+                    return Answer(status, response.headers, b"")
+                return Answer(
+                    status, response.headers, _read_capped(response, deadline, abandoned, max_bytes)
+                )
             finally:
                 response.close()
         finally:

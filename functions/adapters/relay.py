@@ -7,11 +7,15 @@ Relay answers map to lookup errors as follows:
   value, or `DEFAULT_RETRY_AFTER_S` (60 s) when the relay sent none or an unreadable one.
 - 503 (relay busy / request expired) -> 503 `UPSTREAM_ROUTE_UNAVAILABLE`: the relay cannot serve now.
 - 504 from the relay and our own deadline -> 504 `UPSTREAM_TIMEOUT`.
+- gs25-stock 401/403 with the relay's failure body (not its own `{"error":"Unauthorized"}`): GS25 refused
+  the relay's session or key, which the relay passes on -> 503 `UPSTREAM_ROUTE_UNAVAILABLE` saying so, and a
+  `gs25_session_expired` event.
 - everything else (401/403: our token is wrong; 400/404: our request or operation does not match the relay's
   fixed list, i.e. configuration; 5xx: upstream failure) -> 502 `UPSTREAM_BAD_RESPONSE`.
 - an invalid or missing relay configuration -> 503 `UPSTREAM_ROUTE_UNAVAILABLE`.
 
-Credentials live only in `RelayEndpoint`s and are sent only to URLs under the endpoint's base URL.
+Credentials live only in `RelayEndpoint`s and are sent only to URLs under the endpoint's base URL; a
+retailer API key only in the body field its operation's spec names.
 """
 
 from __future__ import annotations
@@ -23,17 +27,19 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
 from functions.adapters.direct import new_http_client, reason_for_status
-from functions.adapters.http import ExchangeFailed, decode_json, exchange
+from functions.adapters.http import OK_ONLY, ExchangeFailed, decode_json, exchange
+from functions.catalog.relay_inputs import API_KEY
 from functions.catalog.spec import OperationSpec, ResponseRejected
-from functions.core import Clock, Reason, RelayCheck, RelayGroup, ServiceError, group_of
+from functions.core import Clock, Reason, RelayCheck, RelayGroup, RouteKey, ServiceError, group_of
 from functions.core.errors import (
+    gs25_session_unavailable,
     relay_quota_exceeded,
     route_unavailable,
     upstream_bad_response,
@@ -44,6 +50,11 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_RETRY_AFTER_S = 86_400
 DEFAULT_RETRY_AFTER_S = 60
 """The `Retry-After` we answer with when a relay's 429 has none or an unreadable one (DESIGN §3 wants one)."""
+RELAY_FAILURE_BODY = {"error": "Relay request failed"}
+"""What the convenience relay answers for any failure of its own or of the retailer behind it."""
+UPSTREAM_AUTH_STATUSES = frozenset({401, 403})
+"""The gs25-stock statuses the convenience relay passes on from GS25 (its own refusal of us is a 401 too)."""
+OK_AND_AUTH = frozenset({200, *UPSTREAM_AUTH_STATUSES})
 HEALTH_PATHS: Mapping[RelayGroup, str] = {
     RelayGroup.OLIVEYOUNG: "/health",
     RelayGroup.CONVENIENCE: "/v1/convenience/health",
@@ -57,14 +68,17 @@ class RelayConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class RelayCredentials:
-    """A relay's Bearer token and optional Cloudflare Access pair. Their values never appear in repr/str."""
+    """A relay's Bearer token, optional Cloudflare Access pair and optional retailer API key (the convenience
+    relay's GS25 key, which it passes on to GS25). Their values never appear in repr/str."""
 
     token: str
     access_client_id: str | None = None
     access_client_secret: str | None = None
+    api_key: str | None = None
 
     def __repr__(self) -> str:
-        return f"RelayCredentials(token=***, access={'***' if self.access_client_id else None})"
+        access, api_key = ("***" if value else None for value in (self.access_client_id, self.api_key))
+        return f"RelayCredentials(token=***, access={access}, api_key={api_key})"
 
     __str__ = __repr__
 
@@ -105,6 +119,8 @@ class RelayEndpoint:
             # They go into header values: anything else fails later, with the value in the error text.
             if value and not _is_visible_ascii(value):
                 raise RelayConfigError(f"{group} relay {name} must be visible ASCII (no spaces or controls)")
+        if credentials.api_key is not None and not _is_valid_api_key(credentials.api_key):
+            raise RelayConfigError(f"{group} relay API key must be 1 to 512 characters without controls")
         return cls(group, f"{url.scheme}://{url.netloc}{url.path.rstrip('/')}", credentials)
 
     def url(self, path: str) -> str:
@@ -126,9 +142,28 @@ def _is_visible_ascii(value: str) -> bool:
     return all("!" <= char <= "~" for char in value)
 
 
+def _is_valid_api_key(value: str) -> bool:
+    try:
+        API_KEY.validate_python(value)
+    except ValidationError:  # its text quotes the value: never let it escape
+        return False
+    return True
+
+
 def new_relay_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
     """The container's client for relay calls: separate from the direct client, same strict settings."""
     return new_http_client(transport)
+
+
+class RelayEvents(Protocol):
+    """What the relay transport tells the outside world (logs and metrics); must not raise or block."""
+
+    def gs25_session_expired(self) -> None: ...
+
+
+class NoRelayEvents:
+    def gs25_session_expired(self) -> None:
+        pass
 
 
 class RelayTransport:
@@ -140,10 +175,12 @@ class RelayTransport:
         endpoints: Mapping[RelayGroup, RelayEndpoint | RelayConfigError],
         *,
         clock: Clock | None = None,
+        events: RelayEvents | None = None,
     ) -> None:
         self._client = client
         self._endpoints = dict(endpoints)
         self._clock: Clock = clock or (lambda: int(time.time() * 1000))
+        self._events: RelayEvents = events if events is not None else NoRelayEvents()
 
     def configured(self, group: RelayGroup) -> bool:
         """True when the group has a relay set up, even an invalid one (its calls then fail with 503)."""
@@ -155,6 +192,10 @@ class RelayTransport:
         if not isinstance(endpoint, RelayEndpoint):
             raise route_unavailable()
         group = endpoint.group
+        body = dict(spec.relay_body(params))
+        api_key = endpoint.credentials.api_key
+        if spec.relay_api_key_field is not None and api_key:
+            body[spec.relay_api_key_field] = api_key
         request = self._client.build_request(
             "POST",
             endpoint.url(f"/v1/{group}/{spec.relay_operation}"),
@@ -163,14 +204,23 @@ class RelayTransport:
                 "Content-Type": "application/json",
                 "x-request-id": uuid.uuid4().hex,
             },
-            json=dict(spec.relay_body(params)),
+            json=body,
         )
+        passes_on_gs25_auth = spec.key is RouteKey.GS25_STOCK
         try:
-            answer = exchange(self._client, request, timeout_ms=timeout_ms)
+            answer = exchange(
+                self._client,
+                request,
+                timeout_ms=timeout_ms,
+                body_statuses=OK_AND_AUTH if passes_on_gs25_auth else OK_ONLY,
+            )
         except ExchangeFailed as failure:
             if failure.reason is Reason.TIMEOUT:
                 raise upstream_timeout() from None
             raise upstream_bad_response() from None
+        if passes_on_gs25_auth and answer.status in UPSTREAM_AUTH_STATUSES and _is_relay_failure(answer.body):
+            self._events.gs25_session_expired()
+            raise gs25_session_unavailable()
         if answer.status != 200:
             raise self._status_error(answer.status, answer.headers)
         try:
@@ -217,6 +267,13 @@ class RelayTransport:
         if status == 504:
             return upstream_timeout()
         return upstream_bad_response()
+
+
+def _is_relay_failure(body: bytes) -> bool:
+    try:
+        return decode_json(body) == RELAY_FAILURE_BODY
+    except ExchangeFailed:
+        return False
 
 
 def is_ready(group: RelayGroup, body: Mapping[str, object]) -> bool:

@@ -44,11 +44,13 @@ class SecretsError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class RelaySecrets:
-    """One relay group's credentials: the Bearer token and the optional Cloudflare Access pair."""
+    """One relay group's credentials: the Bearer token, the optional Cloudflare Access pair and the optional
+    retailer API key the relay passes on (the convenience relay's GS25 key)."""
 
     token: SecretStr | None
     access_client_id: SecretStr | None
     access_client_secret: SecretStr | None
+    api_key: SecretStr | None = None
 
 
 class Secrets(BaseModel):
@@ -68,6 +70,8 @@ class Secrets(BaseModel):
     dtryx_relay_token: SecretStr | None = Field(default=None, alias="DTRYX_RELAY_TOKEN")
     dtryx_access_client_id: SecretStr | None = Field(default=None, alias="DTRYX_ACCESS_CLIENT_ID")
     dtryx_access_client_secret: SecretStr | None = Field(default=None, alias="DTRYX_ACCESS_CLIENT_SECRET")
+    gs25_api_key: SecretStr | None = Field(default=None, alias="GS25_API_KEY")
+    """Sent only to the convenience relay, as `apiKey` in the gs25-stock body."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -83,6 +87,7 @@ class Secrets(BaseModel):
             token=getattr(self, f"{prefix}_relay_token"),
             access_client_id=getattr(self, f"{prefix}_access_client_id"),
             access_client_secret=getattr(self, f"{prefix}_access_client_secret"),
+            api_key=self.gs25_api_key if group is RelayGroup.CONVENIENCE else None,
         )
 
     def all_values(self) -> list[str]:

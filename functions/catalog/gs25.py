@@ -179,6 +179,7 @@ STOCK: OperationSpec[StoreStockParams, StoreStockResponse] = OperationSpec(
         centerPositionXCoordination=126.9839,
     ),
     validate=object_validator(StoreStockResponse),
+    relay_api_key_field="apiKey",
 )
 
 SPECS = (PRODUCTS, STOCK)

@@ -52,3 +52,6 @@ class OperationSpec(Generic[ParamsT, BodyT]):
     """The fixed representative parameters for the probe; takes `now` (epoch ms) for date-based probes."""
     validate: Callable[[object], BodyT]
     """Decoded JSON -> validated response model; raises `ResponseRejected` on any soft failure."""
+    relay_api_key_field: str | None = None
+    """The relay body field for the retailer API key the relay passes on (gs25-stock: `apiKey`); the relay
+    transport fills it from the relay's credentials when it has one. Nothing else ever sees the key."""

@@ -69,5 +69,14 @@ def route_unavailable() -> ServiceError:
     )
 
 
+def gs25_session_unavailable() -> ServiceError:
+    return ServiceError(
+        "UPSTREAM_ROUTE_UNAVAILABLE",
+        503,
+        "GS25 refused the convenience relay's GS25 session (expired or missing): GS25 stock is unavailable "
+        "until the session on the relay is renewed.",
+    )
+
+
 def upstream_timeout() -> ServiceError:
     return ServiceError("UPSTREAM_TIMEOUT", 504, "The upstream service did not answer in time.")

@@ -62,6 +62,17 @@ class MetricsRoutingEvents:
         emit_metric("RelayFallback", 1, Route=key.value)
 
 
+class MetricsRelayEvents:
+    """The relay transport's events as metrics and log lines (implements adapters.relay.RelayEvents)."""
+
+    def gs25_session_expired(self) -> None:
+        logger.warning(
+            "GS25 refused the convenience relay's session: renew the GS25 session on the relay",
+            extra={"route": RouteKey.GS25_STOCK.value},
+        )
+        emit_metric("Gs25SessionExpired", 1)
+
+
 class MetricsProbeEvents:
     """A probe run's results as metrics and log lines (implements functions.probe.ProbeEvents)."""
 

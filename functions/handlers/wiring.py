@@ -35,7 +35,13 @@ from functions.core.reporting import BackgroundFailureReporter
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
-from functions.handlers.telemetry import MetricsProbeEvents, MetricsRoutingEvents, emit_metric, logger
+from functions.handlers.telemetry import (
+    MetricsProbeEvents,
+    MetricsRelayEvents,
+    MetricsRoutingEvents,
+    emit_metric,
+    logger,
+)
 from functions.probe import ProbeSummary, run_probe
 
 if TYPE_CHECKING:
@@ -88,7 +94,10 @@ class Container:
         with self._relays_lock:
             if self._relays is None or self._relays[0] is not secrets:
                 endpoints = relay_endpoints(self.settings, secrets)
-                self._relays = (secrets, RelayTransport(self.relay_client, endpoints, clock=self.clock))
+                transport = RelayTransport(
+                    self.relay_client, endpoints, clock=self.clock, events=MetricsRelayEvents()
+                )
+                self._relays = (secrets, transport)
             return self._relays[1]
 
     def relay_configured(self, group: RelayGroup) -> bool:
@@ -146,6 +155,7 @@ def relay_endpoints(
             access_client_secret=(
                 values.access_client_secret.get_secret_value() if values.access_client_secret else None
             ),
+            api_key=values.api_key.get_secret_value() if values.api_key else None,
         )
         try:
             endpoints[group] = RelayEndpoint.parse(group, url, credentials)

@@ -42,7 +42,7 @@ from sandbox.simulator.routes import relay_route
 NOW = 1_767_225_600_000
 CREDENTIALS = {
     RelayGroup.OLIVEYOUNG: RelayCredentials("oy-token"),
-    RelayGroup.CONVENIENCE: RelayCredentials("conv-token"),
+    RelayGroup.CONVENIENCE: RelayCredentials("conv-token", api_key="gs25-api-key"),  # gs25-stock's apiKey
     RelayGroup.DTRYX: RelayCredentials("dtryx-token"),
 }
 
@@ -163,6 +163,7 @@ def test_the_variants_reach_every_operation() -> None:
     for run in VARIANTS.values():
         run(relays.lookup())
     assert relays.keys() == set(RouteKey)
+    assert {key for key, body in relays.bodies if "apiKey" in body} == {RouteKey.GS25_STOCK}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

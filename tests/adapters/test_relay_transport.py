@@ -21,8 +21,18 @@ from functions.adapters.relay import (
     new_relay_client,
     parse_retry_after,
 )
+from functions.catalog import CATALOG
 from functions.catalog.spec import HttpRequest, OperationSpec, ResponseRejected
-from functions.core import MAX_BODY_BYTES, Reason, RelayCheck, RelayGroup, RouteKey, ServiceError
+from functions.core import (
+    MAX_BODY_BYTES,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteKey,
+    ServiceError,
+    group_of,
+)
+from sandbox.simulator.payloads import realistic_payload
 
 NOW = 1_750_000_000_000
 DEADLINE_MS = 250
@@ -58,26 +68,35 @@ OY_OK = {"status": "SUCCESS", "rows": [1]}
 CONV_OK = {"success": True, "rows": [1]}
 
 
+class RecordingEvents:
+    def __init__(self) -> None:
+        self.gs25_sessions_expired = 0
+
+    def gs25_session_expired(self) -> None:
+        self.gs25_sessions_expired += 1
+
+
 def transport_for(
-    handler: Handler, group: RelayGroup = RelayGroup.DTRYX, creds: RelayCredentials = CREDS
+    handler: Handler,
+    group: RelayGroup = RelayGroup.DTRYX,
+    creds: RelayCredentials = CREDS,
+    events: RecordingEvents | None = None,
 ) -> RelayTransport:
     endpoint = RelayEndpoint.parse(group, "https://relay.example/base/", creds)
     return RelayTransport(
-        new_relay_client(httpx.MockTransport(handler)), {group: endpoint}, clock=lambda: NOW
+        new_relay_client(httpx.MockTransport(handler)), {group: endpoint}, clock=lambda: NOW, events=events
     )
 
 
 def fetch(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES, **kwargs: Any) -> Any:
-    from functions.core import group_of
-
     return transport_for(handler, group_of(key), **kwargs).fetch(
         make_spec(key), Params(brandCode="indieart"), timeout_ms=DEADLINE_MS
     )
 
 
-def service_error(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES) -> ServiceError:
+def service_error(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES, **kwargs: Any) -> ServiceError:
     with pytest.raises(ServiceError) as caught:
-        fetch(handler, key)
+        fetch(handler, key, **kwargs)
     return caught.value
 
 
@@ -296,6 +315,81 @@ def test_parse_retry_after(value: str | None, seconds: int | None) -> None:
 )
 def test_relay_statuses(status: int, code: str) -> None:
     assert service_error(reply(status, {"error": "x"})).code == code
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_gs25_refusing_the_relays_session_is_a_503_saying_so_and_counted(status: int) -> None:
+    # The convenience relay passes GS25's own 401/403 on with its failure body: the GS25 session (or key)
+    # on the relay is missing or expired. Our token is fine; the operator must renew the session.
+    events = RecordingEvents()
+    error = service_error(
+        reply(status, {"error": "Relay request failed"}), RouteKey.GS25_STOCK, events=events
+    )
+    assert (error.status, error.code) == (503, "UPSTREAM_ROUTE_UNAVAILABLE")
+    assert "GS25 session" in error.message
+    assert events.gs25_sessions_expired == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "status", "body"),
+    [
+        (RouteKey.GS25_STOCK, 401, {"error": "Unauthorized"}),  # the relay's own answer: our token is wrong
+        (RouteKey.GS25_STOCK, 403, {"error": "Unauthorized"}),
+        (RouteKey.GS25_STOCK, 403, b"<html><title>Forbidden</title></html>"),  # Cloudflare Access
+        (RouteKey.GS25_STOCK, 403, None),
+        (RouteKey.GS25_STOCK, 400, {"error": "Relay request failed"}),
+        (RouteKey.GS25_PRODUCTS, 403, {"error": "Relay request failed"}),
+        (RouteKey.CU_STORE, 401, {"error": "Relay request failed"}),
+    ],
+)
+def test_other_refusals_stay_502(key: RouteKey, status: int, body: object) -> None:
+    events = RecordingEvents()
+    error = service_error(reply(status, body), key, events=events)
+    assert (error.status, error.code) == (502, "UPSTREAM_BAD_RESPONSE")
+    assert events.gs25_sessions_expired == 0
+
+
+GS25_KEY = "gs25-api-key-Qv12"
+
+
+@pytest.mark.parametrize("api_key", [GS25_KEY, None])
+def test_the_gs25_api_key_goes_only_into_the_gs25_stock_relay_body(api_key: str | None) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        key = RouteKey(request.url.path.rsplit("/", 1)[-1])
+        return httpx.Response(200, json=realistic_payload(key, json.loads(request.content)))
+
+    transport = transport_for(handler, RelayGroup.CONVENIENCE, RelayCredentials("tok", api_key=api_key))
+    convenience = [key for key in RouteKey if group_of(key) is RelayGroup.CONVENIENCE]
+    for key in convenience:
+        spec = CATALOG[key]
+        transport.fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+
+    assert [RouteKey(request.url.path.rsplit("/", 1)[-1]) for request in seen] == convenience
+    for key, request in zip(convenience, seen, strict=True):
+        body = json.loads(request.content)
+        expected = dict(CATALOG[key].relay_body(CATALOG[key].probe_params(NOW)))
+        if key is RouteKey.GS25_STOCK and api_key is not None:
+            expected["apiKey"] = api_key
+        assert body == expected
+        assert GS25_KEY not in str(request.url) + str(request.headers)
+
+
+@pytest.mark.parametrize("api_key", ["", "k" * 513, "s3cr3t\nkey", "s3cr3t\x7fkey"])
+def test_an_api_key_the_relay_would_refuse_is_a_configuration_error(api_key: str) -> None:
+    with pytest.raises(RelayConfigError) as caught:
+        RelayEndpoint.parse(
+            RelayGroup.CONVENIENCE, "https://relay.example", RelayCredentials("t", api_key=api_key)
+        )
+    assert "s3cr3t" not in str(caught.value)
+
+
+def test_the_api_key_never_shows_in_repr() -> None:
+    creds = RelayCredentials("tok", api_key=GS25_KEY)
+    endpoint = RelayEndpoint.parse(RelayGroup.CONVENIENCE, "https://relay.example", creds)
+    assert GS25_KEY not in repr(creds) + str(creds) + repr(endpoint)
 
 
 @pytest.mark.parametrize(

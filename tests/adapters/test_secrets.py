@@ -170,6 +170,30 @@ def test_without_a_secret_id_the_values_come_from_the_environment(monkeypatch: p
     assert secrets.relay(RelayGroup.DTRYX).token is None
 
 
+def test_the_gs25_api_key_is_the_convenience_relays_own_from_secrets_manager_or_the_environment(
+    secretsmanager: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = boto3.client("secretsmanager")
+    client.create_secret(Name=SECRET_ID, SecretString=json.dumps({**VALUES, "GS25_API_KEY": "gs25-key-sm"}))
+    monkeypatch.setenv("GS25_API_KEY", "gs25-key-env")
+    from_manager = SecretsManagerSource(SECRET_ID, max_age_s=300, client=client).get()
+    from_environment = secret_source(None, max_age_s=60).get()
+
+    for secrets, expected in ((from_manager, "gs25-key-sm"), (from_environment, "gs25-key-env")):
+        api_key = secrets.relay(RelayGroup.CONVENIENCE).api_key
+        assert api_key is not None
+        assert api_key.get_secret_value() == expected
+        assert secrets.relay(RelayGroup.OLIVEYOUNG).api_key is None
+        assert secrets.relay(RelayGroup.DTRYX).api_key is None
+        assert expected in secrets.all_values()
+        assert expected not in repr(secrets) + str(secrets) + repr(secrets.relay(RelayGroup.CONVENIENCE))
+
+
+def test_without_a_gs25_api_key_there_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GS25_API_KEY", "  ")  # blank means unset
+    assert secret_source(None, max_age_s=60).get().relay(RelayGroup.CONVENIENCE).api_key is None
+
+
 def test_with_a_secret_id_the_source_is_secrets_manager(secretsmanager: object) -> None:
     assert isinstance(secret_source(SECRET_ID, max_age_s=60), SecretsManagerSource)
 

@@ -26,6 +26,7 @@ CUSTOM_METRICS = {
     "ProbeRun": (),
     "StaleWriteRejected": (),
     "StoreError": ("Operation",),
+    "Gs25SessionExpired": (),
 }
 LAMBDA_METRICS = ("Errors", "Throttles", "Duration")
 
