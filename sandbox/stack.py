@@ -42,6 +42,7 @@ SECRET_KEYS = (
         for p in RELAY_ENV_PREFIX.values()
         for suffix in ("RELAY_TOKEN", "ACCESS_CLIENT_ID", "ACCESS_CLIENT_SECRET")
     ),
+    "GS25_API_KEY",
 )
 # Quiet, local defaults for what Powertools reads; an operator's own environment wins.
 POWERTOOLS_DEFAULTS = {
@@ -70,12 +71,14 @@ class Simulated:
 
 
 def generated_relay_secrets() -> dict[str, str]:
-    """Fresh relay tokens and Access keys for the simulated relays (never printed)."""
+    """Fresh relay tokens, Access keys and GS25 key for the simulated relays (never printed)."""
     values: dict[str, str] = {}
     for prefix in RELAY_ENV_PREFIX.values():
         values[f"{prefix}_RELAY_TOKEN"] = secrets.token_urlsafe(24)
         values[f"{prefix}_ACCESS_CLIENT_ID"] = f"{secrets.token_hex(8)}.access"
         values[f"{prefix}_ACCESS_CLIENT_SECRET"] = secrets.token_hex(24)
+    # The simulated convenience relay has no GS25 session: GS25 stock works with this key only.
+    values["GS25_API_KEY"] = secrets.token_urlsafe(24)
     return values
 
 
@@ -112,6 +115,7 @@ def start_simulator(relay_values: Mapping[str, str]) -> tuple[Simulated, Callabl
             token=relay_values[f"{prefix}_RELAY_TOKEN"],
             access_client_id=relay_values.get(f"{prefix}_ACCESS_CLIENT_ID"),
             access_client_secret=relay_values.get(f"{prefix}_ACCESS_CLIENT_SECRET"),
+            api_key=relay_values.get("GS25_API_KEY") if group is RelayGroup.CONVENIENCE else None,
         )
         for group, prefix in RELAY_ENV_PREFIX.items()
     }

@@ -5,7 +5,10 @@ Layout of the simulator's URL space (P = its port):
 - `http://127.0.0.1:P/<retailer-host>/<original path>?<query>`: the retailer APIs of the 19 direct operations
   (`loopback_transport` sends the specs' real `https://<retailer-host>/...` URLs here unchanged otherwise);
 - `http://127.0.0.1:P/relays/<group>`: a relay base URL (e.g. `OY_RELAY_URL`), speaking the relay protocol:
-  Bearer auth (401 `{"error":"Unauthorized"}`), `POST /v1/<group>/<operation>`, and the group's health URL.
+  Bearer auth (401 `{"error":"Unauthorized"}`), `POST /v1/<group>/<operation>` with the real relays' input
+  rules (400/413 for a body they would refuse), and the group's health URL. Like a relay without a GS25
+  session, the convenience relay serves gs25-stock only with the GS25 API key in the body (`apiKey`); GS25's
+  refusal of any other key it passes on as 403 `{"error":"Relay request failed"}`.
 
 `Simulator.handle` is the whole app (usable without sockets); `SimulatorServer` serves it over HTTP.
 """
@@ -24,7 +27,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import httpx
 
-from functions.adapters.relay import RelayCredentials
+from functions.adapters.relay import RELAY_FAILURE_BODY, RelayCredentials
+from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
 from functions.core import MAX_BODY_BYTES, RelayGroup, RouteKey
 from sandbox.simulator.faults import Fault, FaultRegistry
 from sandbox.simulator.routes import RELAY_HEALTH_PATHS, relay_route, retailer_route
@@ -87,8 +91,9 @@ def oversize_body() -> bytes:
 class Simulator:
     """The simulated upstreams' state (faults, call counts, relay credentials) and request handling.
 
-    `relay_credentials` are what each relay accepts; their values are also what leak detection looks for in
-    requests to retailers. A group without credentials answers every relay request with 401.
+    `relay_credentials` are what each relay accepts (the convenience relay's `api_key`: the GS25 key GS25
+    accepts); their values are also what leak detection looks for in requests to retailers. A group without
+    credentials answers every relay request with 401.
     """
 
     def __init__(
@@ -112,7 +117,7 @@ class Simulator:
         self._secrets = tuple(
             value
             for creds in relay_credentials.values()
-            for value in (creds.token, creds.access_client_id, creds.access_client_secret)
+            for value in (creds.token, creds.access_client_id, creds.access_client_secret, creds.api_key)
             if value
         )
 
@@ -166,7 +171,9 @@ class Simulator:
         if self._carries_secret(request):
             self._count("leakedSecrets")
         fault = self.faults.get(f"direct:{key}")
-        return self._apply(fault, key, relay=False, answer=lambda: self._payload(key, _input_of(request)))
+        return self._apply(
+            fault, key, relay=False, answer=lambda: json_response(200, self._payload(key, _input_of(request)))
+        )
 
     def _relay(self, request: SimRequest, rest: str) -> SimResponse | None:
         group_name, _, path = rest.partition("/")
@@ -179,7 +186,10 @@ class Simulator:
                 return json_response(405, {"error": STATUS_MESSAGES[405]})
             self._count(f"relay-health:{group}")
             return self._refusal(group, request) or self._apply(
-                self.faults.get(f"relay:{group}"), None, relay=True, answer=lambda: _healthy_body(group)
+                self.faults.get(f"relay:{group}"),
+                None,
+                relay=True,
+                answer=lambda: json_response(200, _healthy_body(group)),
             )
         operation = path.removeprefix(f"/v1/{group}/")
         key = relay_route(group, operation) if operation != path else None
@@ -191,14 +201,31 @@ class Simulator:
         denied = self._refusal(group, request)
         if denied:
             return denied
-        try:
-            body = json.loads(request.body)
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            return json_response(400, {"error": "Invalid request body"})
         return self._apply(
-            self.faults.get(f"relay:{group}"), key, relay=True, answer=lambda: self._payload(key, body)
+            self.faults.get(f"relay:{group}"),
+            key,
+            relay=True,
+            answer=lambda: self._relay_answer(key, request),
+        )
+
+    def _relay_answer(self, key: RouteKey, request: SimRequest) -> SimResponse:
+        """The relay's own answer: its input rules first, then GS25's check of the key, then the retailer's."""
+        try:
+            body = read_relay_input(key, request.body)
+        except RelayInputRejected as rejected:
+            return json_response(rejected.status, rejected.body)
+        api_key = body.pop("apiKey", None)  # the relay sends it to GS25 as a header, never as a parameter
+        if key is RouteKey.GS25_STOCK and not self._gs25_accepts(api_key):
+            return json_response(403, RELAY_FAILURE_BODY)
+        return json_response(200, self._payload(key, body))
+
+    def _gs25_accepts(self, api_key: object) -> bool:
+        creds = self._credentials.get(RelayGroup.CONVENIENCE)
+        expected = creds.api_key if creds is not None else None
+        return (
+            expected is not None
+            and isinstance(api_key, str)
+            and hmac.compare_digest(api_key.encode("utf-8", "surrogatepass"), expected.encode())
         )
 
     def _refusal(self, group: RelayGroup, request: SimRequest) -> SimResponse | None:
@@ -219,9 +246,9 @@ class Simulator:
         return None
 
     def _apply(
-        self, fault: Fault, key: RouteKey | None, *, relay: bool, answer: Callable[[], object]
+        self, fault: Fault, key: RouteKey | None, *, relay: bool, answer: Callable[[], SimResponse]
     ) -> SimResponse | None:
-        """The response under `fault`; `answer()` builds the normal response body. `key` None: a health check."""
+        """The response under `fault`; `answer()` builds the normal response. `key` None: a health check."""
         if fault.delay_ms is not None:
             self._released.wait(fault.delay_ms / 1000)
         if fault.status is not None:
@@ -242,7 +269,7 @@ class Simulator:
             return SimResponse(200, oversize_body())
         if fault.name == "bad-shape":
             return json_response(200, _unready_body() if key is None else self._bad_shape(key))
-        return json_response(200, answer())
+        return answer()
 
     def _payload(self, key: RouteKey, request_input: Mapping[str, Any]) -> object:
         if self._realistic is not None:

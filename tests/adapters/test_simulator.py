@@ -34,10 +34,17 @@ NOW = 1_750_000_000_000
 DEADLINE_MS = 300
 CREDENTIALS = {
     RelayGroup.OLIVEYOUNG: RelayCredentials("oy-token-1", "oy-access-id", "oy-access-secret"),
-    RelayGroup.CONVENIENCE: RelayCredentials("conv-token-2"),
+    RelayGroup.CONVENIENCE: RelayCredentials("conv-token-2", api_key="gs25-api-key-4"),
     RelayGroup.DTRYX: RelayCredentials("dtryx-token-3"),
 }
-SECRETS = ("oy-token-1", "oy-access-id", "oy-access-secret", "conv-token-2", "dtryx-token-3")
+SECRETS = (
+    "oy-token-1",
+    "oy-access-id",
+    "oy-access-secret",
+    "conv-token-2",
+    "dtryx-token-3",
+    "gs25-api-key-4",
+)
 
 
 def stub_payload(key: RouteKey, request_input: Mapping[str, Any]) -> object:
@@ -319,6 +326,7 @@ def test_counts_by_kind_and_reset(client: httpx.Client, simulator: Simulator) ->
         ({"X-Custom": "conv-token-2"}, {}, {}),
         ({}, {"q": "dtryx-token-3"}, {}),
         ({}, {}, {"note": "oy-access-secret"}),
+        ({}, {"apiKey": "gs25-api-key-4"}, {}),
         ({"Referer": "https://x.example/?t=oy-token-1"}, {}, {}),
     ],
 )
@@ -402,7 +410,8 @@ def test_handle_is_callable_in_process(simulator: Simulator) -> None:
     ],
 )
 def test_relay_auth(client: httpx.Client, headers: dict[str, str], status: int) -> None:
-    answer = client.post("/relays/oliveyoung/v1/oliveyoung/find-store", json={"lat": 37.5}, headers=headers)
+    body = dict(CATALOG[RouteKey.OY_GOODS_INFO].relay_body(CATALOG[RouteKey.OY_GOODS_INFO].probe_params(NOW)))
+    answer = client.post("/relays/oliveyoung/v1/oliveyoung/stock-goods-info-v3", json=body, headers=headers)
     assert answer.status_code == status
     if status == 401:
         assert answer.json() == {"error": "Unauthorized"}
@@ -420,6 +429,92 @@ def test_relay_protocol_errors(client: httpx.Client) -> None:
         == 400
     )
     assert client.post("/relays/nope/v1/nope/x", json={}, headers=auth).status_code == 404
+
+
+GS25_STOCK_BODY = {"serviceCode": "01", "realTimeStockYn": "Y", "keyword": "콜라", "pageNumber": "1"}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "answer"),
+    [
+        # what the Lambda used to send for gs25-stock: numbers and an empty store code
+        (
+            "convenience/v1/convenience/gs25-stock",
+            {**GS25_STOCK_BODY, "pageNumber": 1},
+            400,
+            "Relay request failed",
+        ),
+        (
+            "convenience/v1/convenience/gs25-stock",
+            {**GS25_STOCK_BODY, "storeCode": ""},
+            400,
+            "Relay request failed",
+        ),
+        (
+            "convenience/v1/convenience/seven-stock",
+            {"smCd": "1", "stokMngQty": -1},
+            400,
+            "Relay request failed",
+        ),
+        ("convenience/v1/convenience/cu-prime", {"extra": 1}, 400, "Relay request failed"),
+        (
+            "dtryx/v1/dtryx/timetable",
+            {"brandCode": "indieart", "cinemaCode": "000067"},
+            400,
+            "Relay request failed",
+        ),
+        ("dtryx/v1/dtryx/movies", {"brandCode": "indieart", "cinemaCode": 67}, 400, "Relay request failed"),
+        ("oliveyoung/v1/oliveyoung/stock-goods-info-v3", {"goodsNo": 4}, 400, "Invalid payload"),
+        ("oliveyoung/v1/oliveyoung/stock-goods-info-v3", b"{oops", 400, "Invalid JSON"),
+        (
+            "oliveyoung/v1/oliveyoung/stock-goods-info-v3",
+            b'{"goodsNo":"' + b"a" * 16_384 + b'"}',
+            413,
+            "Body too large",
+        ),
+    ],
+)
+def test_simulated_relays_refuse_what_the_real_relays_refuse(
+    client: httpx.Client, simulator: Simulator, path: str, body: object, status: int, answer: str
+) -> None:
+    group = RelayGroup(path.partition("/")[0])
+    token = {"Authorization": f"Bearer {CREDENTIALS[group].token}"}
+    access = CREDENTIALS[group]
+    if access.access_client_id and access.access_client_secret:
+        token |= {
+            "CF-Access-Client-Id": access.access_client_id,
+            "CF-Access-Client-Secret": access.access_client_secret,
+        }
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    reply = client.post(f"/relays/{path}", content=content, headers=token)
+    assert (reply.status_code, reply.json()) == (status, {"error": answer})
+    assert sum(simulator.calls().values()) == 1  # refused, but it reached the relay
+
+
+@pytest.mark.parametrize(("api_key", "status"), [(None, 403), ("wrong-key", 403), ("gs25-api-key-4", 200)])
+def test_simulated_gs25_stock_needs_the_gs25_api_key(
+    client: httpx.Client, api_key: str | None, status: int
+) -> None:
+    # No GS25 session on this relay: GS25 takes only its key, and the relay passes GS25's refusal on.
+    body = GS25_STOCK_BODY if api_key is None else {**GS25_STOCK_BODY, "apiKey": api_key}
+    reply = client.post(
+        "/relays/convenience/v1/convenience/gs25-stock",
+        json=body,
+        headers={"Authorization": "Bearer conv-token-2"},
+    )
+    assert reply.status_code == status
+    if status == 403:
+        assert reply.json() == {"error": "Relay request failed"}
+    else:
+        assert "apiKey" not in reply.json()["input"]  # GS25 gets it as a header, never as a parameter
+
+
+def test_a_gs25_refusal_of_the_relays_session_is_a_503_for_the_lambda(server: SimulatorServer) -> None:
+    wrong_key = {RelayGroup.CONVENIENCE: RelayCredentials("conv-token-2", api_key="expired-key")}
+    spec = CATALOG[RouteKey.GS25_STOCK]
+    with pytest.raises(ServiceError) as caught:
+        relays(server, wrong_key).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    assert (caught.value.status, caught.value.code) == (503, "UPSTREAM_ROUTE_UNAVAILABLE")
 
 
 def test_relay_lookup_through_the_relay_transport(server: SimulatorServer, simulator: Simulator) -> None:

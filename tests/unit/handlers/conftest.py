@@ -53,6 +53,7 @@ TEST_SECRET_VALUES: Mapping[str, str] = {
     "CONVENIENCE_ACCESS_CLIENT_ID": "conv-access-id-Hy63",
     "CONVENIENCE_ACCESS_CLIENT_SECRET": "conv-access-secret-Ub71",
     "DTRYX_RELAY_TOKEN": "dtryx-relay-token-Ne38",
+    "GS25_API_KEY": "gs25-api-key-Qv12",
 }
 
 
@@ -182,6 +183,7 @@ def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
             values.token.get_secret_value(),
             values.access_client_id.get_secret_value() if values.access_client_id else None,
             values.access_client_secret.get_secret_value() if values.access_client_secret else None,
+            values.api_key.get_secret_value() if values.api_key else None,
         )
     return credentials
 

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from functions.adapters.dynamo_store import DynamoVerdictStore
+from functions.adapters.secrets import Secrets
 from functions.core import (
     COOLDOWN_MS,
     DIRECT_PROBED,
@@ -540,6 +542,94 @@ def test_relay_quota_is_429_with_retry_after(
     assert answer.body["error"]["code"] == "RELAY_QUOTA_EXCEEDED"
     assert answer.headers["Retry-After"] == "30"
     assert {name.lower() for name in answer.headers} == {"content-type", "retry-after"}
+
+
+@pytest.mark.parametrize("api_key", ["gs25-api-key-expired", None])
+def test_a_gs25_refusal_of_the_relays_session_is_a_503_saying_so_and_counted(
+    api_key: str | None,
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+    telemetry: Any,
+    test_secrets: Secrets,
+) -> None:
+    # The simulated convenience relay has no GS25 session and GS25 takes only its own key: with an expired
+    # key (or none) GS25 answers 401/403, which the relay passes on. Our relay token is fine.
+    secrets = test_secrets.model_copy(update={"gs25_api_key": SecretStr(api_key) if api_key else None})
+    write_verdicts(store, clock())
+    loaded(make_container(secrets=secrets))
+    endpoint = ENDPOINT_OF[RouteKey.GS25_STOCK]
+
+    answer = call(endpoint.path, endpoint.query)
+
+    assert answer.status == 503
+    assert answer.body["error"]["code"] == "UPSTREAM_ROUTE_UNAVAILABLE"
+    assert "GS25 session" in answer.body["error"]["message"]
+    assert used(simulator) == relay_calls(RouteKey.GS25_STOCK)
+    expired = [metric for metric in telemetry.metrics() if metric["name"] == "Gs25SessionExpired"]
+    assert expired == [
+        {
+            "namespace": "RouteHealth",
+            "name": "Gs25SessionExpired",
+            "value": 1.0,
+            "dimensions": {"service": "route-health"},
+        }
+    ]
+
+
+def test_the_relays_own_401_for_gs25_stock_stays_a_502(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    clock: Any,
+    telemetry: Any,
+    test_secrets: Secrets,
+) -> None:
+    wrong_token = test_secrets.model_copy(update={"convenience_relay_token": SecretStr("wrong")})
+    write_verdicts(store, clock())
+    loaded(make_container(secrets=wrong_token))
+    endpoint = ENDPOINT_OF[RouteKey.GS25_STOCK]
+
+    answer = call(endpoint.path, endpoint.query)
+
+    assert (answer.status, answer.body["error"]["code"]) == (502, "UPSTREAM_BAD_RESPONSE")
+    assert "Gs25SessionExpired" not in {metric["name"] for metric in telemetry.metrics()}
+
+
+def test_the_gs25_api_key_reaches_the_gs25_stock_relay_body_and_nothing_else(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    dynamodb: Any,
+    simulator: Simulator,
+    clock: Any,
+    telemetry: Any,
+    test_secrets: Secrets,
+) -> None:
+    assert test_secrets.gs25_api_key is not None
+    api_key = test_secrets.gs25_api_key.get_secret_value()
+    write_verdicts(store, clock())
+    container = loaded(make_container())
+    simulator.faults.set(f"direct:{RouteKey.CU_STOCK}", "http-403")  # a failure report and a relay fallback
+
+    # The simulated relay serves gs25-stock only with this key in the body (it has no GS25 session).
+    for endpoint in ENDPOINTS:
+        assert call(endpoint.path, endpoint.query).status == 200, endpoint.path
+    write_verdicts(store, clock.advance(1), direct=False)
+    assert container.snapshots is not None
+    assert container.snapshots.prefetch(5.0)
+    for endpoint in ENDPOINTS:
+        assert call(endpoint.path, endpoint.query).status == 200, endpoint.path
+    wait_for_background(container)
+
+    assert simulator.calls()["direct:cu-stock"] == 1
+    assert simulator.calls()["leakedSecrets"] == 0  # no retailer request carried it (nor any other secret)
+    assert api_key not in telemetry.text()
+    items = dynamodb.scan(TableName=dynamodb.list_tables()["TableNames"][0])["Items"]
+    assert items
+    assert api_key not in json.dumps(items)
 
 
 def test_legacy_mode_without_a_table_uses_the_relay_when_configured(
