@@ -192,10 +192,10 @@ class RelayTransport:
         if not isinstance(endpoint, RelayEndpoint):
             raise route_unavailable()
         group = endpoint.group
-        body = dict(spec.relay_body(params))
+        payload = dict(spec.relay_body(params))
         api_key = endpoint.credentials.api_key
         if spec.relay_api_key_field is not None and api_key:
-            body[spec.relay_api_key_field] = api_key
+            payload[spec.relay_api_key_field] = api_key
         request = self._client.build_request(
             "POST",
             endpoint.url(f"/v1/{group}/{spec.relay_operation}"),
@@ -204,7 +204,7 @@ class RelayTransport:
                 "Content-Type": "application/json",
                 "x-request-id": uuid.uuid4().hex,
             },
-            json=body,
+            json=payload,
         )
         passes_on_gs25_auth = spec.key is RouteKey.GS25_STOCK
         try:
