@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
@@ -29,10 +29,18 @@ class CommonSettings(BaseSettings):
     convenience_relay_url: str | None = Field(default=None, alias="CONVENIENCE_RELAY_URL")
     dtryx_relay_url: str | None = Field(default=None, alias="DTRYX_RELAY_URL")
 
-    @field_validator("*", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _empty_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
+    def _blank_is_unset(cls, values: object) -> object:
+        # A blank variable means "use the default". Dropped before validation: a field validator could only
+        # turn it into None, which a number field refuses ("input should be a valid number").
+        if not isinstance(values, dict):
+            return values
+        return {
+            name: value
+            for name, value in values.items()
+            if not (isinstance(value, str) and not value.strip())
+        }
 
 
 class ApiSettings(CommonSettings):

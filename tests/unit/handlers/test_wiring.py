@@ -14,7 +14,7 @@ from functions.adapters.secrets import Secrets, SecretsError
 from functions.core import Reason, RelayGroup, RouteCheck, RouteKey
 from functions.core.routing import Path
 from functions.handlers import wiring
-from functions.handlers.settings import ApiSettings, ProbeSettings
+from functions.handlers.settings import ApiSettings, CommonSettings, ProbeSettings
 from functions.handlers.telemetry import MetricsRoutingEvents, emit_snapshot_age
 
 ContainerFactory = Callable[..., wiring.Container]
@@ -170,11 +170,18 @@ def test_a_bad_setting_fails_lambda_init_naming_the_variable(monkeypatch: pytest
         wiring.prepare_container_at_init(ApiSettings)
 
 
-@pytest.mark.parametrize("name", ["ROUTE_HEALTH_TABLE", "OY_RELAY_URL", "ROUTE_HEALTH_SECRET_ID"])
-def test_a_blank_setting_is_unset(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    monkeypatch.setenv(name, "   ")
-    settings = ApiSettings()
-    assert settings.model_dump()[name.lower()] is None
+@pytest.mark.parametrize("blank", ["", "   "])
+@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+def test_a_blank_setting_means_its_default(
+    monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings], blank: str
+) -> None:
+    # Numbers included: LOOKUP_BUDGET_SECONDS="" must not fail INIT with "input should be a valid number".
+    defaults = {name: field.get_default() for name, field in settings_type.model_fields.items()}
+    for field in settings_type.model_fields.values():
+        assert field.alias is not None
+        monkeypatch.setenv(field.alias, blank)
+
+    assert settings_type().model_dump() == defaults
 
 
 @pytest.mark.usefixtures("forget_container")
