@@ -6,9 +6,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from functions.core.model import (
+    COOLDOWN_MS,
+    MAX_CLOCK_SKEW_MS,
     PINNED_TO_RELAY,
     SNAPSHOT_TTL_MS,
     VERDICT_MAX_AGE_MS,
+    RelayCheck,
     RelayGroup,
     RouteKey,
     RouteVerdict,
@@ -75,15 +78,23 @@ def decide(
     if not store_configured:
         return Decision(Path.RELAY, Rule.LEGACY_RELAY)
 
-    snapshot = cached.snapshot if cached is not None else None
     rule = _reason_not_direct(key, cached, local_block_until, now)
     if rule is None:
         return Decision(Path.DIRECT, Rule.DIRECT_OK)
+    # Only a fresh snapshot is evidence for 503: a missing or stale one always means "relay now".
+    snapshot = fresh_snapshot(cached, now)
     locally_blocked = local_block_until is not None and local_block_until > now
     route_bad = pinned or locally_blocked or route_known_bad(snapshot, key, now)
     if route_bad and relay_known_unhealthy(snapshot, group_of(key), now):
         return Decision(Path.UNAVAILABLE, Rule.BOTH_KNOWN_BAD)
     return Decision(Path.RELAY, rule)
+
+
+def fresh_snapshot(cached: CachedSnapshot | None, now: int) -> Snapshot | None:
+    """The cached snapshot if it was read at most 30 s before `now`, else None (missing or stale)."""
+    if cached is None or now - cached.fetched_at > SNAPSHOT_TTL_MS:
+        return None
+    return cached.snapshot
 
 
 def _reason_not_direct(
@@ -96,7 +107,7 @@ def _reason_not_direct(
         return Rule.NO_SNAPSHOT
     if now - cached.fetched_at > SNAPSHOT_TTL_MS:
         return Rule.STALE_SNAPSHOT
-    verdict = cached.snapshot.routes.get(key)
+    verdict = _route_evidence(cached.snapshot, key, now)
     if verdict is None:
         return Rule.NO_VERDICT
     if not verdict.direct:
@@ -112,7 +123,7 @@ def _reason_not_direct(
 
 def route_known_bad(snapshot: Snapshot | None, key: RouteKey, now: int) -> bool:
     """The stored verdict says direct does not work, from a check or failure within 10 minutes."""
-    verdict = snapshot.routes.get(key) if snapshot is not None else None
+    verdict = _route_evidence(snapshot, key, now)
     if verdict is None:
         return False
     if verdict.blocked_until is not None and verdict.blocked_until > now:
@@ -122,8 +133,32 @@ def route_known_bad(snapshot: Snapshot | None, key: RouteKey, now: int) -> bool:
 
 def relay_known_unhealthy(snapshot: Snapshot | None, group: RelayGroup, now: int) -> bool:
     """The group's relay failed its last health check, and that check is within 10 minutes."""
-    check = snapshot.relays.get(group) if snapshot is not None else None
+    check = _relay_evidence(snapshot, group, now)
     return check is not None and not check.healthy and now - check.checked_at <= VERDICT_MAX_AGE_MS
+
+
+def _route_evidence(snapshot: Snapshot | None, key: RouteKey, now: int) -> RouteVerdict | None:
+    """The key's verdict, unless it is missing or stamped in the future (a skewed clock or a hand edit).
+
+    A block always ends `COOLDOWN_MS` after its failure, so one ending later than that past the skew
+    allowance was stamped in the future too.
+    """
+    verdict = snapshot.routes.get(key) if snapshot is not None else None
+    if verdict is None:
+        return None
+    latest = now + MAX_CLOCK_SKEW_MS
+    if verdict.checked_at > latest or (verdict.failed_at or 0) > latest:
+        return None
+    if (verdict.blocked_until or 0) > latest + COOLDOWN_MS:
+        return None
+    return verdict
+
+
+def _relay_evidence(snapshot: Snapshot | None, group: RelayGroup, now: int) -> RelayCheck | None:
+    check = snapshot.relays.get(group) if snapshot is not None else None
+    if check is None or check.checked_at > now + MAX_CLOCK_SKEW_MS:
+        return None
+    return check
 
 
 def _last_evidence_at(verdict: RouteVerdict) -> int:

@@ -18,6 +18,8 @@ VERDICT_MAX_AGE_MS = 10 * MINUTE_MS
 """A check older than this is not evidence for direct (nor for "known bad")."""
 COOLDOWN_MS = 5 * MINUTE_MS
 """A live direct failure blocks direct for this long."""
+MAX_CLOCK_SKEW_MS = 60 * SECOND_MS
+"""A timestamp more than this far ahead of `now` is no evidence: writers refuse it, readers ignore it."""
 PROBE_SLOT_MS = 5 * MINUTE_MS
 """At most one probe run per slot of this length."""
 DIRECT_TIMEOUT_MS = 3 * SECOND_MS

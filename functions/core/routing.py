@@ -6,7 +6,15 @@ import threading
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-from functions.core.decision import CachedSnapshot, Decision, Path, Rule, decide, relay_known_unhealthy
+from functions.core.decision import (
+    CachedSnapshot,
+    Decision,
+    Path,
+    Rule,
+    decide,
+    fresh_snapshot,
+    relay_known_unhealthy,
+)
 from functions.core.errors import (
     LookupCancelled,
     RouteFailure,
@@ -39,6 +47,9 @@ class RoutingEvents(Protocol):
 
     def decided(self, key: RouteKey, path: Path, rule: str) -> None: ...
 
+    def answered(self, key: RouteKey, path: Path) -> None:
+        """Once per lookup when it ends: the decided path, or UNAVAILABLE for any 503 answer."""
+
     def direct_failed(self, key: RouteKey, reason: Reason) -> None: ...
 
     def relay_fallback(self, key: RouteKey) -> None: ...
@@ -46,6 +57,9 @@ class RoutingEvents(Protocol):
 
 class NoRoutingEvents:
     def decided(self, key: RouteKey, path: Path, rule: str) -> None:
+        pass
+
+    def answered(self, key: RouteKey, path: Path) -> None:
         pass
 
     def direct_failed(self, key: RouteKey, reason: Reason) -> None:
@@ -102,6 +116,29 @@ class Router:
             relay_configured=self._relay_configured(group_of(key)),
         )
         self._events.decided(key, decision.path, decision.rule)
+        answered = decision.path
+        try:
+            return self._follow(decision, key, direct, relay, cached, started, budget_ms, cancel)
+        except ServiceError as error:
+            # The decision, a direct failure with the relay known unhealthy, or the relay itself: every 503
+            # counts as unavailable, so the 503-rate alarm sees every one.
+            if error.status == 503:
+                answered = Path.UNAVAILABLE
+            raise
+        finally:
+            self._events.answered(key, answered)
+
+    def _follow(
+        self,
+        decision: Decision,
+        key: RouteKey,
+        direct: Callable[[int], T],
+        relay: Callable[[int], T],
+        cached: CachedSnapshot | None,
+        started: int,
+        budget_ms: int,
+        cancel: threading.Event | None,
+    ) -> T:
         if decision.path is Path.UNAVAILABLE:
             raise route_unavailable()
         if budget_ms <= 0:
@@ -139,7 +176,8 @@ class Router:
         self._events.direct_failed(key, reason)
 
         group = group_of(key)
-        if relay_known_unhealthy(cached.snapshot if cached else None, group, failed_at):
+        # The snapshot must still be fresh now, after the direct attempt: a stale one never means 503.
+        if relay_known_unhealthy(fresh_snapshot(cached, failed_at), group, failed_at):
             raise route_unavailable()
         remaining = budget_ms - (failed_at - started)
         if remaining <= 0:

@@ -50,6 +50,9 @@ class MetricsRoutingEvents:
 
     def decided(self, key: RouteKey, path: Path, rule: str) -> None:
         logger.info("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
+
+    def answered(self, key: RouteKey, path: Path) -> None:
+        # One count per lookup, Path=unavailable for every 503: the 503-rate alarm divides these.
         emit_metric("LookupRoute", 1, Route=key.value, Path=path.value)
         emit_metric("Lookups", 1, Path=path.value)
 

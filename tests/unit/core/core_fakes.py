@@ -103,9 +103,13 @@ class RecordingEvents:
     decisions: list[tuple[RouteKey, Path, str]] = field(default_factory=list)
     direct_failures: list[tuple[RouteKey, Reason]] = field(default_factory=list)
     fallbacks: list[RouteKey] = field(default_factory=list)
+    answers: list[tuple[RouteKey, Path]] = field(default_factory=list)
 
     def decided(self, key: RouteKey, path: Path, rule: str) -> None:
         self.decisions.append((key, path, rule))
+
+    def answered(self, key: RouteKey, path: Path) -> None:
+        self.answers.append((key, path))
 
     def direct_failed(self, key: RouteKey, reason: Reason) -> None:
         self.direct_failures.append((key, reason))

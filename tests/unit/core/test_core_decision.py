@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core_fakes import T0, cached, relay, route, snapshot_of
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from functions.core import (
@@ -22,7 +22,7 @@ from functions.core import (
     decide,
     group_of,
 )
-from functions.core.model import MINUTE_MS
+from functions.core.model import MAX_CLOCK_SKEW_MS, MINUTE_MS
 
 KEY = RouteKey.CU_STOCK
 GROUP = group_of(KEY)
@@ -217,12 +217,58 @@ def test_unknown_route_with_unhealthy_relay_still_tries_the_relay() -> None:
     assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.NO_VERDICT)
 
 
-def test_known_bad_evidence_may_come_from_a_snapshot_past_its_30_s() -> None:
-    # 30 s bounds evidence *for* direct; "known bad" only needs checks within 10 min of now.
-    snapshot = cached(
-        snapshot_of(route(KEY, direct=False), relay(GROUP, healthy=False)), fetched_at=T0 - MINUTE_MS
+def test_known_bad_evidence_within_10_min_counts_from_a_fresh_snapshot() -> None:
+    # The checks may be up to 10 min old; the snapshot holding them must be at most 30 s old.
+    both_bad = snapshot_of(
+        route(KEY, direct=False, checked_at=T0 - 9 * MINUTE_MS), relay(GROUP, healthy=False)
     )
-    assert store_mode(snapshot=snapshot, now=T0 + MINUTE_MS).path is Path.UNAVAILABLE
+    snapshot = cached(both_bad, fetched_at=T0 - SNAPSHOT_TTL_MS)
+    assert store_mode(snapshot=snapshot).path is Path.UNAVAILABLE
+
+
+def test_a_stale_snapshot_never_answers_503() -> None:
+    # While DynamoDB is unreachable the snapshot only ages: old evidence must not keep answering 503 after
+    # the relay has recovered. Missing or stale means "relay now".
+    both_bad = snapshot_of(route(KEY, direct=False), relay(GROUP, healthy=False))
+    stale = cached(both_bad, fetched_at=T0 - SNAPSHOT_TTL_MS - 1)
+    assert store_mode(snapshot=stale) == Decision(Path.RELAY, Rule.STALE_SNAPSHOT)
+    assert store_mode(snapshot=stale, local_block_until=T0 + 1) == Decision(Path.RELAY, Rule.STALE_SNAPSHOT)
+    unhealthy = cached(snapshot_of(relay(group_of(PINNED), healthy=False)), fetched_at=T0 - MINUTE_MS)
+    assert store_mode(PINNED, unhealthy) == Decision(Path.RELAY, Rule.PINNED)
+
+
+# A timestamp more than 60 s ahead of now (a skewed clock, a hand edit) is not evidence.
+
+
+def test_a_verdict_checked_in_the_future_is_no_verdict() -> None:
+    for checked_at in (T0 + MAX_CLOCK_SKEW_MS + 1, T0 + 365 * 24 * 60 * MINUTE_MS):
+        snapshot = cached(snapshot_of(route(KEY, checked_at=checked_at)))
+        assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.NO_VERDICT)
+
+
+def test_a_verdict_up_to_60_s_ahead_still_counts() -> None:
+    snapshot = cached(snapshot_of(route(KEY, checked_at=T0 + MAX_CLOCK_SKEW_MS)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.DIRECT, Rule.DIRECT_OK)
+
+
+def test_a_failure_stamped_in_the_future_is_no_evidence() -> None:
+    failed_at = T0 + MAX_CLOCK_SKEW_MS + 1
+    verdict = route(KEY, direct=False, failed_at=failed_at, blocked_until=failed_at + COOLDOWN_MS)
+    snapshot = cached(snapshot_of(verdict, relay(GROUP, healthy=False)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.NO_VERDICT)
+
+
+def test_a_block_ending_beyond_any_cooldown_is_no_evidence() -> None:
+    # blockedUntil is failedAt + 5 min: a block ending later than now + 5 min + 60 s was stamped in the future.
+    verdict = route(KEY, direct=False, failed_at=T0, blocked_until=T0 + COOLDOWN_MS + MAX_CLOCK_SKEW_MS + 1)
+    snapshot = cached(snapshot_of(verdict, relay(GROUP, healthy=False)))
+    assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.NO_VERDICT)
+
+
+def test_a_relay_check_stamped_in_the_future_is_no_evidence() -> None:
+    unhealthy = relay(GROUP, healthy=False, checked_at=T0 + MAX_CLOCK_SKEW_MS + 1)
+    snapshot = cached(snapshot_of(route(KEY, direct=False), unhealthy))
+    assert store_mode(snapshot=snapshot) == Decision(Path.RELAY, Rule.DIRECT_FALSE)
 
 
 # Store mode without the group's relay: relay is not an option.
@@ -237,7 +283,11 @@ def test_store_mode_without_a_relay_goes_direct_even_when_direct_is_doubtful() -
 # Properties.
 
 keys = st.sampled_from(list(RouteKey))
-times = st.integers(min_value=T0 - 30 * MINUTE_MS, max_value=T0 + 30 * MINUTE_MS)
+# Free-form times, and the rules' edges around T0 often enough for a property to meet them.
+edges = [T0 - VERDICT_MAX_AGE_MS, T0 - SNAPSHOT_TTL_MS - 1, T0 - SNAPSHOT_TTL_MS, T0, T0 + MAX_CLOCK_SKEW_MS]
+times = st.integers(min_value=T0 - 30 * MINUTE_MS, max_value=T0 + 30 * MINUTE_MS) | st.sampled_from(
+    [*edges, T0 + MAX_CLOCK_SKEW_MS + 1]
+)
 
 
 @st.composite
@@ -273,21 +323,33 @@ def test_never_direct_unless_a_fresh_unblocked_verdict_says_so(
     assert now - snapshot.fetched_at <= SNAPSHOT_TTL_MS
     verdict = snapshot.snapshot.routes[key]
     assert verdict.direct
-    assert now - verdict.checked_at <= VERDICT_MAX_AGE_MS
+    assert -MAX_CLOCK_SKEW_MS <= now - verdict.checked_at <= VERDICT_MAX_AGE_MS
+    assert verdict.failed_at is None or verdict.failed_at <= now + MAX_CLOCK_SKEW_MS
     assert verdict.blocked_until is None or verdict.blocked_until <= now
     assert local_block is None or local_block <= now
 
 
 @given(key=keys, snapshot=snapshots(), local_block=st.none() | times, now=times)
-def test_unavailable_only_when_the_relay_is_known_unhealthy(
+def test_unavailable_only_on_a_fresh_snapshot_with_a_known_unhealthy_relay(
     key: RouteKey, snapshot: CachedSnapshot | None, local_block: int | None, now: int
 ) -> None:
     decision = store_mode(key, snapshot, local_block_until=local_block, now=now)
     if decision.path is Path.UNAVAILABLE:
         assert snapshot is not None
+        assert now - snapshot.fetched_at <= SNAPSHOT_TTL_MS
         check = snapshot.snapshot.relays[group_of(key)]
         assert not check.healthy
-        assert now - check.checked_at <= VERDICT_MAX_AGE_MS
+        assert -MAX_CLOCK_SKEW_MS <= now - check.checked_at <= VERDICT_MAX_AGE_MS
+
+
+@settings(max_examples=500)  # pure and fast; a stale snapshot that says "both bad" is a rare draw
+@given(key=keys, snapshot=snapshots(), local_block=st.none() | times, now=times)
+def test_a_missing_or_stale_snapshot_always_means_the_relay(
+    key: RouteKey, snapshot: CachedSnapshot | None, local_block: int | None, now: int
+) -> None:
+    if snapshot is not None and now - snapshot.fetched_at <= SNAPSHOT_TTL_MS:
+        return
+    assert store_mode(key, snapshot, local_block_until=local_block, now=now).path is Path.RELAY
 
 
 @given(key=keys, snapshot=snapshots(), local_block=st.none() | times, now=times, store=st.booleans())

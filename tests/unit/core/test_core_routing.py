@@ -39,7 +39,7 @@ from functions.core import (
     UpstreamRejected,
     group_of,
 )
-from functions.core.errors import relay_quota_exceeded
+from functions.core.errors import relay_quota_exceeded, route_unavailable, upstream_bad_response
 
 KEY = RouteKey.OY_STOCK_STORES
 GROUP = group_of(KEY)
@@ -399,15 +399,56 @@ def test_stale_snapshot_goes_to_the_relay_and_refreshes_in_the_background(
     assert len(executor.pending) == 1
 
 
-def test_stale_snapshot_is_still_evidence_of_an_unhealthy_relay_after_a_failure(clock: FakeClock) -> None:
+def test_a_direct_failure_answers_503_when_a_fresh_snapshot_knows_the_relay_is_unhealthy(
+    clock: FakeClock, events: RecordingEvents
+) -> None:
     snapshot = snapshot_of(route(KEY), relay(GROUP, healthy=False))
-    cache = loaded_cache(snapshot, clock)
-    router = Router(clock=clock, snapshots=cache, reporter=None, relay_configured=lambda _g: True)
+    router = make_router(clock, snapshot, fetched_at=T0 - SNAPSHOT_TTL_MS + 1_000, events=events)
+    via_relay = ScriptedCall(clock, "relay")
     with pytest.raises(ServiceError) as raised:
-        router.route_operation(
-            KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), ScriptedCall(clock, "r")
-        )
+        router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), via_relay)
     assert raised.value.status == 503
+    assert via_relay.calls == 0
+    assert events.answers == [(KEY, Path.UNAVAILABLE)]
+
+
+def test_a_snapshot_that_went_stale_during_the_direct_call_never_answers_503(clock: FakeClock) -> None:
+    # Fresh when direct was chosen (29 s), stale when direct failed 2 s later: the relay is tried.
+    snapshot = snapshot_of(route(KEY), relay(GROUP, healthy=False))
+    router = make_router(clock, snapshot, fetched_at=T0 - SNAPSHOT_TTL_MS + 1_000)
+    direct = ScriptedCall(clock, RouteFailure(Reason.TIMEOUT), takes_ms=2_000)
+    via_relay = ScriptedCall(clock, "relay")
+    assert router.route_operation(KEY, direct, via_relay) == "relay"
+    assert via_relay.calls == 1
+
+
+# Every lookup is counted once by how it was answered; every 503 counts as unavailable (the 503-rate alarm).
+
+
+def test_each_lookup_is_answered_once_on_its_decided_path(clock: FakeClock, events: RecordingEvents) -> None:
+    router = make_router(clock, DIRECT_OK, events=events)
+    router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay"))
+    router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_5XX)), ScriptedCall(clock, "r"))
+    router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay"))
+    assert events.answers == [(KEY, Path.DIRECT), (KEY, Path.DIRECT), (KEY, Path.RELAY)]
+
+
+def test_a_relay_503_is_answered_as_unavailable(clock: FakeClock, events: RecordingEvents) -> None:
+    router = make_router(clock, None, events=events)
+    with pytest.raises(ServiceError) as raised:
+        router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, route_unavailable()))
+    assert raised.value.status == 503
+    assert events.decisions == [(KEY, Path.RELAY, Rule.NO_SNAPSHOT)]
+    assert events.answers == [(KEY, Path.UNAVAILABLE)]
+
+
+def test_other_errors_keep_their_path(clock: FakeClock, events: RecordingEvents) -> None:
+    router = make_router(clock, None, events=events)
+    with pytest.raises(ServiceError):
+        router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, upstream_bad_response()))
+    with pytest.raises(LookupCancelled):
+        router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, LookupCancelled()))
+    assert events.answers == [(KEY, Path.RELAY), (KEY, Path.RELAY)]
 
 
 # Legacy mode (no verdict store).

@@ -5,7 +5,17 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from core_fakes import T0, FakeClock, RecordingReporter, ScriptedCall, make_router, relay, route, snapshot_of
+from core_fakes import (
+    T0,
+    FakeClock,
+    RecordingEvents,
+    RecordingReporter,
+    ScriptedCall,
+    make_router,
+    relay,
+    route,
+    snapshot_of,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +24,7 @@ from functions.core import (
     SNAPSHOT_TTL_MS,
     VERDICT_MAX_AGE_MS,
     LookupCancelled,
+    Path,
     Reason,
     RelayCheck,
     RouteFailure,
@@ -24,7 +35,7 @@ from functions.core import (
     UpstreamRejected,
     group_of,
 )
-from functions.core.errors import relay_quota_exceeded, upstream_bad_response
+from functions.core.errors import relay_quota_exceeded, route_unavailable, upstream_bad_response
 from functions.core.model import MINUTE_MS
 
 KEY = RouteKey.SEVEN_STOCK
@@ -39,6 +50,7 @@ relay_outcomes = st.one_of(
     never_blocking,
     st.builds(relay_quota_exceeded, st.integers(1, 300)),
     st.builds(upstream_bad_response),
+    st.builds(route_unavailable),
 )
 any_bool = st.booleans()
 durations = st.integers(min_value=0, max_value=12_000)
@@ -58,12 +70,14 @@ def snapshots(draw: st.DrawFn) -> Snapshot | None:
 
 
 @st.composite
-def direct_ok_snapshots(draw: st.DrawFn) -> Snapshot:
-    """A snapshot whose verdict says direct works (the relay may be anything)."""
+def direct_ok_snapshots(draw: st.DrawFn, *, relay_unhealthy: bool = False) -> Snapshot:
+    """A snapshot whose verdict says direct works (the relay may be anything, or known unhealthy)."""
     entries: list[RouteVerdict | RelayCheck] = [
         route(KEY, checked_at=T0 - draw(st.integers(0, VERDICT_MAX_AGE_MS)))
     ]
-    if draw(st.booleans()):
+    if relay_unhealthy:
+        entries.append(relay(GROUP, healthy=False, checked_at=T0 - draw(st.integers(0, VERDICT_MAX_AGE_MS))))
+    elif draw(st.booleans()):
         entries.append(relay(GROUP, healthy=draw(st.booleans()), checked_at=T0 - draw(ages)))
     return snapshot_of(*entries)
 
@@ -86,18 +100,22 @@ class Lookup:
     direct: ScriptedCall
     relay: ScriptedCall
     reporter: RecordingReporter
+    events: RecordingEvents
     blocked: bool
     error: Exception | None
+    took_ms: int
 
 
 def run_lookup(s: Scenario) -> Lookup:
     clock = FakeClock()
     reporter = RecordingReporter()
+    events = RecordingEvents()
     router = make_router(
         clock,
         s.snapshot,
         fetched_at=T0 - s.snapshot_age,
         reporter=reporter,
+        events=events,
         relay_configured=s.relay_configured,
     )
     cancel = threading.Event()
@@ -113,7 +131,8 @@ def run_lookup(s: Scenario) -> Lookup:
         router.route_operation(KEY, direct, via_relay, budget_ms=s.budget, cancel=cancel)
     except Exception as raised:
         error = raised
-    return Lookup(direct, via_relay, reporter, router.local_block_until(KEY) is not None, error)
+    blocked = router.local_block_until(KEY) is not None
+    return Lookup(direct, via_relay, reporter, events, blocked, error, took_ms=clock.now - T0)
 
 
 def scenarios(
@@ -126,7 +145,9 @@ def scenarios(
     return st.builds(
         Scenario,
         snapshot=direct_ok_snapshots() if direct_chosen else snapshots(),
-        snapshot_age=st.integers(min_value=0, max_value=SNAPSHOT_TTL_MS if direct_chosen else 60_000),
+        # Often just under the 30 s: a direct attempt then ends on a snapshot that has gone stale.
+        snapshot_age=st.integers(min_value=0, max_value=SNAPSHOT_TTL_MS if direct_chosen else 60_000)
+        | st.integers(min_value=SNAPSHOT_TTL_MS - 3_000, max_value=SNAPSHOT_TTL_MS),
         direct_outcome=direct_outcome,
         relay_outcome=relay_outcomes,
         direct_takes=durations,
@@ -138,6 +159,21 @@ def scenarios(
 
 
 any_lookup = scenarios() | scenarios(direct_chosen=True)
+
+# Direct chosen on a snapshot that also knows the relay is unhealthy; the direct attempt fails either side of
+# the moment that snapshot turns 30 s old.
+racing_the_snapshot_ttl = st.builds(
+    Scenario,
+    snapshot=direct_ok_snapshots(relay_unhealthy=True),
+    snapshot_age=st.integers(min_value=SNAPSHOT_TTL_MS - DIRECT_TIMEOUT_MS, max_value=SNAPSHOT_TTL_MS),
+    direct_outcome=route_failures,
+    relay_outcome=relay_outcomes,
+    direct_takes=st.integers(min_value=1, max_value=DIRECT_TIMEOUT_MS),
+    relay_takes=durations,
+    budget=st.integers(min_value=DIRECT_TIMEOUT_MS, max_value=15_000),
+    relay_configured=any_bool,
+    cancel_during_direct=st.just(False),
+)
 
 
 @given(any_lookup)
@@ -197,3 +233,23 @@ def test_direct_is_only_tried_on_fresh_evidence_or_without_a_relay(scenario: Sce
     verdict = scenario.snapshot.routes[KEY]
     assert verdict.direct
     assert T0 - verdict.checked_at <= VERDICT_MAX_AGE_MS
+
+
+def answered_503(lookup: Lookup) -> bool:
+    return isinstance(lookup.error, ServiceError) and lookup.error.status == 503
+
+
+@given(racing_the_snapshot_ttl)
+def test_503_without_the_relay_only_on_a_snapshot_still_fresh_at_that_moment(scenario: Scenario) -> None:
+    lookup = run_lookup(scenario)
+    if not answered_503(lookup) or lookup.relay.calls > 0:
+        return
+    assert scenario.snapshot is not None
+    assert scenario.snapshot_age + lookup.took_ms <= SNAPSHOT_TTL_MS
+
+
+@given(any_lookup)
+def test_every_lookup_is_answered_once_and_every_503_as_unavailable(scenario: Scenario) -> None:
+    lookup = run_lookup(scenario)
+    assert len(lookup.events.answers) == 1
+    assert (lookup.events.answers[0][1] is Path.UNAVAILABLE) is answered_503(lookup)

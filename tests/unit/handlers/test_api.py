@@ -459,6 +459,40 @@ def test_both_known_bad_is_503_without_any_upstream_call(
     assert used(simulator) == {}
 
 
+def lookup_paths(telemetry: Any) -> list[tuple[str, str]]:
+    """(Route, Path) of every LookupRoute metric written so far."""
+    return [
+        (m["dimensions"]["Route"], m["dimensions"]["Path"])
+        for m in telemetry.metrics()
+        if m["name"] == "LookupRoute"
+    ]
+
+
+def test_every_503_answer_counts_as_unavailable_in_the_lookup_metrics(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+    telemetry: Any,
+) -> None:
+    # The 503-rate alarm divides Lookups{Path=unavailable} by all lookups: every 503 must land there.
+    relayed, failing_direct = RouteKey.DTRYX_MOVIES, RouteKey.OY_PRODUCT_SEARCH
+    write_verdicts(store, clock(), keys=(failing_direct,))
+    store.write_checks([], [RelayCheck(RelayGroup.OLIVEYOUNG, False, clock())], now=clock())
+    loaded(make_container())
+    simulator.faults.set("relay:dtryx", "http-503")  # the relay's own 503
+    simulator.faults.set(f"direct:{failing_direct}", "http-403")  # then: relay known unhealthy -> 503
+
+    for key in (relayed, failing_direct):
+        answer = call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query)
+        assert (answer.status, answer.body["error"]["code"]) == (503, "UPSTREAM_ROUTE_UNAVAILABLE")
+
+    assert lookup_paths(telemetry) == [(relayed, "unavailable"), (failing_direct, "unavailable")]
+    lookups = [m["dimensions"]["Path"] for m in telemetry.metrics() if m["name"] == "Lookups"]
+    assert lookups == ["unavailable", "unavailable"]
+
+
 def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(
     call: Callable[..., Answer],
     make_container: Callable[..., wiring.Container],

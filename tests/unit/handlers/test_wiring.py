@@ -119,7 +119,8 @@ def test_routing_events_and_snapshot_age_are_bounded_emf_metrics(
 ) -> None:
     container = make_container()
     events = MetricsRoutingEvents()
-    events.decided(RouteKey.CU_STOCK, Path.RELAY, "stale-snapshot")
+    events.decided(RouteKey.CU_STOCK, Path.RELAY, "stale-snapshot")  # a log line only
+    events.answered(RouteKey.CU_STOCK, Path.RELAY)
     events.direct_failed(RouteKey.CU_STOCK, Reason.HTTP_403)
     events.relay_fallback(RouteKey.CU_STOCK)
     clock.advance(1_500)
