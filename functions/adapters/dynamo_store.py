@@ -11,11 +11,16 @@ read-modify-write window. Where one rule allows two different results (a passing
 a failure report older than the last check), the common result is tried first and, if DynamoDB refuses it,
 the refused item (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) tells whether the other, equally
 conditional, write applies. A refusal is normal: it is counted in ``rejected_writes``, never raised.
-docs/verdict-store.md explains every condition for operators.
+
+Bad data never wedges an item: a stored time that is not a number, or that is more than 60 s ahead of the
+writer's clock, counts as absent in every condition, so the next valid write replaces it; a writer refuses
+to store such a time itself; and a malformed item reads as no verdict. docs/verdict-store.md explains every
+condition for operators.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +35,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from functions.core.errors import StoreError
 from functions.core.model import (
     COOLDOWN_MS,
+    MAX_CLOCK_SKEW_MS,
     PINNED_TO_RELAY,
     SECOND_MS,
     Reason,
@@ -108,17 +114,24 @@ def slot_sort_key(slot_start: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Client: short timeouts and at most one retry, so a DynamoDB outage costs seconds, not a retry storm.
+# Client: every store call ends, success or StoreError, within 2 s in total, its one retry included.
 
-STORE_TIMEOUT_SECONDS: Final = 2.0
+STORE_CALL_BUDGET_SECONDS: Final = 2.0
+STORE_CONNECT_TIMEOUT_SECONDS: Final = 0.3
+STORE_READ_TIMEOUT_SECONDS: Final = 0.6
 STORE_MAX_ATTEMPTS: Final = 2
+STORE_RETRY_DELAY_SECONDS: Final = 0.05
+"""botocore's legacy retry mode waits this long before DynamoDB's first retry; standard mode waits a random
+time of up to 1 s, which would not fit the budget."""
+# Worst case 2 x (0.3 + 0.6) + 0.05 = 1.85 s; the rest covers name resolution and request signing. The read
+# timeout bounds each wait for data, which is what a DynamoDB that stops answering hits.
 
 
 def store_client_config() -> Config:
     return Config(
-        connect_timeout=STORE_TIMEOUT_SECONDS,
-        read_timeout=STORE_TIMEOUT_SECONDS,
-        retries={"mode": "standard", "total_max_attempts": STORE_MAX_ATTEMPTS},
+        connect_timeout=STORE_CONNECT_TIMEOUT_SECONDS,
+        read_timeout=STORE_READ_TIMEOUT_SECONDS,
+        retries={"mode": "legacy", "total_max_attempts": STORE_MAX_ATTEMPTS},
     )
 
 
@@ -132,31 +145,53 @@ def dynamodb_client(*, region_name: str | None = None, endpoint_url: str | None 
 # ---------------------------------------------------------------------------------------------------------
 # The conditions, one per rule of DESIGN §5. Attribute names are written out (none is a reserved word) so
 # that an operator can read them exactly as DynamoDB evaluates them.
+#
+# Clock skew and bad data: `NOT attribute_type(x, :number) OR ... OR x > :latest` treats a stored time that
+# is missing, not a number, or more than 60 s ahead of the writer's clock (`:latest`, `:latestBlockEnd` for
+# a block, which ends 5 min after its failure) as absent, so it never blocks a current write. The type test
+# comes first: nothing compares a value of another type.
 
 CHECK_IS_NEWEST: Final = (
-    "(attribute_not_exists(checkedAt) OR checkedAt <= :checkedAt)"
-    " AND (attribute_not_exists(failedAt) OR failedAt < :checkedAt)"
+    "(NOT attribute_type(checkedAt, :number) OR checkedAt <= :checkedAt OR checkedAt > :latest)"
+    " AND (NOT attribute_type(failedAt, :number) OR failedAt < :checkedAt OR failedAt > :latest)"
 )
 """Rule 1: a check older than the stored check, or not newer than the stored failure, is ignored."""
 
-NO_LIVE_BLOCK: Final = "(attribute_not_exists(blockedUntil) OR blockedUntil <= :now)"
+NO_LIVE_BLOCK: Final = (
+    "(NOT attribute_type(blockedUntil, :number) OR blockedUntil <= :now OR blockedUntil > :latestBlockEnd)"
+)
 """Rule 2 and 4: direct=true may be stored only once no block is live."""
 
-LIVE_BLOCK: Final = "blockedUntil > :now"
+LIVE_BLOCK: Final = (
+    "attribute_type(blockedUntil, :number) AND blockedUntil > :now AND blockedUntil <= :latestBlockEnd"
+)
 """Rule 2: while this holds, a passing check is stored as direct=false."""
 
 FAILURE_APPLIES: Final = (
-    "(attribute_not_exists(failedAt) OR failedAt < :failedAt)"
-    " AND (attribute_not_exists(checkedAt) OR checkedAt < :cooldownEnd)"
+    "(NOT attribute_type(failedAt, :number) OR failedAt < :failedAt OR failedAt > :latest)"
+    " AND (NOT attribute_type(checkedAt, :number) OR checkedAt < :cooldownEnd OR checkedAt > :latest)"
 )
 """Rule 3: a report is ignored if a failure at least as new is stored, or the route was re-checked after
 this failure's cooldown ended (the report is stale)."""
 
-CHECKED_NO_LATER_THAN_FAILURE: Final = "(attribute_not_exists(checkedAt) OR checkedAt <= :failedAt)"
-CHECKED_AFTER_FAILURE: Final = "checkedAt > :failedAt"
+CHECKED_NO_LATER_THAN_FAILURE: Final = (
+    "(NOT attribute_type(checkedAt, :number) OR checkedAt <= :failedAt OR checkedAt > :latest)"
+)
+CHECKED_AFTER_FAILURE: Final = (
+    "attribute_type(checkedAt, :number) AND checkedAt > :failedAt AND checkedAt <= :latest"
+)
 """A failure is itself an observation: checkedAt becomes max(stored checkedAt, failedAt)."""
 
-RELAY_CHECK_IS_NEWEST: Final = "attribute_not_exists(checkedAt) OR checkedAt <= :checkedAt"
+UNSOUND: Final = {
+    "failedAt": "NOT attribute_type(failedAt, :number) OR failedAt > :latest",
+    "blockedUntil": "NOT attribute_type(blockedUntil, :number) OR blockedUntil > :latestBlockEnd",
+}
+"""Repair: a check replaces direct/checkedAt/reason; such a failedAt or blockedUntil beside them is removed.
+A valid failure report landing in between makes the condition false, and the repair is dropped."""
+
+RELAY_CHECK_IS_NEWEST: Final = (
+    "NOT attribute_type(checkedAt, :number) OR checkedAt <= :checkedAt OR checkedAt > :latest"
+)
 """Rule 6: a relay check older than the stored one is ignored."""
 
 SLOT_UNCLAIMED: Final = f"attribute_not_exists({PARTITION_KEY})"
@@ -164,27 +199,55 @@ SLOT_UNCLAIMED: Final = f"attribute_not_exists({PARTITION_KEY})"
 
 
 def _both(first: str, second: str) -> str:
-    # Every condition above is an AND of clauses, so joining needs no parentheses (DynamoDB rejects
+    # Every condition joined here is an AND of clauses, so joining needs no parentheses (DynamoDB rejects
     # redundant ones).
     return f"{first} AND {second}"
+
+
+def _clock_values(now: int) -> dict[str, AttributeValueTypeDef]:
+    """The values every condition may use: the writer's clock and the latest times it accepts as real."""
+    return {
+        ":now": _n(now),
+        ":latest": _n(now + MAX_CLOCK_SKEW_MS),
+        ":latestBlockEnd": _n(now + MAX_CLOCK_SKEW_MS + COOLDOWN_MS),
+        ":number": {"S": "N"},
+    }
+
+
+def _used(values: Mapping[str, AttributeValueTypeDef], *expressions: str) -> dict[str, AttributeValueTypeDef]:
+    """Only the values the expressions name: DynamoDB rejects a request carrying an unused one."""
+    names = {name for expression in expressions for name in re.findall(r":\w+", expression)}
+    return {name: value for name, value in values.items() if name in names}
+
+
+def _ahead_of(at: int, now: int) -> bool:
+    """A writer never stores a time more than 60 s ahead of its own clock."""
+    return at > now + MAX_CLOCK_SKEW_MS
 
 
 # ---------------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class _Refused:
-    """A conditional write DynamoDB refused; ``old`` is the item as it was (empty if there was none)."""
+class _Outcome:
+    """A conditional write: applied or refused, and the item as it was before (empty if none or not asked)."""
 
+    applied: bool
     old: Item
 
 
 class DynamoVerdictStore:
-    """VerdictStore on one DynamoDB table (see the module docstring and docs/verdict-store.md)."""
+    """VerdictStore on one DynamoDB table (see the module docstring and docs/verdict-store.md).
 
-    def __init__(self, table_name: str, client: DynamoDBClient) -> None:
+    ``on_rejected`` is called once per refused write, from the writing thread (the StaleWriteRejected metric).
+    """
+
+    def __init__(
+        self, table_name: str, client: DynamoDBClient, *, on_rejected: Callable[[], None] | None = None
+    ) -> None:
         self._table_name = table_name
         self._client = client
+        self._on_rejected = on_rejected
         self._rejected_writes = 0
         self._rejected_lock = threading.Lock()
 
@@ -225,41 +288,54 @@ class DynamoVerdictStore:
     def write_checks(self, routes: Sequence[RouteCheck], relays: Sequence[RelayCheck], *, now: int) -> None:
         """One conditional write per check (two at most for a passing check during a live block).
 
-        Stops at the first StoreError: when DynamoDB is down, waiting on every item only delays the report.
+        Each write stands alone: an error on one item (DynamoDB answered with an error) does not stop the
+        others, and the first such error is raised once all were tried. If DynamoDB does not answer at all,
+        the run stops there: every further write would wait out the same timeouts.
         """
-        for route in routes:
-            self._write_route_check(route, now=now)
-        for relay in relays:
-            self._write_relay_check(relay)
+        writes = [partial(self._write_route_check, route, now=now) for route in routes]
+        writes += [partial(self._write_relay_check, relay, now=now) for relay in relays]
+        first_error: StoreError | None = None
+        for write in writes:
+            try:
+                write()
+            except _NoAnswer:
+                raise
+            except StoreError as error:
+                first_error = first_error or error
+        if first_error is not None:
+            raise first_error
 
     def _write_route_check(self, check: RouteCheck, *, now: int) -> None:
+        if _ahead_of(check.checked_at, now):
+            self._count_refused()
+            return
         if check.key in PINNED_TO_RELAY:
             # Rule 5: whatever the probe saw, the pinned key is never a direct route.
             check = RouteCheck(
                 check.key, direct=False, checked_at=check.checked_at, reason=Reason.PINNED_RELAY
             )
         if not check.direct:
-            self._count_if_refused(self._store_route_check(check, direct=False, condition=CHECK_IS_NEWEST))
-            return
-        # Rules 1, 2, 4: a passing check restores direct=true only once no block is live ...
-        refused = self._store_route_check(
-            check, direct=True, condition=_both(CHECK_IS_NEWEST, NO_LIVE_BLOCK), now=now
-        )
-        if refused is None:
-            return
-        # ... and is kept as direct=false (failedAt/blockedUntil untouched) while one is.
-        if _number(refused.old, "blockedUntil", default=0) > now:
-            refused = self._store_route_check(
-                check, direct=False, condition=_both(CHECK_IS_NEWEST, LIVE_BLOCK), now=now
+            outcome = self._store_route_check(check, direct=False, condition=CHECK_IS_NEWEST, now=now)
+        else:
+            # Rules 1, 2, 4: a passing check restores direct=true only once no block is live ...
+            outcome = self._store_route_check(
+                check, direct=True, condition=_both(CHECK_IS_NEWEST, NO_LIVE_BLOCK), now=now
             )
-        self._count_if_refused(refused)
+            # ... and is kept as direct=false (failedAt/blockedUntil untouched) while one is.
+            if not outcome.applied and _live_block(outcome.old, now):
+                outcome = self._store_route_check(
+                    check, direct=False, condition=_both(CHECK_IS_NEWEST, LIVE_BLOCK), now=now
+                )
+        self._count_if_refused(outcome)
+        if outcome.applied:
+            for name in _unsound_failure_attributes(outcome.old, now):
+                self._remove_unsound(check.key, name, now=now)
 
-    def _store_route_check(
-        self, check: RouteCheck, *, direct: bool, condition: str, now: int | None = None
-    ) -> _Refused | None:
+    def _store_route_check(self, check: RouteCheck, *, direct: bool, condition: str, now: int) -> _Outcome:
         values: dict[str, AttributeValueTypeDef] = {
             ":direct": {"BOOL": direct},
             ":checkedAt": _n(check.checked_at),
+            **_clock_values(now),
         }
         update = "SET direct = :direct, checkedAt = :checkedAt"
         if check.reason is None:
@@ -267,8 +343,6 @@ class DynamoVerdictStore:
         else:
             update += ", reason = :reason"
             values[":reason"] = {"S": Reason(check.reason).value}
-        if now is not None:
-            values[":now"] = _n(now)
         return self._conditional(
             "UpdateItem",
             lambda: self._client.update_item(
@@ -276,12 +350,31 @@ class DynamoVerdictStore:
                 Key=_key(VERDICT_PARTITION, route_sort_key(RouteKey(check.key))),
                 UpdateExpression=update,
                 ConditionExpression=condition,
-                ExpressionAttributeValues=values,
+                ExpressionAttributeValues=_used(values, update, condition),
+                # The item as it was, applied or not: it shows a second write or a repair is needed.
+                ReturnValues="ALL_OLD",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ),
         )
 
-    def _write_relay_check(self, check: RelayCheck) -> None:
+    def _remove_unsound(self, key: RouteKey, name: str, *, now: int) -> None:
+        """Remove a malformed or future failedAt/blockedUntil the check left beside it (a refusal is not counted)."""
+        condition = UNSOUND[name]
+        self._conditional(
+            "UpdateItem",
+            lambda: self._client.update_item(
+                TableName=self._table_name,
+                Key=_key(VERDICT_PARTITION, route_sort_key(RouteKey(key))),
+                UpdateExpression=f"REMOVE {name}",
+                ConditionExpression=condition,
+                ExpressionAttributeValues=_used(_clock_values(now), condition),
+            ),
+        )
+
+    def _write_relay_check(self, check: RelayCheck, *, now: int) -> None:
+        if _ahead_of(check.checked_at, now):
+            self._count_refused()
+            return
         item: dict[str, AttributeValueTypeDef] = {
             **_key(VERDICT_PARTITION, relay_sort_key(RelayGroup(check.group))),
             "healthy": {"BOOL": check.healthy},
@@ -289,6 +382,7 @@ class DynamoVerdictStore:
         }
         if check.reason is not None:
             item["reason"] = {"S": Reason(check.reason).value}
+        values = {":checkedAt": _n(check.checked_at), **_clock_values(now)}
         self._count_if_refused(
             self._conditional(
                 "PutItem",
@@ -296,7 +390,7 @@ class DynamoVerdictStore:
                     TableName=self._table_name,
                     Item=item,
                     ConditionExpression=RELAY_CHECK_IS_NEWEST,
-                    ExpressionAttributeValues={":checkedAt": _n(check.checked_at)},
+                    ExpressionAttributeValues=_used(values, RELAY_CHECK_IS_NEWEST),
                 ),
             )
         )
@@ -308,17 +402,21 @@ class DynamoVerdictStore:
 
         The failure counts as an observation of the route, so ``checkedAt`` becomes max(stored, at): the first
         write covers "no check after the failure", and only if the stored check is later is it kept. A report
-        for the pinned key is not written (rule 5: its item always says pinned-relay). ``now`` is not needed:
-        whether a report is stale depends only on what is stored.
+        for the pinned key is not written (rule 5: its item always says pinned-relay). ``now`` is the writer's
+        clock: ``at`` more than 60 s ahead of it is refused, and stored times that far ahead count as absent.
+        A failure report sets every attribute but a later ``checkedAt``, so it also replaces a malformed item.
         """
         if key in PINNED_TO_RELAY:
             return
-        refused = self._store_failure(key, at=at, checked_at_becomes_at=True)
-        if refused is not None and _number(refused.old, "checkedAt", default=at) > at:
-            refused = self._store_failure(key, at=at, checked_at_becomes_at=False)
-        self._count_if_refused(refused)
+        if _ahead_of(at, now):
+            self._count_refused()
+            return
+        outcome = self._store_failure(key, at=at, now=now, checked_at_becomes_at=True)
+        if not outcome.applied and _number(outcome.old, "checkedAt", default=at) > at:
+            outcome = self._store_failure(key, at=at, now=now, checked_at_becomes_at=False)
+        self._count_if_refused(outcome)
 
-    def _store_failure(self, key: RouteKey, *, at: int, checked_at_becomes_at: bool) -> _Refused | None:
+    def _store_failure(self, key: RouteKey, *, at: int, now: int, checked_at_becomes_at: bool) -> _Outcome:
         update = (
             "SET direct = :false, reason = :unavailable, failedAt = :failedAt, blockedUntil = :cooldownEnd"
         )
@@ -327,6 +425,13 @@ class DynamoVerdictStore:
             condition = _both(FAILURE_APPLIES, CHECKED_NO_LATER_THAN_FAILURE)
         else:
             condition = _both(FAILURE_APPLIES, CHECKED_AFTER_FAILURE)
+        values: dict[str, AttributeValueTypeDef] = {
+            ":false": {"BOOL": False},
+            ":unavailable": {"S": Reason.UNAVAILABLE.value},
+            ":failedAt": _n(at),
+            ":cooldownEnd": _n(at + COOLDOWN_MS),
+            **_clock_values(now),
+        }
         return self._conditional(
             "UpdateItem",
             lambda: self._client.update_item(
@@ -334,12 +439,7 @@ class DynamoVerdictStore:
                 Key=_key(VERDICT_PARTITION, route_sort_key(RouteKey(key))),
                 UpdateExpression=update,
                 ConditionExpression=condition,
-                ExpressionAttributeValues={
-                    ":false": {"BOOL": False},
-                    ":unavailable": {"S": Reason.UNAVAILABLE.value},
-                    ":failedAt": _n(at),
-                    ":cooldownEnd": _n(at + COOLDOWN_MS),
-                },
+                ExpressionAttributeValues=_used(values, update, condition),
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ),
         )
@@ -348,7 +448,7 @@ class DynamoVerdictStore:
 
     def claim_probe_slot(self, slot_start: int, *, trigger: str, now: int) -> bool:
         """True for the first claim of ``slot_start``; False (not counted as a rejected write) afterwards."""
-        refused = self._conditional(
+        outcome = self._conditional(
             "PutItem",
             lambda: self._client.put_item(
                 TableName=self._table_name,
@@ -362,22 +462,28 @@ class DynamoVerdictStore:
                 ConditionExpression=SLOT_UNCLAIMED,
             ),
         )
-        return refused is None
+        return outcome.applied
 
     # -- plumbing --------------------------------------------------------------------------------------------------
 
-    def _conditional(self, operation: str, write: Callable[[], object]) -> _Refused | None:
-        """Run a conditional write: None if it was applied, `_Refused` if its condition did not hold."""
+    def _conditional(self, operation: str, write: Callable[[], Mapping[str, Any]]) -> _Outcome:
+        """Run a conditional write: applied, or refused because its condition did not hold."""
         try:
-            self._call(operation, write)
+            response = self._call(operation, write)
         except _ConditionFailed as refused:
-            return _Refused(old=refused.old)
-        return None
+            return _Outcome(applied=False, old=refused.old)
+        return _Outcome(applied=True, old=response.get("Attributes") or {})
 
-    def _count_if_refused(self, refused: _Refused | None) -> None:
-        if refused is not None:
-            with self._rejected_lock:
-                self._rejected_writes += 1
+    def _count_if_refused(self, outcome: _Outcome) -> None:
+        if not outcome.applied:
+            self._count_refused()
+
+    def _count_refused(self) -> None:
+        """A write DynamoDB refused, or the store itself (a time too far ahead of the writer's clock)."""
+        with self._rejected_lock:
+            self._rejected_writes += 1
+        if self._on_rejected is not None:
+            self._on_rejected()
 
     @staticmethod
     def _call(operation: str, request: Callable[[], T]) -> T:
@@ -395,13 +501,17 @@ class DynamoVerdictStore:
                 raise _ConditionFailed(old) from None
             raise StoreError(f"DynamoDB {operation} failed: {code}") from None
         except BotoCoreError as error:
-            raise StoreError(f"DynamoDB {operation} failed: {type(error).__name__}") from None
+            raise _NoAnswer(f"DynamoDB {operation} failed: {type(error).__name__}") from None
 
 
 class _ConditionFailed(Exception):
     def __init__(self, old: Item) -> None:
         super().__init__("conditional write refused")
         self.old = old
+
+
+class _NoAnswer(StoreError):
+    """DynamoDB did not answer (timeout, connection, credentials): every further call would fare the same."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -411,6 +521,37 @@ class _ConditionFailed(Exception):
 _ROUTE_KEYS: Final = frozenset(key.value for key in RouteKey)
 _RELAY_GROUPS: Final = frozenset(group.value for group in RelayGroup)
 _REASONS: Final = frozenset(reason.value for reason in Reason)
+
+# The DynamoDB type of each attribute an item must have, and of each it may have.
+_ROUTE_REQUIRED: Final = {"direct": "BOOL", "checkedAt": "N"}
+_ROUTE_OPTIONAL: Final = {"reason": "S", "failedAt": "N", "blockedUntil": "N"}
+_RELAY_REQUIRED: Final = {"healthy": "BOOL", "checkedAt": "N"}
+_RELAY_OPTIONAL: Final = {"reason": "S"}
+
+
+def _well_formed(item: Item, required: Mapping[str, str], optional: Mapping[str, str]) -> bool:
+    """The required attributes are present, and each known attribute present has its type."""
+    if not all(name in item for name in required):
+        return False
+    expected = {**required, **optional}
+    return all(expected[name] in item[name] for name in expected.keys() & item.keys())
+
+
+def _live_block(item: Item, now: int) -> bool:
+    """The item holds a block that is running at `now` (one ending too far ahead is not real)."""
+    blocked_until = _optional_number(item, "blockedUntil")
+    return blocked_until is not None and now < blocked_until <= now + MAX_CLOCK_SKEW_MS + COOLDOWN_MS
+
+
+def _unsound_failure_attributes(item: Item, now: int) -> list[str]:
+    """The item's failedAt/blockedUntil that are not a number, or further ahead than a writer may stamp."""
+    latest = {"failedAt": now + MAX_CLOCK_SKEW_MS, "blockedUntil": now + MAX_CLOCK_SKEW_MS + COOLDOWN_MS}
+    unsound = []
+    for name, limit in latest.items():
+        value = _optional_number(item, name)
+        if name in item and (value is None or value > limit):
+            unsound.append(name)
+    return unsound
 
 
 def _key(partition: str, sort: str) -> dict[str, AttributeValueTypeDef]:
@@ -448,9 +589,11 @@ def _sort_key_suffix(item: Item, prefix: str) -> str | None:
 
 def _route_verdict(item: Item) -> RouteVerdict | None:
     name = _sort_key_suffix(item, ROUTE_PREFIX)
+    if name not in _ROUTE_KEYS or not _well_formed(item, _ROUTE_REQUIRED, _ROUTE_OPTIONAL):
+        return None
     direct = item.get("direct", {}).get("BOOL")
     checked_at = _optional_number(item, "checkedAt")
-    if name not in _ROUTE_KEYS or direct is None or checked_at is None:
+    if direct is None or checked_at is None:
         return None
     key = RouteKey(name)
     return RouteVerdict(
@@ -465,8 +608,10 @@ def _route_verdict(item: Item) -> RouteVerdict | None:
 
 def _relay_check(item: Item) -> RelayCheck | None:
     name = _sort_key_suffix(item, RELAY_PREFIX)
+    if name not in _RELAY_GROUPS or not _well_formed(item, _RELAY_REQUIRED, _RELAY_OPTIONAL):
+        return None
     healthy = item.get("healthy", {}).get("BOOL")
     checked_at = _optional_number(item, "checkedAt")
-    if name not in _RELAY_GROUPS or healthy is None or checked_at is None:
+    if healthy is None or checked_at is None:
         return None
     return RelayCheck(group=RelayGroup(name), healthy=healthy, checked_at=checked_at, reason=_reason(item))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -12,10 +15,13 @@ from mypy_boto3_dynamodb import DynamoDBClient
 
 from functions.adapters.dynamo_store import (
     PROBE_SLOT_RETENTION_MS,
+    STORE_CALL_BUDGET_SECONDS,
     STORE_MAX_ATTEMPTS,
+    STORE_RETRY_DELAY_SECONDS,
     TTL_ATTRIBUTE,
     DynamoVerdictStore,
     dynamodb_client,
+    relay_sort_key,
     route_sort_key,
     store_client_config,
     table_definition,
@@ -24,6 +30,7 @@ from functions.adapters.dynamo_store import (
 from functions.core.errors import StoreError
 from functions.core.model import (
     COOLDOWN_MS,
+    MAX_CLOCK_SKEW_MS,
     MINUTE_MS,
     PROBE_SLOT_MS,
     SECOND_MS,
@@ -33,12 +40,14 @@ from functions.core.model import (
     RouteCheck,
     RouteKey,
     RouteVerdict,
+    Snapshot,
 )
 
 TABLE = "route-health-test"
 REGION = "ap-northeast-2"
 T0 = 1_750_000_000_000
 KEY = RouteKey.OY_PRODUCT_SEARCH
+GROUP = RelayGroup.CONVENIENCE
 
 
 @pytest.fixture
@@ -96,13 +105,12 @@ def test_time_to_live_uses_the_expiry_attribute(client: DynamoDBClient) -> None:
     assert description.get("TimeToLiveStatus") == "ENABLED"
 
 
-def test_client_config_has_short_timeouts_and_bounded_retries() -> None:
+def test_client_config_fits_every_attempt_and_the_retry_delay_in_2_s() -> None:
     config = store_client_config()
 
-    assert config.connect_timeout <= 2
-    assert config.read_timeout <= 2
-    assert config.retries == {"mode": "standard", "total_max_attempts": STORE_MAX_ATTEMPTS}
-    assert STORE_MAX_ATTEMPTS <= 2
+    assert config.retries == {"mode": "legacy", "total_max_attempts": STORE_MAX_ATTEMPTS}
+    attempt = config.connect_timeout + config.read_timeout
+    assert STORE_MAX_ATTEMPTS * attempt + STORE_RETRY_DELAY_SECONDS < STORE_CALL_BUDGET_SECONDS == 2.0
 
 
 # -- reading -------------------------------------------------------------------------------------------------
@@ -396,9 +404,227 @@ def test_rule6_relay_check_older_than_stored_is_ignored(store: DynamoVerdictStor
     store.write_checks([], [RelayCheck(group, healthy=True, checked_at=T0 - 1)], now=T0)
     assert store.read_snapshot().relays[group] == RelayCheck(group, False, T0, Reason.NETWORK_ERROR)
 
-    store.write_checks([], [RelayCheck(group, healthy=True, checked_at=T0 + PROBE_SLOT_MS)], now=T0)
-    assert store.read_snapshot().relays[group] == RelayCheck(group, True, T0 + PROBE_SLOT_MS, reason=None)
+    later = T0 + PROBE_SLOT_MS
+    store.write_checks([], [RelayCheck(group, healthy=True, checked_at=later)], now=later)
+    assert store.read_snapshot().relays[group] == RelayCheck(group, True, later, reason=None)
     assert store.rejected_writes == 1
+
+
+# -- clock skew: a timestamp more than 60 s ahead of the writer's clock ------------------------------------------------
+
+FAR_AHEAD = T0 + 365 * 24 * 60 * MINUTE_MS
+"""A year ahead: a writer with a broken clock, or a hand edit."""
+
+
+def put_raw(client: DynamoDBClient, sort_key: str, attributes: dict[str, Any]) -> None:
+    """Store an item exactly as given, bypassing the store's rules (a hand edit or an older writer)."""
+    client.put_item(TableName=TABLE, Item={"pk": {"S": "verdict"}, "sk": {"S": sort_key}, **attributes})
+
+
+def n(value: int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def test_a_writer_refuses_timestamps_more_than_60_s_ahead_of_its_clock(store: DynamoVerdictStore) -> None:
+    ahead = T0 + MAX_CLOCK_SKEW_MS + 1
+
+    store.write_checks(
+        [passed(ahead), failed(ahead, RouteKey.CU_STOCK)], [RelayCheck(GROUP, True, ahead)], now=T0
+    )
+    store.record_failure(RouteKey.CU_STORE, at=ahead, now=T0)
+
+    assert store.read_snapshot() == Snapshot()
+    assert store.rejected_writes == 4
+
+
+def test_a_timestamp_up_to_60_s_ahead_is_written(store: DynamoVerdictStore) -> None:
+    ahead = T0 + MAX_CLOCK_SKEW_MS
+
+    store.write_checks([passed(ahead)], [RelayCheck(GROUP, True, ahead)], now=T0)
+    store.record_failure(RouteKey.CU_STORE, at=ahead, now=T0)
+
+    snapshot = store.read_snapshot()
+    assert snapshot.routes[KEY].checked_at == snapshot.relays[GROUP].checked_at == ahead
+    assert snapshot.routes[RouteKey.CU_STORE].failed_at == ahead
+    assert store.rejected_writes == 0
+
+
+FUTURE_ITEMS = {
+    "checked in the future": {"direct": {"BOOL": True}, "checkedAt": n(FAR_AHEAD)},
+    "failed in the future": {
+        "direct": {"BOOL": False},
+        "checkedAt": n(FAR_AHEAD),
+        "reason": {"S": "unavailable"},
+        "failedAt": n(FAR_AHEAD),
+        "blockedUntil": n(FAR_AHEAD + COOLDOWN_MS),
+    },
+    "blocked far beyond any cooldown": {
+        "direct": {"BOOL": False},
+        "checkedAt": n(T0 - MINUTE_MS),
+        "failedAt": n(T0 - MINUTE_MS),
+        "blockedUntil": n(FAR_AHEAD),
+    },
+}
+
+
+@pytest.mark.parametrize("attributes", FUTURE_ITEMS.values(), ids=FUTURE_ITEMS.keys())
+@pytest.mark.parametrize("check", [passed(T0), failed(T0)], ids=["passing", "failing"])
+def test_an_item_stamped_in_the_future_heals_at_the_next_check(
+    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any], check: RouteCheck
+) -> None:
+    put_raw(client, route_sort_key(KEY), attributes)
+
+    write(store, check, now=T0)
+
+    healed = verdict(store)
+    assert (healed.direct, healed.checked_at, healed.reason) == (check.direct, T0, check.reason)
+    assert healed.blocked_until is None  # the block from the future is gone; a past failure may stay
+    assert healed.failed_at is None or healed.failed_at < T0
+    assert store.rejected_writes == 0
+
+
+@pytest.mark.parametrize("attributes", FUTURE_ITEMS.values(), ids=FUTURE_ITEMS.keys())
+def test_an_item_stamped_in_the_future_never_blocks_a_failure_report(
+    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+) -> None:
+    put_raw(client, route_sort_key(KEY), attributes)
+
+    store.record_failure(KEY, at=T0, now=T0)
+
+    assert verdict(store) == RouteVerdict(
+        KEY, False, T0, Reason.UNAVAILABLE, failed_at=T0, blocked_until=T0 + COOLDOWN_MS
+    )
+
+
+def test_a_relay_item_checked_in_the_future_heals_at_the_next_check(
+    store: DynamoVerdictStore, client: DynamoDBClient
+) -> None:
+    put_raw(client, relay_sort_key(GROUP), {"healthy": {"BOOL": False}, "checkedAt": n(FAR_AHEAD)})
+
+    store.write_checks([], [RelayCheck(GROUP, True, T0)], now=T0)
+
+    assert store.read_snapshot().relays[GROUP] == RelayCheck(GROUP, True, T0)
+
+
+# -- one malformed item ---------------------------------------------------------------------------------------------
+
+MALFORMED_ROUTE_ITEMS = {
+    "failedAt a list": {
+        "direct": {"BOOL": False},
+        "checkedAt": n(T0 - MINUTE_MS),
+        "failedAt": {"L": [n(T0 - MINUTE_MS)]},
+    },
+    "blockedUntil a string": {
+        "direct": {"BOOL": False},
+        "checkedAt": n(T0 - MINUTE_MS),
+        "failedAt": n(T0 - MINUTE_MS),
+        "blockedUntil": {"S": "soon"},
+    },
+    "checkedAt a string": {"direct": {"BOOL": True}, "checkedAt": {"S": "yesterday"}},
+    "direct a string": {"direct": {"S": "true"}, "checkedAt": n(T0 - MINUTE_MS)},
+    "reason a number": {"direct": {"BOOL": True}, "checkedAt": n(T0 - MINUTE_MS), "reason": n(1)},
+    "no checkedAt": {"direct": {"BOOL": True}},
+    "no direct": {"checkedAt": n(T0 - MINUTE_MS), "failedAt": {"BOOL": True}},
+}
+MALFORMED_RELAY_ITEMS = {
+    "checkedAt a string": {"healthy": {"BOOL": True}, "checkedAt": {"S": "yesterday"}},
+    "healthy a string": {"healthy": {"S": "yes"}, "checkedAt": n(T0 - MINUTE_MS)},
+    "no healthy": {"checkedAt": n(T0 - MINUTE_MS)},
+}
+
+
+def every_check(at: int) -> tuple[list[RouteCheck], list[RelayCheck]]:
+    """A whole probe run's results: every route passed, every relay healthy."""
+    return [passed(at, key) for key in RouteKey], [RelayCheck(group, True, at) for group in RelayGroup]
+
+
+@pytest.mark.parametrize("attributes", MALFORMED_ROUTE_ITEMS.values(), ids=MALFORMED_ROUTE_ITEMS.keys())
+def test_a_malformed_route_item_reads_as_no_verdict(
+    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+) -> None:
+    store.write_checks(*every_check(T0 - 2 * MINUTE_MS), now=T0)
+    put_raw(client, route_sort_key(KEY), attributes)
+
+    snapshot = store.read_snapshot()
+
+    assert set(snapshot.routes) == set(RouteKey) - {KEY}
+    assert set(snapshot.relays) == set(RelayGroup)
+
+
+@pytest.mark.parametrize("attributes", MALFORMED_RELAY_ITEMS.values(), ids=MALFORMED_RELAY_ITEMS.keys())
+def test_a_malformed_relay_item_reads_as_no_verdict(
+    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+) -> None:
+    store.write_checks(*every_check(T0 - 2 * MINUTE_MS), now=T0)
+    put_raw(client, relay_sort_key(GROUP), attributes)
+
+    snapshot = store.read_snapshot()
+
+    assert set(snapshot.relays) == set(RelayGroup) - {GROUP}
+    assert set(snapshot.routes) == set(RouteKey)
+
+
+@pytest.mark.parametrize("attributes", MALFORMED_ROUTE_ITEMS.values(), ids=MALFORMED_ROUTE_ITEMS.keys())
+def test_one_malformed_route_item_stops_no_write_and_is_overwritten_by_the_next_check(
+    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+) -> None:
+    put_raw(client, route_sort_key(KEY), attributes)
+
+    store.write_checks(*every_check(T0), now=T0)
+
+    snapshot = store.read_snapshot()
+    healed = snapshot.routes[KEY]
+    assert (healed.direct, healed.checked_at, healed.reason) == (True, T0, Reason.OK)
+    assert {verdict.checked_at for verdict in snapshot.routes.values()} == {T0}
+    assert {check.checked_at for check in snapshot.relays.values()} == {T0}
+    assert len(snapshot.routes) + len(snapshot.relays) == len(RouteKey) + len(RelayGroup)
+
+
+@pytest.mark.parametrize("attributes", MALFORMED_RELAY_ITEMS.values(), ids=MALFORMED_RELAY_ITEMS.keys())
+def test_one_malformed_relay_item_stops_no_write_and_is_overwritten_by_the_next_check(
+    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+) -> None:
+    put_raw(client, relay_sort_key(GROUP), attributes)
+
+    store.write_checks(*every_check(T0), now=T0)
+
+    snapshot = store.read_snapshot()
+    assert snapshot.relays[GROUP] == RelayCheck(GROUP, True, T0)
+    assert len(snapshot.routes) + len(snapshot.relays) == len(RouteKey) + len(RelayGroup)
+
+
+@pytest.mark.parametrize("attributes", MALFORMED_ROUTE_ITEMS.values(), ids=MALFORMED_ROUTE_ITEMS.keys())
+def test_a_failure_report_overwrites_a_malformed_item(
+    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+) -> None:
+    put_raw(client, route_sort_key(KEY), attributes)
+
+    store.record_failure(KEY, at=T0, now=T0)
+
+    assert verdict(store) == RouteVerdict(
+        KEY, False, T0, Reason.UNAVAILABLE, failed_at=T0, blocked_until=T0 + COOLDOWN_MS
+    )
+
+
+def test_an_error_on_one_item_does_not_stop_the_writes_of_the_others(
+    store: DynamoVerdictStore, client: DynamoDBClient
+) -> None:
+    refused_key = route_sort_key(RouteKey.CU_STOCK)
+
+    def dynamodb_refuses_one_item(params: dict[str, Any], **_: Any) -> Any:
+        if refused_key.encode() in params["body"]:
+            error = {"Error": {"Code": "ValidationException", "Message": "item-specific"}}
+            return SimpleNamespace(status_code=400), error
+        return None
+
+    client.meta.events.register("before-call.dynamodb.UpdateItem", dynamodb_refuses_one_item)
+
+    with pytest.raises(StoreError, match="DynamoDB UpdateItem failed: ValidationException"):
+        store.write_checks(*every_check(T0), now=T0)
+
+    snapshot = store.read_snapshot()
+    assert set(snapshot.routes) == set(RouteKey) - {RouteKey.CU_STOCK}
+    assert set(snapshot.relays) == set(RelayGroup)
 
 
 # -- invalid input and rejected writes -----------------------------------------------------------------------------------
@@ -413,13 +639,15 @@ def test_only_fixed_reason_codes_are_stored(store: DynamoVerdictStore) -> None:
     assert KEY not in store.read_snapshot().routes
 
 
-def test_rejected_writes_are_counted_not_raised(store: DynamoVerdictStore) -> None:
+def test_rejected_writes_are_counted_not_raised(client: DynamoDBClient) -> None:
+    refusals: list[None] = []
+    store = DynamoVerdictStore(TABLE, client, on_rejected=lambda: refusals.append(None))
     store.record_failure(KEY, at=T0, now=T0)
 
     store.write_checks([passed(T0 - 1), failed(T0 - 2)], [], now=T0)
     store.record_failure(KEY, at=T0 - 1, now=T0)
 
-    assert store.rejected_writes == 3
+    assert store.rejected_writes == len(refusals) == 3
 
 
 # -- probe slots -------------------------------------------------------------------------------------------------------
@@ -472,6 +700,13 @@ def _closed_local_port() -> int:
 def test_unreachable_endpoint_is_a_store_error() -> None:
     client = dynamodb_client(region_name=REGION, endpoint_url=f"http://127.0.0.1:{_closed_local_port()}")
     store = DynamoVerdictStore(TABLE, client)
+    attempts: list[str] = []
+    client.meta.events.register("before-send.dynamodb", lambda **_: attempts.append("sent"))
+
+    # DynamoDB does not answer at all: every later write would wait as long, so the first error ends the run.
+    with pytest.raises(StoreError, match="DynamoDB UpdateItem failed: EndpointConnectionError"):
+        store.write_checks(*every_check(T0), now=T0)
+    assert len(attempts) == STORE_MAX_ATTEMPTS
 
     with pytest.raises(StoreError, match="DynamoDB Query failed: EndpointConnectionError"):
         store.read_snapshot()
@@ -479,3 +714,49 @@ def test_unreachable_endpoint_is_a_store_error() -> None:
         store.write_checks([passed(T0)], [], now=T0)
     with pytest.raises(StoreError, match="PutItem failed"):
         store.write_checks([], [RelayCheck(RelayGroup.DTRYX, True, T0)], now=T0)
+
+
+class HangingServer:
+    """A TCP server on 127.0.0.1 that accepts connections, reads the requests and never answers."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self.connections: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def __enter__(self) -> HangingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._listener.close()
+        for connection in self.connections:
+            connection.close()
+        self._thread.join(timeout=5)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            self.connections.append(connection)
+
+
+@pytest.mark.parametrize("operation", ["read_snapshot", "write_checks", "record_failure"])
+def test_a_store_call_ends_within_2_s_in_total_when_dynamodb_hangs(operation: str) -> None:
+    with HangingServer() as server:
+        store = DynamoVerdictStore(TABLE, dynamodb_client(region_name=REGION, endpoint_url=server.url))
+        calls = {
+            "read_snapshot": store.read_snapshot,
+            "write_checks": lambda: store.write_checks(*every_check(T0), now=T0),
+            "record_failure": lambda: store.record_failure(KEY, at=T0, now=T0),
+        }
+        started = time.monotonic()
+        with pytest.raises(StoreError, match="ReadTimeoutError"):
+            calls[operation]()
+        elapsed = time.monotonic() - started
+
+    assert elapsed < STORE_CALL_BUDGET_SECONDS == 2.0
+    assert len(server.connections) == STORE_MAX_ATTEMPTS  # the retry is inside the budget

@@ -19,6 +19,8 @@ from mypy_boto3_dynamodb import DynamoDBClient
 from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
 from functions.core.model import (
     COOLDOWN_MS,
+    MAX_CLOCK_SKEW_MS,
+    MINUTE_MS,
     PINNED_TO_RELAY,
     Reason,
     RelayCheck,
@@ -38,9 +40,12 @@ GROUP = RelayGroup.CONVENIENCE
 # cooldown edges, and a grid makes writes collide on them often. A few free-form times keep it honest.
 GRID_MS = COOLDOWN_MS // 2
 JITTER = st.sampled_from([0, 0, 0, -1, 1])
+# A negative delay is a writer whose clock runs ahead: up to 60 s ahead is accepted, more is refused.
 DELAYS = st.one_of(
     st.builds(lambda k, j: max(0, k * GRID_MS + j), st.integers(0, 3), JITTER),
     st.integers(min_value=0, max_value=2 * COOLDOWN_MS),
+    st.builds(lambda j: j - MAX_CLOCK_SKEW_MS, JITTER),
+    st.integers(min_value=-2 * MINUTE_MS, max_value=-1),
 )
 CLOCK_STEPS = st.one_of(
     st.builds(lambda k, j: max(1, k * GRID_MS + j), st.integers(0, 2), JITTER),
@@ -51,8 +56,14 @@ CLOCK_STEPS = st.one_of(
 # -- the reference model: the rules applied to one write at a time ---------------------------------------------
 
 
+def ahead_of_the_writer(at: int, now: int) -> bool:
+    return at > now + MAX_CLOCK_SKEW_MS
+
+
 def model_check(old: RouteVerdict | None, check: RouteCheck, now: int) -> RouteVerdict | None:
-    """The new verdict, or None if rule 1 ignores the check."""
+    """The new verdict, or None if the writer refuses the check's time or rule 1 ignores the check."""
+    if ahead_of_the_writer(check.checked_at, now):
+        return None
     if check.key in PINNED_TO_RELAY:
         check = replace(check, direct=False, reason=Reason.PINNED_RELAY)
     if old is None:
@@ -63,8 +74,10 @@ def model_check(old: RouteVerdict | None, check: RouteCheck, now: int) -> RouteV
     return replace(old, direct=check.direct and not blocked, checked_at=check.checked_at, reason=check.reason)
 
 
-def model_failure(old: RouteVerdict | None, key: RouteKey, at: int) -> RouteVerdict | None:
-    """The new verdict, or None if rule 3 ignores the report."""
+def model_failure(old: RouteVerdict | None, key: RouteKey, at: int, now: int) -> RouteVerdict | None:
+    """The new verdict, or None if the writer refuses the report's time or rule 3 ignores the report."""
+    if ahead_of_the_writer(at, now):
+        return None
     if old is not None and (
         (old.failed_at is not None and old.failed_at >= at) or old.checked_at >= at + COOLDOWN_MS
     ):
@@ -130,13 +143,14 @@ class VerdictStoreMachine(RuleBasedStateMachine):
         at = self.now - delay
         self.store.record_failure(key, at=at, now=self.now)
         if key not in PINNED_TO_RELAY:  # a report for the pinned key is not written (rule 5)
-            self._apply(key, model_failure(self.routes.get(key), key, at))
+            self._apply(key, model_failure(self.routes.get(key), key, at, self.now))
 
     @rule(healthy=st.booleans(), delay=DELAYS)
     def relay_check_lands(self, healthy: bool, delay: int) -> None:
         check = RelayCheck(GROUP, healthy=healthy, checked_at=self.now - delay)
         self.store.write_checks([], [check], now=self.now)
-        if self.relay is not None and check.checked_at < self.relay.checked_at:
+        stale = self.relay is not None and check.checked_at < self.relay.checked_at
+        if stale or ahead_of_the_writer(check.checked_at, self.now):
             self.rejected += 1
         else:
             self.relay = check
