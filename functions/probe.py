@@ -118,7 +118,7 @@ def run_probe(
     """Run the full check once for `slot_start`, unless this slot already ran (then call nothing).
 
     `rejected_writes` reads the store's running count of rejected conditional writes (the
-    StaleWriteRejected metric is the increase over this run). Store errors are reported and re-raised.
+    summary's `stale_writes_rejected` is the increase over this run). Store errors are reported and re-raised.
     """
     started = time.monotonic()
     claimed = _store_call(

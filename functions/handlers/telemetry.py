@@ -93,7 +93,6 @@ class MetricsProbeEvents:
         logger.info("probe run finished", extra={"probe": summary.to_dict()})
         emit_metric("ProbeRun", 1)
         emit_metric("ProbeRunDuration", summary.duration_ms, MetricUnit.Milliseconds)
-        emit_metric("StaleWriteRejected", summary.stale_writes_rejected)
 
     def store_failed(self, operation: str, error_type: str) -> None:
         logger.error("verdict store failed", extra={"operation": operation, "error_type": error_type})

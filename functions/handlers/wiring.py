@@ -197,7 +197,11 @@ def build_container(
     store: DynamoVerdictStore | None = None
     snapshots: SnapshotCache | None = None
     if settings.route_health_table is not None:
-        store = DynamoVerdictStore(settings.route_health_table, dynamodb_client or new_dynamodb_client())
+        store = DynamoVerdictStore(
+            settings.route_health_table,
+            dynamodb_client or new_dynamodb_client(),
+            on_rejected=_stale_write_rejected,
+        )
         snapshots = SnapshotCache(
             store.read_snapshot, clock=clock, executor=executor, on_error=_snapshot_load_failed
         )
@@ -228,6 +232,11 @@ def build_container(
         loaded = snapshots.prefetch(settings.snapshot_prefetch_s)
         logger.info("snapshot prefetch", extra={"loaded": loaded})
     return container
+
+
+def _stale_write_rejected() -> None:
+    # Every function that writes counts its refused writes: the probe's checks, the lookups' failure reports.
+    emit_metric("StaleWriteRejected", 1)
 
 
 def _snapshot_load_failed(error: Exception) -> None:

@@ -493,6 +493,28 @@ def test_every_503_answer_counts_as_unavailable_in_the_lookup_metrics(
     assert lookups == ["unavailable", "unavailable"]
 
 
+def test_a_refused_failure_report_counts_as_stale_write_rejected(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    simulator: Simulator,
+    clock: Any,
+    telemetry: Any,
+) -> None:
+    key = RouteKey.OY_PRODUCT_SEARCH
+    write_verdicts(store, clock())
+    container = loaded(make_container())
+    # Another container already reported the same failure: this container's report is refused.
+    store.record_failure(key, at=clock(), now=clock())
+    simulator.faults.set(f"direct:{key}", "http-403")
+
+    assert call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query).status == 200
+    wait_for_background(container)
+
+    rejected = [m["value"] for m in telemetry.metrics() if m["name"] == "StaleWriteRejected"]
+    assert rejected == [1]
+
+
 def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(
     call: Callable[..., Answer],
     make_container: Callable[..., wiring.Container],

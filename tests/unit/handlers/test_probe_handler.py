@@ -12,7 +12,16 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from functions.core import DIRECT_PROBED, PROBE_SLOT_MS, Reason, RelayGroup, RouteKey, StoreError
+from functions.core import (
+    DIRECT_PROBED,
+    PROBE_SLOT_MS,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteKey,
+    StoreError,
+)
 from functions.handlers.probe import lambda_handler
 from functions.handlers.wiring import Container
 from functions.probe import slot_start_of
@@ -160,11 +169,25 @@ def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(
     names = [metric["name"] for metric in metrics]
     assert names.count("ProbeRun") == 1
     assert names.count("ProbeRunDuration") == 1
-    assert names.count("StaleWriteRejected") == 1
     assert any(log.get("message") == "probe run finished" for log in telemetry.logs())
     output = telemetry.text()
     assert not [value for value in test_secrets.all_values() if value in output]
     assert simulator.calls()["leakedSecrets"] == 0
+
+
+def test_every_refused_write_counts_as_stale_write_rejected(
+    make_container: ContainerFactory, lambda_context: Any, telemetry: Any, clock: Any
+) -> None:
+    container = make_container()
+    assert container.store is not None
+    later = clock() + 1_000  # another writer's checks, newer than this run's
+    newer = [RouteCheck(key, True, later) for key in (RouteKey.CU_STOCK, RouteKey.DTRYX_MOVIES)]
+    container.store.write_checks(newer, [RelayCheck(RelayGroup.DTRYX, True, later)], now=later)
+
+    result = lambda_handler(scheduled_event(SCHEDULED), lambda_context)
+
+    rejected = [m["value"] for m in telemetry.metrics() if m["name"] == "StaleWriteRejected"]
+    assert result["staleWritesRejected"] == sum(rejected) == 3
 
 
 def test_a_store_that_is_down_fails_the_invocation_visibly(
