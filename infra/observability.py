@@ -120,7 +120,8 @@ class Observability(Construct):
                 "UnavailableRateAlarm",
                 alarm_name=f"{stack_name}-503-rate",
                 alarm_description=f"More than {UNAVAILABLE_RATE_PERCENT}% of lookups answered 503 "
-                "UPSTREAM_ROUTE_UNAVAILABLE (direct known bad and the relay known unhealthy) in two 5-minute periods.",
+                "UPSTREAM_ROUTE_UNAVAILABLE in two 5-minute periods: direct known bad and the relay known "
+                "unhealthy, or the relay itself could not serve.",
                 metric=unavailable_rate,
                 threshold=UNAVAILABLE_RATE_PERCENT,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -175,7 +176,7 @@ class Observability(Construct):
         )
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(
-                title="Lookup decisions per route (direct / relay / unavailable=503)",
+                title="Lookups per route by path (direct / relay / unavailable = answered 503)",
                 left=[search("LookupRoute", ("Path", "Route"), label="")],
                 width=12,
             ),
