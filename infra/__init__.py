@@ -1,1 +1,2 @@
-"""The CDK app of Route Health (DESIGN §8): one construct per concern, composed by `stack.RouteHealthStack`."""
+"""The CDK app of Route Health (docs/design.md#infrastructure-and-observability): one construct per concern,
+composed by `stack.RouteHealthStack`."""

@@ -1,28 +1,34 @@
-"""The HTTP API (DESIGN §6): lookups go to the api function, `/api/health/routes` to the operator function."""
+"""The HTTP API (docs/design.md#http-api): lookups go to the api function, `/api/health/routes` to the operator
+function."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 
 import jsii
-from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_logs as logs
 from aws_cdk.aws_apigatewayv2_integrations import HttpLambdaIntegration
 from constructs import Construct
 
-from infra.function import LOG_RETENTION, RouteHealthFunction
-from infra.packaging import LambdaPackaging
-from infra.secret import RouteHealthSecret
+from infra.function import LOG_RETENTION, FunctionDefinition, RouteHealthFunction, SharedResources
 from infra.suppressions import acknowledge
-from infra.table import VerdictTable
 
 API_HANDLER = "functions.handlers.api.lambda_handler"
 OPS_HANDLER = "functions.handlers.ops.lambda_handler"
 HEALTH_ROUTES_PATH = "/api/health/routes"
 LOOKUP_PATH = "/api/{proxy+}"
+LOOKUP_FUNCTION = FunctionDefinition(
+    handler=API_HANDLER,
+    description="Route Health lookups (direct or relay)",
+    timeout_s=15,  # the lookup budget is 10 s; the rest covers INIT and the response
+)
+OPS_FUNCTION = FunctionDefinition(
+    handler=OPS_HANDLER,
+    description="Route Health operator endpoints: GET/POST /api/health/routes",
+    timeout_s=29,  # POST runs the full probe; HTTP API integrations end at 30 s
+)
 
 # Stage-wide limits protect the upstreams' and relays' quotas; the operator routes get a tighter one
 # (a POST runs the full probe at most once per slot anyway, and the secret must not be brute-forced).
@@ -64,62 +70,49 @@ class _AccessLogs:
 
 
 class HttpApi(Construct):
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        packaging: LambdaPackaging,
-        environment: Mapping[str, str],
-        table: VerdictTable,
-        secret: RouteHealthSecret,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, shared: SharedResources) -> None:
         super().__init__(scope, construct_id)
-        self.lookup = RouteHealthFunction(
-            self,
-            "Lookup",
-            packaging=packaging,
-            handler=API_HANDLER,
-            description="Route Health lookups (direct or relay)",
-            environment=environment,
-            # The lookup budget is 10 s; the rest covers INIT and the response.
-            timeout=Duration.seconds(15),
-        )
-        self.ops = RouteHealthFunction(
-            self,
-            "Ops",
-            packaging=packaging,
-            handler=OPS_HANDLER,
-            description="Route Health operator endpoints: GET/POST /api/health/routes",
-            environment=environment,
-            # POST runs the full probe; HTTP API integrations end at 30 s.
-            timeout=Duration.seconds(29),
-        )
+        self.lookup = RouteHealthFunction(self, "Lookup", shared, LOOKUP_FUNCTION)
+        self.ops = RouteHealthFunction(self, "Ops", shared, OPS_FUNCTION)
         # Lookups read the snapshot and report live direct failures; the operator POST runs the probe.
-        table.grant_read_snapshot(self.lookup.function)
-        table.grant_report_failures(self.lookup.function)
-        table.grant_read_snapshot(self.ops.function)
-        table.grant_probe_writes(self.ops.function)
-        secret.grant_read(self.lookup.function)
-        secret.grant_read(self.ops.function)
+        shared.table.grant_read_snapshot(self.lookup.function)
+        shared.table.grant_report_failures(self.lookup.function)
+        shared.table.grant_read_snapshot(self.ops.function)
+        shared.table.grant_probe_writes(self.ops.function)
+        shared.secret.grant_read(self.lookup.function)
+        shared.secret.grant_read(self.ops.function)
 
-        self.http_api = apigwv2.HttpApi(
+        self.http_api = self._routes()
+        self.access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION)
+        self.stage = self._throttled_stage()
+
+    def _routes(self) -> apigwv2.HttpApi:
+        http_api = apigwv2.HttpApi(
             self, "HttpApi", description="Route Health lookup and operator API", create_default_stage=False
         )
-        lookup_integration = HttpLambdaIntegration("Lookup", self.lookup.function)
-        ops_integration = HttpLambdaIntegration("Ops", self.ops.function)
-        # Every lookup path of DESIGN §6 (and /api/openapi.json) is a GET under /api; the handler routes them.
-        self.http_api.add_routes(
-            path=LOOKUP_PATH, methods=[apigwv2.HttpMethod.GET], integration=lookup_integration
+        # Every lookup path (and /api/openapi.json) is a GET under /api; the handler routes them.
+        http_api.add_routes(
+            path=LOOKUP_PATH,
+            methods=[apigwv2.HttpMethod.GET],
+            integration=HttpLambdaIntegration("Lookup", self.lookup.function),
         )
-        self.http_api.add_routes(
+        http_api.add_routes(
             path=HEALTH_ROUTES_PATH,
             methods=[apigwv2.HttpMethod.GET, apigwv2.HttpMethod.POST],
-            integration=ops_integration,
+            integration=HttpLambdaIntegration("Ops", self.ops.function),
         )
+        for route in http_api.node.find_all():
+            if isinstance(route, apigwv2.CfnRoute):
+                acknowledge(
+                    route,
+                    "AwsSolutions-APIG4",
+                    "Lookups are public by design; the operator routes check the health-check secret in the "
+                    "function (Bearer or x-health-check-key, constant time).",
+                )
+        return http_api
 
-        self.access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION)
-        self.stage = apigwv2.HttpStage(
+    def _throttled_stage(self) -> apigwv2.HttpStage:
+        stage = apigwv2.HttpStage(
             self,
             "DefaultStage",
             http_api=self.http_api,
@@ -134,21 +127,13 @@ class HttpApi(Construct):
             "ThrottlingRateLimit": OPS_THROTTLE_RATE_LIMIT,
             "ThrottlingBurstLimit": OPS_THROTTLE_BURST_LIMIT,
         }
-        cfn_stage = self.stage.node.default_child
+        cfn_stage = stage.node.default_child
         assert isinstance(cfn_stage, apigwv2.CfnStage)
         cfn_stage.add_property_override(
             "RouteSettings",
             {f"{method} {HEALTH_ROUTES_PATH}": ops_throttle for method in ("GET", "POST")},
         )
-
-        for route in self.http_api.node.find_all():
-            if isinstance(route, apigwv2.CfnRoute):
-                acknowledge(
-                    route,
-                    "AwsSolutions-APIG4",
-                    "Lookups are public by design; the operator routes check the health-check secret in the "
-                    "function (Bearer or x-health-check-key, constant time).",
-                )
+        return stage
 
     @property
     def url(self) -> str:

@@ -4,6 +4,7 @@ X-Ray active tracing, an explicit log group with retention, and a role that may 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
@@ -12,9 +13,31 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra.packaging import ARCHITECTURE, RUNTIME, LambdaPackaging
+from infra.secret import RouteHealthSecret
 from infra.suppressions import acknowledge
+from infra.table import VerdictTable
 
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+
+
+@dataclass(frozen=True)
+class SharedResources:
+    """What every function is built from or may be granted: the code and its layer, the environment, the
+    verdict table and the secret. Each construct grants its functions only the calls they make."""
+
+    packaging: LambdaPackaging
+    environment: Mapping[str, str]
+    table: VerdictTable
+    secret: RouteHealthSecret
+
+
+@dataclass(frozen=True)
+class FunctionDefinition:
+    """What differs between the functions."""
+
+    handler: str
+    description: str
+    timeout_s: int
 
 
 class RouteHealthFunction(Construct):
@@ -22,12 +45,9 @@ class RouteHealthFunction(Construct):
         self,
         scope: Construct,
         construct_id: str,
+        shared: SharedResources,
+        definition: FunctionDefinition,
         *,
-        packaging: LambdaPackaging,
-        handler: str,
-        description: str,
-        environment: Mapping[str, str],
-        timeout: Duration,
         memory_size: int = 512,
         reserved_concurrent_executions: int | None = None,
     ) -> None:
@@ -40,14 +60,14 @@ class RouteHealthFunction(Construct):
         self.function = lambda_.Function(
             self,
             "Function",
-            code=packaging.code,
-            layers=[packaging.dependencies],
-            handler=handler,
+            code=shared.packaging.code,
+            layers=[shared.packaging.dependencies],
+            handler=definition.handler,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            description=description,
-            environment=dict(environment),
-            timeout=timeout,
+            description=definition.description,
+            environment=dict(shared.environment),
+            timeout=Duration.seconds(definition.timeout_s),
             memory_size=memory_size,
             reserved_concurrent_executions=reserved_concurrent_executions,
             tracing=lambda_.Tracing.ACTIVE,

@@ -1,4 +1,4 @@
-"""Lambda code and dependencies, packaged without Docker (DESIGN §8).
+"""Lambda code and dependencies, packaged without Docker, so `cdk synth` works offline.
 
 The code asset is the `functions/` package with its package root kept, so handler strings read
 `functions.handlers.<name>.lambda_handler`. Dependencies go into one layer built by pip for the Lambda

@@ -1,21 +1,22 @@
-"""The scheduled probe (DESIGN §4): one function, an EventBridge rule every 5-minute slot, one run at a time."""
+"""The scheduled probe (docs/design.md#probe): one function, an EventBridge rule every 5-minute slot, one run
+at a time."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from constructs import Construct
 
-from infra.function import RouteHealthFunction
-from infra.packaging import LambdaPackaging
-from infra.secret import RouteHealthSecret
-from infra.table import VerdictTable
+from infra.function import FunctionDefinition, RouteHealthFunction, SharedResources
 
 PROBE_HANDLER = "functions.handlers.probe.lambda_handler"
 PROBE_SCHEDULE = "cron(0/5 * * * ? *)"
+PROBE_FUNCTION = FunctionDefinition(
+    handler=PROBE_HANDLER,
+    description="Route Health probe: checks every direct API and relay, writes verdicts",
+    timeout_s=60,  # 19 checks, 4 in flight, 3 s each, plus relay health and the store writes
+)
 
 
 class Probe(Construct):
@@ -23,30 +24,23 @@ class Probe(Construct):
         self,
         scope: Construct,
         construct_id: str,
+        shared: SharedResources,
         *,
-        packaging: LambdaPackaging,
-        environment: Mapping[str, str],
-        table: VerdictTable,
-        secret: RouteHealthSecret,
         reserved_concurrency: int | None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.handler = RouteHealthFunction(
             self,
             "Probe",
-            packaging=packaging,
-            handler=PROBE_HANDLER,
-            description="Route Health probe: checks every direct API and relay, writes verdicts",
-            environment=environment,
-            # 19 checks, 4 in flight, 3 s each, plus relay health and the store writes.
-            timeout=Duration.seconds(60),
+            shared,
+            PROBE_FUNCTION,
             # Runs cannot pile up: a second invocation is throttled while one is running.
             reserved_concurrent_executions=reserved_concurrency,
         )
         function = self.handler.function
-        table.grant_read_snapshot(function)
-        table.grant_probe_writes(function)
-        secret.grant_read(function)
+        shared.table.grant_read_snapshot(function)
+        shared.table.grant_probe_writes(function)
+        shared.secret.grant_read(function)
 
         self.rule = events.Rule(
             self,

@@ -10,6 +10,7 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
 from infra.api import HttpApi
+from infra.function import SharedResources
 from infra.observability import Observability
 from infra.packaging import LambdaPackaging
 from infra.probe import Probe
@@ -19,7 +20,7 @@ from infra.table import VerdictTable
 DEFAULT_STAGE = "prod"
 DEFAULT_REGION = "ap-northeast-2"
 
-# Context key -> environment variable (DESIGN §7); an empty or missing value leaves the variable unset.
+# Context key -> environment variable (README.md, Configuration); an empty or missing value leaves it unset.
 RELAY_URL_CONTEXT = {
     "oyRelayUrl": "OY_RELAY_URL",
     "convenienceRelayUrl": "CONVENIENCE_RELAY_URL",
@@ -57,23 +58,9 @@ class RouteHealthStack(cdk.Stack):
             if url := _context(self, key):
                 common[variable] = url
 
-        self.probe = Probe(
-            self,
-            "Probe",
-            packaging=packaging,
-            environment=common,
-            table=table,
-            secret=secret,
-            reserved_concurrency=_probe_reserved_concurrency(self),
-        )
-        self.api = HttpApi(
-            self,
-            "Api",
-            packaging=packaging,
-            environment=common,
-            table=table,
-            secret=secret,
-        )
+        shared = SharedResources(packaging=packaging, environment=common, table=table, secret=secret)
+        self.probe = Probe(self, "Probe", shared, reserved_concurrency=_probe_reserved_concurrency(self))
+        self.api = HttpApi(self, "Api", shared)
         self.observability = Observability(
             self,
             "Observability",
@@ -96,7 +83,10 @@ class RouteHealthStack(cdk.Stack):
             f"#dashboards/dashboard/{self.stack_name}",
         )
         cdk.CfnOutput(
-            self, "SecretArn", value=secret.secret.secret_arn, description="Secret JSON (DESIGN §7)"
+            self,
+            "SecretArn",
+            value=secret.secret.secret_arn,
+            description="Secret JSON: operator secret, relay tokens and Access keys",
         )
         cdk.CfnOutput(self, "TableName", value=table.table.table_name)
         cdk.CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)

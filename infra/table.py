@@ -1,4 +1,4 @@
-"""The verdict table, built from the same key schema the store adapter uses (DESIGN §5)."""
+"""The verdict table, built from the same key schema the store adapter uses (docs/verdict-store.md)."""
 
 from __future__ import annotations
 
