@@ -1,4 +1,4 @@
-"""`decision_ns_median`: the pure route decision (DESIGN §2) for one lookup, warm, in this process.
+"""`decision_ns_median`: the pure route decision (docs/design.md#route-decision) for one lookup, warm, in this process.
 
 Also times the whole `Router.route_operation` around an instant direct callable (decision + snapshot peek +
 events hook), and a no-op function call as the same-run baseline the ratios use.

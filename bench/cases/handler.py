@@ -16,7 +16,8 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import httpx
@@ -41,6 +42,13 @@ from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from sandbox.simulator.routes import retailer_route
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
+    from functions.handlers.settings import ApiSettings
+    from functions.handlers.wiring import Container
 
 ENDPOINT = "/api/oliveyoung/products"
 QUERY = {"keyword": "립밤"}
@@ -112,83 +120,98 @@ def run() -> dict[str, Any]:
         return _run()
 
 
-def _run() -> dict[str, Any]:
-    from functions.handlers import api, wiring
-    from functions.handlers.settings import ApiSettings
+@dataclass(frozen=True)
+class _Services:
+    """What a container is built on here: moto's DynamoDB (with healthy verdicts) and Secrets Manager, and the
+    instant upstream."""
 
+    dynamodb: DynamoDBClient
+    secretsmanager: SecretsManagerClient
+    upstream: httpx.MockTransport
+
+    def container(self, settings: ApiSettings) -> Container:
+        from functions.handlers import wiring
+
+        return wiring.build_container(
+            settings,
+            clock=lambda: NOW,
+            dynamodb_client=self.dynamodb,
+            http_transport=self.upstream,
+            secretsmanager_client=self.secretsmanager,
+        )
+
+
+def _services() -> _Services:
     dynamodb = boto3.client("dynamodb", region_name=REGION, config=store_client_config())
     dynamodb.create_table(**table_definition(TABLE_NAME))
     secretsmanager = boto3.client("secretsmanager", region_name=REGION)
     secretsmanager.create_secret(Name=SECRET_ID, SecretString=json.dumps(dict(BENCH_SECRET_VALUES)))
     routes, relays = all_healthy_checks(NOW - 30_000)
     DynamoVerdictStore(TABLE_NAME, dynamodb).write_checks(routes, relays, now=NOW - 30_000)
+    return _Services(dynamodb, secretsmanager, instant_upstream())
 
-    clock_now = [NOW]
-    settings = ApiSettings(
+
+def _settings() -> ApiSettings:
+    from functions.handlers.settings import ApiSettings
+
+    return ApiSettings(
         ROUTE_HEALTH_TABLE=TABLE_NAME,
         ROUTE_HEALTH_SECRET_ID=SECRET_ID,
         OY_RELAY_URL="http://127.0.0.1:9/relays/oliveyoung",
         CONVENIENCE_RELAY_URL="http://127.0.0.1:9/relays/convenience",
         DTRYX_RELAY_URL="http://127.0.0.1:9/relays/dtryx",
     )  # the relays point nowhere on purpose: a lookup that went to a relay would fail loudly
-    upstream = instant_upstream()
-    container = wiring.build_container(
-        settings,
-        clock=lambda: clock_now[0],
-        dynamodb_client=dynamodb,
-        http_transport=upstream,
-        secretsmanager_client=secretsmanager,
-    )
+
+
+def _through_handler() -> Callable[[], dict[str, Any]]:
+    """One lookup through the API handler, with the installed container."""
+    from functions.handlers import api
+
+    event = api_event(ENDPOINT, QUERY, now_ms=NOW)
+    context = lambda_context("api")
+
+    def through_handler() -> dict[str, Any]:
+        response: dict[str, Any] = api.lambda_handler(event, context)  # type: ignore[arg-type]  # duck-typed context
+        return response
+
+    return through_handler
+
+
+def _run() -> dict[str, Any]:
+    from functions.handlers import wiring
+
+    services = _services()
+    settings = _settings()
+    container = services.container(settings)
     wiring.set_container(container)
     try:
         counter = CallCounter(threading.current_thread())
-        dynamodb.meta.events.register("before-call", counter)
-        secretsmanager.meta.events.register("before-call", counter)
-
-        event = api_event(ENDPOINT, QUERY, now_ms=NOW)
-        context = lambda_context("api")
-
-        def through_handler() -> dict[str, Any]:
-            response: dict[str, Any] = api.lambda_handler(event, context)  # type: ignore[arg-type]  # duck-typed context
-            return response
-
-        recorder = _Recorder(container.direct)
-        container.direct = recorder  # type: ignore[assignment]
-        first = through_handler()
-        container.direct = recorder.inner
-        assert first["statusCode"] == 200, first
-        assert json.loads(first["body"])["success"] is True
-        assert recorder.seen is not None, "the lookup did not go direct"
-        assert recorder.seen[0].key is ROUTE
-        spec, params = recorder.seen
-        bare_transport = DirectTransport(new_direct_client(upstream))
+        services.dynamodb.meta.events.register("before-call", counter)
+        services.secretsmanager.meta.events.register("before-call", counter)
+        through_handler = _through_handler()
+        spec, params = _request_sent_direct(container, through_handler)
+        bare_transport = DirectTransport(new_direct_client(services.upstream))
 
         def bare() -> Any:
             return bare_transport.fetch(spec, params, timeout_ms=3_000)
 
         overhead = _overhead_us(through_handler, bare)
-        counter.reset()
-        for _ in range(STORE_COUNT_LOOKUPS):
-            response = through_handler()
-            assert response["statusCode"] == 200
-        dynamo_ops = {"Query", "GetItem", "PutItem", "UpdateItem", "BatchGetItem", "Scan"}
-        on_path = {op: n for op, n in counter.on_request_path.items() if op in dynamo_ops}
-        background = {op: n for op, n in counter.background.items() if op in dynamo_ops}
-        secrets_on_path = counter.on_request_path.get("GetSecretValue", 0)
-        secrets_refetch = _secret_fetches_after_expiry(
-            api, wiring, settings, dynamodb, secretsmanager, upstream
+        calls = _calls_over_warm_lookups(counter, through_handler)
+        calls["secrets_calls_on_request_path_when_cache_expired"] = _secret_fetches_after_expiry(
+            services, settings
         )
     finally:
         wiring.set_container(None)
         container.close()
 
+    store_calls = sum(calls["store_calls_on_request_path_by_operation"].values())
     progress(
         f"handler: overhead {overhead['handler_overhead_us_median']:.0f} us per lookup; "
-        f"store calls on request path: {sum(on_path.values())}"
+        f"store calls on request path: {store_calls}"
     )
     return {
         "handler_overhead_us_median": overhead["handler_overhead_us_median"],
-        "store_calls_on_request_path": sum(on_path.values()),
+        "store_calls_on_request_path": store_calls,
         "handler_detail": {
             "endpoint": f"GET {ENDPOINT}?keyword=...",
             "route": ROUTE.value,
@@ -198,13 +221,44 @@ def _run() -> dict[str, Any]:
             "repeats": REPEATS,
             "lookups_per_batch": PER_BATCH,
             "store_count_lookups": STORE_COUNT_LOOKUPS,
-            "store_calls_on_request_path_by_operation": on_path,
-            "store_calls_in_background": background,
-            "secrets_calls_on_request_path": secrets_on_path,
-            "secrets_calls_on_request_path_when_cache_expired": secrets_refetch,
+            **calls,
             "conditions": "moto DynamoDB + Secrets Manager, Powertools logs/metrics on (stdout to /dev/null), "
             "Tracer inactive (not in Lambda)",
         },
+    }
+
+
+def _request_sent_direct(
+    container: Container, through_handler: Callable[[], dict[str, Any]]
+) -> tuple[OperationSpec[Any, Any], BaseModel]:
+    """The spec and params of one lookup through the handler, which must have gone direct and succeeded."""
+    recorder = _Recorder(container.direct)
+    container.direct = recorder  # type: ignore[assignment]
+    first = through_handler()
+    container.direct = recorder.inner
+    assert first["statusCode"] == 200, first
+    assert json.loads(first["body"])["success"] is True
+    assert recorder.seen is not None, "the lookup did not go direct"
+    assert recorder.seen[0].key is ROUTE
+    return recorder.seen
+
+
+def _calls_over_warm_lookups(
+    counter: CallCounter, through_handler: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """DynamoDB calls (by operation) on the request's thread and in the background, and Secrets Manager calls
+    on the request's thread, over STORE_COUNT_LOOKUPS warm lookups."""
+    counter.reset()
+    for _ in range(STORE_COUNT_LOOKUPS):
+        response = through_handler()
+        assert response["statusCode"] == 200
+    dynamo_ops = {"Query", "GetItem", "PutItem", "UpdateItem", "BatchGetItem", "Scan"}
+    return {
+        "store_calls_on_request_path_by_operation": {
+            op: n for op, n in counter.on_request_path.items() if op in dynamo_ops
+        },
+        "store_calls_in_background": {op: n for op, n in counter.background.items() if op in dynamo_ops},
+        "secrets_calls_on_request_path": counter.on_request_path.get("GetSecretValue", 0),
     }
 
 
@@ -226,30 +280,23 @@ def _overhead_us(through_handler: Callable[[], Any], bare: Callable[[], Any]) ->
     }
 
 
-def _secret_fetches_after_expiry(
-    api: Any, wiring: Any, settings: Any, dynamodb: Any, secretsmanager: Any, upstream: httpx.MockTransport
-) -> int:
+def _secret_fetches_after_expiry(services: _Services, settings: ApiSettings) -> int:
     """With the secret cache expired (max age 0), how many lookups of 20 wait for GetSecretValue.
 
     In production the cache expires every ROUTE_HEALTH_SECRET_MAX_AGE seconds (300 by default), so this is
     what one request per container per expiry pays.
     """
-    expired = settings.model_copy(update={"secret_max_age_s": 0})
-    container = wiring.build_container(
-        expired,
-        clock=lambda: NOW,
-        dynamodb_client=dynamodb,
-        http_transport=upstream,
-        secretsmanager_client=secretsmanager,
-    )
+    from functions.handlers import wiring
+
+    container = services.container(settings.model_copy(update={"secret_max_age_s": 0}))
     wiring.set_container(container)
     counter = CallCounter(threading.current_thread())
-    secretsmanager.meta.events.register("before-call", counter)
+    services.secretsmanager.meta.events.register("before-call", counter)
     try:
-        event = api_event(ENDPOINT, QUERY, now_ms=NOW)
+        through_handler = _through_handler()
         for _ in range(20):
-            api.lambda_handler(event, lambda_context("api"))
+            through_handler()
         return counter.on_request_path.get("GetSecretValue", 0)
     finally:
-        secretsmanager.meta.events.unregister("before-call", counter)
+        services.secretsmanager.meta.events.unregister("before-call", counter)
         container.close()

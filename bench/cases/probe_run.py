@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from moto import mock_aws
@@ -46,6 +46,11 @@ from functions.core import RelayGroup, RouteKey
 from functions.core.model import PINNED_TO_RELAY, PROBE_SLOT_MS
 from sandbox.scheduler import scheduled_event
 from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from functions.handlers.wiring import Container
 
 HEALTHY_RUNS = 3
 HANG_LIMIT_S = 4.0
@@ -107,73 +112,69 @@ def run() -> dict[str, Any]:
         return _run()
 
 
-def _run() -> dict[str, Any]:
-    from functions.handlers import probe, wiring
+class _ProbeRuns:
+    """Invokes the real probe handler, each time with the EventBridge event of the next 5-minute slot."""
+
+    def __init__(self) -> None:
+        self._slot = time.time_ns() // 1_000_000
+
+    def __call__(self) -> tuple[float, dict[str, Any]]:
+        """(elapsed ms, the handler's summary) of one run, which must have run."""
+        from functions.handlers import probe
+
+        self._slot += PROBE_SLOT_MS
+        started = time.perf_counter()
+        summary: dict[str, Any] = probe.lambda_handler(
+            scheduled_event(self._slot, region=REGION), lambda_context("probe")
+        )
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        assert summary["ran"] is True, summary
+        return elapsed_ms, summary
+
+
+def _container(server: SimulatorServer, secrets: Secrets, dynamodb: DynamoDBClient) -> Container:
+    """The probe function's container against the simulator on 127.0.0.1, with production timings."""
+    from functions.handlers import wiring
     from functions.handlers.settings import ProbeSettings
+
+    settings = ProbeSettings(
+        ROUTE_HEALTH_TABLE=TABLE_NAME,
+        OY_RELAY_URL=server.relay_url(RelayGroup.OLIVEYOUNG),
+        CONVENIENCE_RELAY_URL=server.relay_url(RelayGroup.CONVENIENCE),
+        DTRYX_RELAY_URL=server.relay_url(RelayGroup.DTRYX),
+    )
+    return wiring.build_container(
+        settings,
+        dynamodb_client=dynamodb,
+        http_transport=loopback_transport(server.base_url),
+        secrets=secrets,
+    )
+
+
+def _run() -> dict[str, Any]:
+    from functions.handlers import wiring
 
     secrets = Secrets.from_mapping(BENCH_SECRET_VALUES, source="bench")
     dynamodb = boto3.client("dynamodb", region_name=REGION, config=store_client_config())
     dynamodb.create_table(**table_definition(TABLE_NAME))
     simulator = Simulator(_credentials(secrets), hang_limit_s=HANG_LIMIT_S)
     with SimulatorServer(simulator) as server:
-        settings = ProbeSettings(
-            ROUTE_HEALTH_TABLE=TABLE_NAME,
-            OY_RELAY_URL=server.relay_url(RelayGroup.OLIVEYOUNG),
-            CONVENIENCE_RELAY_URL=server.relay_url(RelayGroup.CONVENIENCE),
-            DTRYX_RELAY_URL=server.relay_url(RelayGroup.DTRYX),
-        )
-        container = wiring.build_container(
-            settings,
-            dynamodb_client=dynamodb,
-            http_transport=loopback_transport(server.base_url),
-            secrets=secrets,
-        )
+        container = _container(server, secrets, dynamodb)
         wiring.set_container(container)
-        slot = [time.time_ns() // 1_000_000]
-
-        def one_run() -> tuple[float, dict[str, Any]]:
-            slot[0] += PROBE_SLOT_MS
-            started = time.perf_counter()
-            summary: dict[str, Any] = probe.lambda_handler(
-                scheduled_event(slot[0], region=REGION), lambda_context("probe")
-            )
-            elapsed_ms = (time.perf_counter() - started) * 1000
-            assert summary["ran"] is True, summary
-            return elapsed_ms, summary
-
+        one_run = _ProbeRuns()
         try:
             one_run()  # warm: the container's first run pays imports of the payload builders
-            healthy = []
-            calls = CallCounter(threading.current_thread())
-            dynamodb.meta.events.register("before-call", calls)
-            for _ in range(HEALTHY_RUNS):
-                elapsed_ms, summary = one_run()
-                assert all(route["direct"] for key, route in summary["routes"].items() if key != "gs25-stock")
-                healthy.append(elapsed_ms)
-            dynamodb.meta.events.unregister("before-call", calls)
-            writes_per_run = (calls.on_request_path.total() + calls.background.total()) / HEALTHY_RUNS
-            progress(f"probe: all healthy {median(healthy):.0f} ms (median of {HEALTHY_RUNS})")
+            healthy, writes_per_run = _healthy_runs(one_run, dynamodb)
             cost = _cost(dynamodb, writes_per_run)
-
-            for target in _every_target():
-                simulator.faults.set(target, SATURATING_DELAY)
-            simulator.reset_max_in_flight()
-            saturated_ms, _ = one_run()
-            max_in_flight = simulator.max_in_flight()
+            saturated_ms, _, max_in_flight = _run_with_every_upstream(simulator, one_run, SATURATING_DELAY)
             progress(
                 f"probe: every upstream slow ({SATURATING_DELAY}): {saturated_ms:.0f} ms, "
                 f"simulator peak {max_in_flight} in flight"
             )
-
             progress("probe: every upstream hanging (about 18 s) ...")
-            for target in _every_target():
-                simulator.faults.set(target, "timeout")
-            simulator.reset_max_in_flight()
-            hanging_ms, hanging = one_run()
-            hanging_peak = simulator.max_in_flight()
+            hanging_ms, hanging, hanging_peak = _run_with_every_upstream(simulator, one_run, "timeout")
             reasons = sorted({route["reason"] for route in hanging["routes"].values()})
             progress(f"probe: all hanging {hanging_ms:.0f} ms; reasons {reasons}")
-            simulator.faults.clear()
         finally:
             wiring.set_container(None)
             container.close()
@@ -193,3 +194,31 @@ def _run() -> dict[str, Any]:
             "timeout_ms_per_check": container.probe_timeout_ms,
         },
     }
+
+
+def _healthy_runs(one_run: _ProbeRuns, dynamodb: DynamoDBClient) -> tuple[list[float], float]:
+    """HEALTHY_RUNS runs with every upstream answering normally: their times, and DynamoDB writes per run."""
+    healthy = []
+    calls = CallCounter(threading.current_thread())
+    dynamodb.meta.events.register("before-call", calls)
+    for _ in range(HEALTHY_RUNS):
+        elapsed_ms, summary = one_run()
+        assert all(route["direct"] for key, route in summary["routes"].items() if key != "gs25-stock")
+        healthy.append(elapsed_ms)
+    dynamodb.meta.events.unregister("before-call", calls)
+    progress(f"probe: all healthy {median(healthy):.0f} ms (median of {HEALTHY_RUNS})")
+    return healthy, (calls.on_request_path.total() + calls.background.total()) / HEALTHY_RUNS
+
+
+def _run_with_every_upstream(
+    simulator: Simulator, one_run: _ProbeRuns, fault: str
+) -> tuple[float, dict[str, Any], int]:
+    """One run with `fault` on every retailer and relay: its time, its summary and the simulator's peak of
+    requests in flight. The faults are cleared afterwards."""
+    for target in _every_target():
+        simulator.faults.set(target, fault)
+    simulator.reset_max_in_flight()
+    elapsed_ms, summary = one_run()
+    peak = simulator.max_in_flight()
+    simulator.faults.clear()
+    return elapsed_ms, summary, peak

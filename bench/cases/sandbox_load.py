@@ -81,6 +81,12 @@ class LoadState:
             self.outcomes.append(outcome)
             self.lock.notify_all()
 
+    def wait_for_answers(self, count: int) -> int:
+        """Waits until at least `count` requests were answered; returns how many were."""
+        with self.lock:
+            self.lock.wait_for(lambda: len(self.outcomes) >= count)
+            return len(self.outcomes)
+
     @contextmanager
     def paused(self) -> Iterator[None]:
         """No request in flight inside: a 5-minute clock jump under a running lookup would eat its budget,
@@ -173,9 +179,9 @@ def _settle(control: httpx.Client) -> None:
     control.post("/_sandbox/clock", json={"advanceMs": advance}).raise_for_status()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
-        before = control.get("/_sandbox/calls").json()
+        before = _calls(control)
         control.get("/api/seveneleven/popwords").raise_for_status()
-        after = control.get("/_sandbox/calls").json()
+        after = _calls(control)
         if after["direct:seven-popwords"] > before["direct:seven-popwords"]:
             return
         time.sleep(0.05)
@@ -203,69 +209,109 @@ def _logged_errors(log: Path, limit: int = 3) -> list[dict[str, Any]]:
     return found[:limit]
 
 
+@dataclass(frozen=True)
+class _Load:
+    """What the load run saw: the answers in completion order, when the fault was set and cleared (in answers),
+    how long it took, and `/_sandbox/calls` at each of those moments."""
+
+    outcomes: list[Outcome]
+    flipped_at: int
+    recovered_at: int
+    elapsed_s: float
+    calls_start: Mapping[str, int]
+    calls_flip: Mapping[str, int]
+    calls_recover: Mapping[str, int]
+    calls_recovered: Mapping[str, int]
+    calls_end: Mapping[str, int]
+
+
 def run() -> dict[str, Any]:
     progress("sandbox load: starting route-health sandbox on 127.0.0.1")
     with running_sandbox() as (url, log), httpx.Client(base_url=url, timeout=60) as control:
         _settle(control)
-        expected = _expected_fields(control)
-        progress(
-            f"sandbox load: {REQUESTS} lookups at concurrency {CONCURRENCY}, "
-            f"{FAULTED_ROUTE} -> http-403 after {FLIP_AT}, recovered after {RECOVER_AT}"
-        )
-        state = LoadState()
-        tasks = _Tasks(REQUESTS)
-        started = time.perf_counter()
-        calls_start = control.get("/_sandbox/calls").json()
-        workers = [
-            threading.Thread(target=_worker, args=(url, tasks, state, expected)) for _ in range(CONCURRENCY)
-        ]
-        for worker in workers:
-            worker.start()
-
-        def wait_for(count: int) -> None:
-            with state.lock:
-                state.lock.wait_for(lambda: len(state.outcomes) >= count)
-
-        wait_for(FLIP_AT)
-        calls_flip = control.get("/_sandbox/calls").json()
-        control.post(
-            "/_sandbox/faults", json={"target": f"direct:{FAULTED_ROUTE}", "fault": "http-403"}
-        ).raise_for_status()
-        flipped_at = len(state.outcomes)
-        progress(f"sandbox load: {flipped_at} answered; direct:{FAULTED_ROUTE} now answers 403")
-        wait_for(RECOVER_AT)
-        with state.paused():
-            calls_recover = control.get("/_sandbox/calls").json()
-            control.delete("/_sandbox/faults").raise_for_status()
-            moved = control.post("/_sandbox/clock", json={"advanceMs": COOLDOWN_MS + 1_000}).json()
-            calls_recovered = control.get("/_sandbox/calls").json()
-            recovered_at = len(state.outcomes)
-        progress(
-            f"sandbox load: {recovered_at} answered; fault cleared, clock +5 min, probe ran: "
-            f"{moved.get('probe', {}).get('ran')}"
-        )
-        for worker in workers:
-            worker.join()
-        elapsed_s = time.perf_counter() - started
-        calls_end = control.get("/_sandbox/calls").json()
-        leaked = calls_end.get("leakedSecrets", 0)
+        load = _load_with_fault_flip(url, control, _expected_fields(control))
         logged_errors = _logged_errors(log)
+    result = _result(load, logged_errors)
+    progress(
+        f"sandbox load: {result['requests']} requests, {result['errors']} errors, p50 {result['p50_ms']} ms, "
+        f"p99 {result['p99_ms']} ms, direct share {result['direct_share']}"
+    )
+    return {"sandbox_load": result}
 
-    outcomes = sorted(state.outcomes, key=lambda outcome: outcome.index)
+
+def _load_with_fault_flip(url: str, control: httpx.Client, expected: Mapping[str, frozenset[str]]) -> _Load:
+    """REQUESTS lookups at CONCURRENCY; FAULTED_ROUTE's retailer answers 403 from FLIP_AT answers on, and from
+    RECOVER_AT it is healed and the clock moved past the cooldown (with no request in flight)."""
+    progress(
+        f"sandbox load: {REQUESTS} lookups at concurrency {CONCURRENCY}, "
+        f"{FAULTED_ROUTE} -> http-403 after {FLIP_AT}, recovered after {RECOVER_AT}"
+    )
+    state = LoadState()
+    tasks = _Tasks(REQUESTS)
+    started = time.perf_counter()
+    calls_start = _calls(control)
+    workers = [
+        threading.Thread(target=_worker, args=(url, tasks, state, expected)) for _ in range(CONCURRENCY)
+    ]
+    for worker in workers:
+        worker.start()
+
+    state.wait_for_answers(FLIP_AT)
+    calls_flip = _calls(control)
+    control.post(
+        "/_sandbox/faults", json={"target": f"direct:{FAULTED_ROUTE}", "fault": "http-403"}
+    ).raise_for_status()
+    flipped_at = len(state.outcomes)
+    progress(f"sandbox load: {flipped_at} answered; direct:{FAULTED_ROUTE} now answers 403")
+    state.wait_for_answers(RECOVER_AT)
+    with state.paused():
+        calls_recover = _calls(control)
+        control.delete("/_sandbox/faults").raise_for_status()
+        moved = control.post("/_sandbox/clock", json={"advanceMs": COOLDOWN_MS + 1_000}).json()
+        calls_recovered = _calls(control)
+        recovered_at = len(state.outcomes)
+    progress(
+        f"sandbox load: {recovered_at} answered; fault cleared, clock +5 min, probe ran: "
+        f"{moved.get('probe', {}).get('ran')}"
+    )
+    for worker in workers:
+        worker.join()
+    return _Load(
+        outcomes=state.outcomes,
+        flipped_at=flipped_at,
+        recovered_at=recovered_at,
+        elapsed_s=time.perf_counter() - started,
+        calls_start=calls_start,
+        calls_flip=calls_flip,
+        calls_recover=calls_recover,
+        calls_recovered=calls_recovered,
+        calls_end=_calls(control),
+    )
+
+
+def _calls(control: httpx.Client) -> dict[str, int]:
+    counts: dict[str, int] = control.get("/_sandbox/calls").json()
+    return counts
+
+
+def _result(load: _Load, logged_errors: list[dict[str, Any]]) -> dict[str, Any]:
+    outcomes = sorted(load.outcomes, key=lambda outcome: outcome.index)
     latencies = [outcome.ms for outcome in outcomes]
     errors = [outcome for outcome in outcomes if not outcome.correct]
     # Requests issued from the flip on (by completion order the flip fell at `flipped_at`).
-    completion_order = state.outcomes
-    flip_errors = sum(1 for outcome in completion_order[flipped_at - CONCURRENCY :] if not outcome.correct)
+    completion_order = load.outcomes
+    flip_errors = sum(
+        1 for outcome in completion_order[load.flipped_at - CONCURRENCY :] if not outcome.correct
+    )
 
     healthy_keys = [key for key in PROBED_KEYS if key != FAULTED_ROUTE.value]
-    direct_a, relay_a = _shares(_delta(calls_flip, calls_start), PROBED_KEYS)
-    direct_b, relay_b = _shares(_delta(calls_recover, calls_flip), healthy_keys)
-    recovery = _delta(calls_end, calls_recovered)
+    direct_a, relay_a = _shares(_delta(load.calls_flip, load.calls_start), PROBED_KEYS)
+    direct_b, relay_b = _shares(_delta(load.calls_recover, load.calls_flip), healthy_keys)
+    recovery = _delta(load.calls_end, load.calls_recovered)
     direct_c, relay_c = _shares(recovery, PROBED_KEYS)
     faulted = FAULTED_ROUTE.value
-    during_flip = _delta(calls_recover, calls_flip)
-    result = {
+    during_flip = _delta(load.calls_recover, load.calls_flip)
+    return {
         "requests": len(outcomes),
         "errors": len(errors),
         "p50_ms": round(median(latencies), 2),
@@ -275,11 +321,11 @@ def run() -> dict[str, Any]:
         "detail": {
             "concurrency": CONCURRENCY,
             "endpoints": len(LOOKUP_ENDPOINTS),
-            "throughput_rps": round(len(outcomes) / elapsed_s, 1),
-            "elapsed_s": round(elapsed_s, 1),
+            "throughput_rps": round(len(outcomes) / load.elapsed_s, 1),
+            "elapsed_s": round(load.elapsed_s, 1),
             "faulted_route": faulted,
-            "flip_after_answers": flipped_at,
-            "recover_after_answers": recovered_at,
+            "flip_after_answers": load.flipped_at,
+            "recover_after_answers": load.recovered_at,
             "error_answers": [
                 {"answer": number, "path": outcome.path, "status": outcome.status, "code": outcome.code}
                 for number, outcome in enumerate(completion_order)
@@ -296,14 +342,9 @@ def run() -> dict[str, Any]:
                 "direct": recovery[f"direct:{faulted}"] - recovery.get("relay-health:oliveyoung", 0),
                 "relay": recovery[f"relay:{faulted}"],
             },
-            "leaked_secrets": leaked,
+            "leaked_secrets": load.calls_end.get("leakedSecrets", 0),
             "sandbox_logged_errors": logged_errors,
             "note": "after recovery the container's snapshot is stale (the clock moved 5 min), so lookups go "
             "relay-first until its background refresh lands: that window is excluded from direct_share",
         },
     }
-    progress(
-        f"sandbox load: {result['requests']} requests, {result['errors']} errors, p50 {result['p50_ms']} ms, "
-        f"p99 {result['p99_ms']} ms, direct share {result['direct_share']}"
-    )
-    return {"sandbox_load": result}
