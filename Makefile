@@ -44,7 +44,7 @@ format: install
 
 check: lint test
 
-# The whole system on 127.0.0.1 (DESIGN §10), e.g. `make run SANDBOX_ARGS="--port 9000"`.
+# The whole system on 127.0.0.1 (docs/design.md#sandbox), e.g. `make run SANDBOX_ARGS="--port 9000"`.
 .PHONY: run
 run: install
 	$(BIN)/route-health sandbox $(SANDBOX_ARGS)

@@ -1,4 +1,5 @@
-"""`route-health sandbox [--port 8080] [--upstream sim|real]`: the whole system on 127.0.0.1 (DESIGN §10)."""
+"""`route-health sandbox [--port 8080] [--upstream sim|real]`: the whole system on 127.0.0.1
+(docs/design.md#sandbox)."""
 
 from __future__ import annotations
 

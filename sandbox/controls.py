@@ -1,4 +1,5 @@
-"""The `/_sandbox/` controls (DESIGN §10): faults, clock, probe, calls. Sandbox only, never deployed."""
+"""The `/_sandbox/` controls (docs/design.md#sandbox): faults, clock, probe, calls. Sandbox only, never
+deployed."""
 
 from __future__ import annotations
 

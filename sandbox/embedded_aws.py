@@ -1,7 +1,7 @@
 """Embedded DynamoDB and Secrets Manager: moto's server on 127.0.0.1, with a fault proxy in front of DynamoDB.
 
-The handlers find these through the standard `AWS_ENDPOINT_URL_<SERVICE>` variables (DESIGN §7), so they run
-exactly the code that talks to AWS in production.
+The handlers find these through the standard `AWS_ENDPOINT_URL_<SERVICE>` variables, so they run exactly the
+code that talks to AWS in production.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ class EmbeddedAws:
             "AWS_REGION": REGION,
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_url,
             # botocore derives the name from the service id "Secrets Manager": ..._SECRETS_MANAGER. The
-            # spelling without the underscore (as in DESIGN §7) is set too, for anything reading that.
+            # spelling without the underscore is set too, for anything reading that.
             "AWS_ENDPOINT_URL_SECRETS_MANAGER": self.secretsmanager_url,
             "AWS_ENDPOINT_URL_SECRETSMANAGER": self.secretsmanager_url,
             "ROUTE_HEALTH_TABLE": self.table_name,

@@ -1,5 +1,5 @@
 """The whole Route Health stack on 127.0.0.1: embedded AWS, simulated upstreams, the real handlers behind a
-local API Gateway, and an EventBridge-like scheduler, all on one `SandboxClock` (DESIGN §10).
+local API Gateway, and an EventBridge-like scheduler, all on one `SandboxClock` (docs/design.md#sandbox).
 """
 
 from __future__ import annotations

@@ -1,1 +1,2 @@
-"""Simulated retailers and relays for the sandbox: realistic answers per the upstream catalog, faults on demand."""
+"""Simulated retailers and relays for the sandbox: realistic answers in the shapes the catalog specs validate,
+faults on demand."""

@@ -1,4 +1,4 @@
-"""Faults the operator (or a test) injects into the simulated retailers and relays (DESIGN §10).
+"""Faults the operator (or a test) injects into the simulated retailers and relays (docs/design.md#sandbox).
 
 A target is `direct:<route-key>` (one retailer operation) or `relay:<group>` (a relay: its lookups and its
 health check). Without a fault a target answers normally.

@@ -1,6 +1,6 @@
 """Which simulated upstream a request is for: retailer (host, path) and relay (group, operation) -> route key.
 
-These mirror the catalog's URLs and relay operation names (upstream-catalog.md §2); a test checks them
+These mirror the URLs and relay operation names of the specs in `functions/catalog/`; a test checks them
 against the real specs so the two cannot drift apart.
 """
 
