@@ -86,7 +86,7 @@ class RouteHealthStack(cdk.Stack):
             self,
             "SecretArn",
             value=secret.secret.secret_arn,
-            description="Secret JSON: operator secret, relay tokens and Access keys",
+            description="The secret (JSON) with the operator secret and the relay credentials",
         )
         cdk.CfnOutput(self, "TableName", value=table.table.table_name)
         cdk.CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)
