@@ -75,7 +75,7 @@ PARAMS: dict[RouteKey, st.SearchStrategy[dict[str, Any]]] = {
         {
             "smCd": code,
             "stokMngCd": code,
-            "stokMngQty": st.integers(-1, 99),
+            "stokMngQty": st.integers(0, 9999),
             "stockApplicationRate": st.from_regex(r"[0-9]{1,3}", fullmatch=True),
             "storeList": st.lists(code, min_size=1, max_size=200),
         }
