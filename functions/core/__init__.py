@@ -30,11 +30,10 @@ from functions.core.model import (
     Snapshot,
     group_of,
 )
-from functions.core.ports import Clock, FailureReporter, VerdictStore
+from functions.core.ports import Clock, FailureReporter, RoutingEvents, VerdictStore
 from functions.core.reporting import BackgroundFailureReporter
-from functions.core.routing import NoRoutingEvents, Router, RoutingEvents
+from functions.core.routing import NoRoutingEvents, Router
 from functions.core.snapshot_cache import SnapshotCache
-from functions.core.wire import snapshot_from_wire, snapshot_to_wire
 
 __all__ = [
     "COOLDOWN_MS",
@@ -72,6 +71,4 @@ __all__ = [
     "VerdictStore",
     "decide",
     "group_of",
-    "snapshot_from_wire",
-    "snapshot_to_wire",
 ]

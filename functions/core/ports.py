@@ -1,11 +1,15 @@
-"""The small interfaces the core needs from the outside world (hexagonal ports)."""
+"""The small interfaces the core needs from the outside world (hexagonal ports).
+
+The services' own ports (transports, probe checkers, probe events) are in `functions/services/ports.py`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from functions.core.model import RelayCheck, RouteCheck, RouteKey, Snapshot
+from functions.core.decision import Path
+from functions.core.model import Reason, RelayCheck, RouteCheck, RouteKey, Snapshot
 
 Clock = Callable[[], int]
 """Returns the current time in epoch milliseconds. Injected everywhere; the core never reads a clock."""
@@ -33,3 +37,16 @@ class FailureReporter(Protocol):
     """Hands a live direct failure to the store without the caller waiting for it."""
 
     def report(self, key: RouteKey, at: int) -> None: ...
+
+
+class RoutingEvents(Protocol):
+    """What the router tells the outside world (logs and metrics); must not raise or block."""
+
+    def decided(self, key: RouteKey, path: Path, rule: str) -> None: ...
+
+    def answered(self, key: RouteKey, path: Path) -> None:
+        """Once per lookup when it ends: the decided path, or UNAVAILABLE for any 503 answer."""
+
+    def direct_failed(self, key: RouteKey, reason: Reason) -> None: ...
+
+    def relay_fallback(self, key: RouteKey) -> None: ...

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from functions.core.decision import (
     CachedSnapshot,
     Decision,
     Path,
-    Rule,
     decide,
     fresh_snapshot,
     relay_known_unhealthy,
@@ -34,25 +33,10 @@ from functions.core.model import (
     RouteKey,
     group_of,
 )
-from functions.core.ports import Clock, FailureReporter
+from functions.core.ports import Clock, FailureReporter, RoutingEvents
 from functions.core.snapshot_cache import SnapshotCache
 
-__all__ = ["Decision", "NoRoutingEvents", "Path", "Router", "RoutingEvents", "Rule"]
-
 T = TypeVar("T")
-
-
-class RoutingEvents(Protocol):
-    """What the router tells the outside world (logs and metrics); must not raise or block."""
-
-    def decided(self, key: RouteKey, path: Path, rule: str) -> None: ...
-
-    def answered(self, key: RouteKey, path: Path) -> None:
-        """Once per lookup when it ends: the decided path, or UNAVAILABLE for any 503 answer."""
-
-    def direct_failed(self, key: RouteKey, reason: Reason) -> None: ...
-
-    def relay_fallback(self, key: RouteKey) -> None: ...
 
 
 class NoRoutingEvents:

@@ -1,8 +1,8 @@
 """The lookup API (DESIGN §6): 16 GET endpoints over the 20 route keys, documented at `GET /api/openapi.json`.
 
-Query parameters are validated by Powertools with the pydantic models of `functions.lookups.queries`; bad
+Query parameters are validated by Powertools with the pydantic models of `functions.services.queries`; bad
 input answers 400 `INVALID_INPUT` with the field errors before any upstream call. Each endpoint hands its
-query to `functions.lookups.operations`, whose every upstream call goes through the router. Responses are
+query to `functions.services.operations`, whose every upstream call goes through the router. Responses are
 `{"success": true, "data": ...}` or `{"success": false, "error": {...}}` and never say which path served
 them: routing shows up in logs and metrics only.
 """
@@ -24,14 +24,14 @@ from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
-from functions.core import LOOKUP_BUDGET_MS, LookupCancelled, RouteKey, ServiceError
+from functions.core import LookupCancelled, RouteKey, ServiceError
 from functions.core.errors import upstream_timeout
-from functions.core.model import SECOND_MS
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import emit_snapshot_age, logger
 from functions.handlers.wiring import get_container, prepare_container_at_init
-from functions.lookups import InvalidParams, Lookup, operations
-from functions.lookups.queries import (
+from functions.services import operations
+from functions.services.lookup import InvalidParams, Lookup
+from functions.services.queries import (
     CuProductsQuery,
     CuStoresQuery,
     DtryxCinemaQuery,
@@ -120,10 +120,8 @@ def _error(status: int, body: ErrorBody, headers: Mapping[str, str] | None = Non
 
 
 def _lookup() -> Lookup:
-    container = get_container()
-    budget_ms = LOOKUP_BUDGET_MS
-    if isinstance(container.settings, ApiSettings):
-        budget_ms = int(container.settings.lookup_budget_s * SECOND_MS)
+    container = get_container(ApiSettings)
+    budget_ms = container.lookup_budget_ms
     context: LambdaContext | None = app.lambda_context
     if context is not None:
         budget_ms = min(budget_ms, context.get_remaining_time_in_millis() - LAMBDA_SAFETY_MS)

@@ -24,12 +24,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.adapters.secrets import SecretsError
 from functions.core import PROBE_SLOT_MS, ServiceError, StoreError, VerdictStore
-from functions.core.wire import snapshot_to_wire
 from functions.handlers.settings import OpsSettings
 from functions.handlers.telemetry import logger
 from functions.handlers.tracing import tracer
+from functions.handlers.wire import snapshot_to_wire
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
-from functions.probe import slot_start_of
+from functions.services.probe_run import slot_start_of
 
 ROUTES_PATH = "/api/health/routes"
 

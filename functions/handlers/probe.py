@@ -16,7 +16,7 @@ from functions.handlers.settings import ProbeSettings
 from functions.handlers.telemetry import logger
 from functions.handlers.tracing import tracer
 from functions.handlers.wiring import get_container, prepare_container_at_init
-from functions.probe import slot_start_of
+from functions.services.probe_run import slot_start_of
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -11,10 +11,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from functions.core import Reason, RelayCheck, RouteCheck, RouteKey
-from functions.core.routing import Path
+from functions.core import Path, Reason, RelayCheck, RouteCheck, RouteKey
 from functions.core.snapshot_cache import SnapshotCache
-from functions.probe import ProbeSummary
+from functions.services.probe_run import ProbeSummary
 
 NAMESPACE = "RouteHealth"
 SERVICE = "route-health"
@@ -77,7 +76,7 @@ class MetricsRelayEvents:
 
 
 class MetricsProbeEvents:
-    """A probe run's results as metrics and log lines (implements functions.probe.ProbeEvents)."""
+    """A probe run's results as metrics and log lines (implements functions.services.ports.ProbeEvents)."""
 
     def route_checked(self, check: RouteCheck) -> None:
         outcome = "pass" if check.direct else "fail"

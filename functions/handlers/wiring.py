@@ -30,7 +30,8 @@ from functions.adapters.relay import (
 )
 from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, secret_source
 from functions.catalog import CATALOG
-from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, VerdictStore
+from functions.core import DIRECT_TIMEOUT_MS, LOOKUP_BUDGET_MS, Clock, RelayGroup, VerdictStore
+from functions.core.model import SECOND_MS
 from functions.core.reporting import BackgroundFailureReporter
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
@@ -42,7 +43,7 @@ from functions.handlers.telemetry import (
     emit_metric,
     logger,
 )
-from functions.probe import ProbeSummary, run_probe
+from functions.services.probe_run import ProbeSummary, run_probe
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -79,6 +80,8 @@ class Container:
     direct_client: httpx.Client
     relay_client: httpx.Client
     rejected_writes: Callable[[], int] = lambda: 0
+    lookup_budget_ms: int = LOOKUP_BUDGET_MS
+    """The lookup function's budget per request (`LOOKUP_BUDGET_SECONDS`)."""
     probe_timeout_ms: int = DIRECT_TIMEOUT_MS
     """Per check (DESIGN §4: 3 s); tests shorten it to keep hang scenarios quick."""
     _relays: tuple[Secrets, RelayTransport] | None = field(default=None, repr=False)
@@ -99,10 +102,6 @@ class Container:
                 )
                 self._relays = (secrets, transport)
             return self._relays[1]
-
-    def relay_configured(self, group: RelayGroup) -> bool:
-        """A relay URL is set for the group (even an invalid one); no secret lookup needed."""
-        return relay_url(self.settings, group) is not None
 
     def probe(self, *, slot_start: int, trigger: str) -> ProbeSummary:
         """One probe run for `slot_start` under the slot rule; raises StoreNotConfigured or StoreError."""
@@ -228,9 +227,11 @@ def build_container(
     if store is not None:
         verdict_store = store
         container.rejected_writes = lambda: verdict_store.rejected_writes
-    if prefetch and snapshots is not None and isinstance(settings, ApiSettings):
-        loaded = snapshots.prefetch(settings.snapshot_prefetch_s)
-        logger.info("snapshot prefetch", extra={"loaded": loaded})
+    if isinstance(settings, ApiSettings):
+        container.lookup_budget_ms = int(settings.lookup_budget_s * SECOND_MS)
+        if prefetch and snapshots is not None:
+            loaded = snapshots.prefetch(settings.snapshot_prefetch_s)
+            logger.info("snapshot prefetch", extra={"loaded": loaded})
     return container
 
 

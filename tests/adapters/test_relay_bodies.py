@@ -20,8 +20,9 @@ from functions.catalog import CATALOG
 from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
 from functions.core import RelayGroup, RouteKey
 from functions.core.routing import Router
-from functions.lookups import InvalidParams, Lookup, operations
-from functions.lookups.queries import (
+from functions.services import operations
+from functions.services.lookup import InvalidParams, Lookup
+from functions.services.queries import (
     CuProductsQuery,
     CuStoresQuery,
     DtryxCinemaQuery,

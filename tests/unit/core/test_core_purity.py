@@ -1,4 +1,5 @@
-"""The core stays pure: no AWS, HTTP, Powertools or os imports, and no clock reads (DESIGN §11, §12)."""
+"""The rings hold: the core is pure (no AWS, HTTP, Powertools or os imports, no clock reads), and the services
+import no AWS or HTTP library either: adapters implement their ports (README, "Layout")."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from pathlib import Path
 import pytest
 
 import functions.core
+import functions.services
 
 CORE_DIR = Path(functions.core.__file__).parent
 CORE_FILES = sorted(CORE_DIR.glob("*.py"))
-FORBIDDEN_MODULES = {"boto3", "botocore", "httpx", "aws_lambda_powertools", "os", "time", "datetime"}
+SERVICES_FILES = sorted(Path(functions.services.__file__).parent.glob("*.py"))
+AWS_AND_HTTP = {"boto3", "botocore", "httpx", "aws_lambda_powertools"}
+FORBIDDEN_MODULES = AWS_AND_HTTP | {"os", "time", "datetime"}
 CLOCK_CALLS = {
     "time",
     "time_ns",
@@ -41,13 +45,23 @@ def imported_modules(tree: ast.AST) -> set[str]:
 
 def test_all_core_modules_are_checked() -> None:
     names = {path.stem for path in CORE_FILES}
-    assert {"decision", "routing", "snapshot_cache", "wire", "reporting", "model", "ports", "errors"} <= names
+    assert {"decision", "routing", "snapshot_cache", "reporting", "model", "ports", "errors"} <= names
 
 
 @pytest.mark.parametrize("path", CORE_FILES, ids=lambda p: p.name)
 def test_core_module_imports_nothing_impure(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     assert imported_modules(tree).isdisjoint(FORBIDDEN_MODULES | {"__import__", "importlib"})
+
+
+@pytest.mark.parametrize("path", SERVICES_FILES, ids=lambda p: p.name)
+def test_services_module_imports_no_aws_or_http_library(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    assert imported_modules(tree).isdisjoint(AWS_AND_HTTP | {"__import__", "importlib"})
+
+
+def test_all_services_modules_are_checked() -> None:
+    assert {"ports", "lookup", "probe_run"} <= {path.stem for path in SERVICES_FILES}
 
 
 @pytest.mark.parametrize("path", CORE_FILES, ids=lambda p: p.name)
@@ -63,11 +77,15 @@ def test_core_module_reads_no_clock(path: Path) -> None:
     assert clock_reads == []
 
 
-def test_importing_the_core_loads_no_aws_or_http_library() -> None:
-    modules = ", ".join(f"'functions.core.{path.stem}'" for path in CORE_FILES if path.stem != "__init__")
+def test_importing_the_core_and_the_services_loads_no_aws_or_http_library() -> None:
+    modules = ", ".join(
+        f"'functions.{path.parent.name}.{path.stem}'"
+        for path in (*CORE_FILES, *SERVICES_FILES)
+        if path.stem != "__init__"
+    )
     script = (
         "import importlib, sys\n"
-        f"for name in ['functions.core', {modules}]: importlib.import_module(name)\n"
+        f"for name in ['functions.core', 'functions.services', {modules}]: importlib.import_module(name)\n"
         "print(','.join(sorted(m for m in {'boto3', 'botocore', 'httpx', 'aws_lambda_powertools'} if m in sys.modules)))\n"
     )
     result = subprocess.run(  # noqa: S603 - our own interpreter running a fixed script

@@ -27,7 +27,7 @@ from functions.core import (
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers import api, wiring
-from functions.lookups import InvalidParams, operation_params
+from functions.services.lookup import InvalidParams, operation_params
 from sandbox.simulator.server import Simulator
 
 STOCK_STATUSES = {"in_stock", "out_of_stock", "not_sold", "unknown"}
@@ -531,7 +531,7 @@ def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(
     snapshots = SnapshotCache(container.store.read_snapshot, clock=clock, executor=executor)
     container.snapshots = snapshots
     container.router = Router(
-        clock=clock, snapshots=snapshots, reporter=None, relay_configured=container.relay_configured
+        clock=clock, snapshots=snapshots, reporter=None, relay_configured=lambda _group: True
     )
     write_verdicts(store, clock())
     snapshots.refresh_if_stale()

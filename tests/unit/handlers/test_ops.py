@@ -16,6 +16,7 @@ from functions.core import DIRECT_PROBED, PROBE_SLOT_MS, RelayGroup, RouteKey
 from functions.handlers import wiring
 from functions.handlers.ops import lambda_handler, presented_secret, secrets_match
 from functions.handlers.probe import lambda_handler as probe_handler
+from functions.handlers.settings import OpsSettings
 from sandbox.simulator.server import Simulator
 
 ContainerFactory = Callable[..., wiring.Container]
@@ -307,10 +308,10 @@ def test_the_container_is_built_from_the_environment_with_the_secrets_manager_se
     wiring.set_container(None)
     try:
         status, _, body = call(api_event, lambda_context, "GET", headers=AUTH)
-        container = wiring.get_container()
-        assert container is wiring.get_container()  # built once per container
+        container = wiring.get_container(OpsSettings)
+        assert container is wiring.get_container(OpsSettings)  # built once per container
         assert (status, body["success"]) == (200, True)
         assert container.store is not None
-        assert container.relay_configured(RelayGroup.DTRYX) is False
+        assert wiring.relay_url(container.settings, RelayGroup.DTRYX) is None
     finally:
         wiring.reset_container()

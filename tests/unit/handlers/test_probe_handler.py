@@ -24,7 +24,7 @@ from functions.core import (
 )
 from functions.handlers.probe import lambda_handler
 from functions.handlers.wiring import Container
-from functions.probe import slot_start_of
+from functions.services.probe_run import slot_start_of
 from sandbox.simulator.server import Simulator
 
 ContainerFactory = Callable[..., Container]

@@ -11,13 +11,19 @@ import boto3
 import pytest
 
 from functions.adapters.secrets import Secrets, SecretsError
-from functions.core import Reason, RelayGroup, RouteCheck, RouteKey
-from functions.core.routing import Path
+from functions.core import DIRECT_PROBED, Path, Reason, RelayGroup, RouteCheck, RouteKey, group_of
 from functions.handlers import wiring
 from functions.handlers.settings import ApiSettings, CommonSettings, ProbeSettings
 from functions.handlers.telemetry import MetricsRoutingEvents, emit_snapshot_age
 
 ContainerFactory = Callable[..., wiring.Container]
+
+
+def path_chosen(container: wiring.Container, group: RelayGroup) -> str:
+    """Which path the container's router takes for a (direct-probed) key of `group`."""
+    key = next(key for key in DIRECT_PROBED if group_of(key) is group)
+    chosen: str = container.router.route_operation(key, lambda _ms: "direct", lambda _ms: "relay")
+    return chosen
 
 
 @pytest.fixture
@@ -36,7 +42,7 @@ def test_legacy_mode_has_no_store_and_no_snapshots(make_container: ContainerFact
     container = make_container(table=False)
     assert container.store is None
     assert container.snapshots is None
-    assert all(container.relay_configured(group) for group in RelayGroup)
+    assert all(path_chosen(container, group) == "relay" for group in RelayGroup)
 
 
 def test_the_snapshot_is_prefetched_at_init(make_container: ContainerFactory, store: Any, clock: Any) -> None:
@@ -84,7 +90,7 @@ def test_invalid_relay_configuration_is_a_configuration_verdict(
         check = relays.check_health(group, timeout_ms=500, now=clock())
         # oliveyoung: half an Access pair; convenience: no token; dtryx: http to a non-loopback host
         assert (check.healthy, check.reason) == (False, Reason.CONFIGURATION)
-        assert container.relay_configured(group)
+        assert path_chosen(container, group) == "relay"  # set up, if unusable: its lookups answer 503
 
 
 def test_relays_are_rebuilt_only_when_the_secrets_change(make_container: ContainerFactory) -> None:

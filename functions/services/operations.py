@@ -16,7 +16,8 @@ from functions.catalog.common import stock
 from functions.catalog.normalize import normalize
 from functions.core import RouteKey
 from functions.core.errors import upstream_bad_response
-from functions.lookups.queries import (
+from functions.services.lookup import InvalidParams, Lookup, operation_params
+from functions.services.queries import (
     CuProductsQuery,
     CuStoresQuery,
     DtryxCinemaQuery,
@@ -31,7 +32,6 @@ from functions.lookups.queries import (
     SevenElevenStockQuery,
     SevenElevenStoresQuery,
 )
-from functions.lookups.runner import InvalidParams, Lookup, operation_params
 
 NO_PARAMS: dict[str, Any] = {}
 UNKNOWN_QUANTITY = -1

@@ -38,7 +38,7 @@ from functions.core import (
     RouteKey,
     StoreError,
 )
-from functions.probe import ProbeSummary, run_probe, slot_start_of
+from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
 
 TABLE = "probe-test"
 NOW = 1_767_225_600_000 + 7_000

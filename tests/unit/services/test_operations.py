@@ -15,8 +15,9 @@ from pydantic import BaseModel, ValidationError
 from functions.catalog.spec import OperationSpec
 from functions.core import RelayGroup, RouteKey, ServiceError, group_of
 from functions.core.routing import Router
-from functions.lookups import InvalidParams, Lookup, operation_params, operations
-from functions.lookups.queries import (
+from functions.services import operations
+from functions.services.lookup import InvalidParams, Lookup, operation_params
+from functions.services.queries import (
     SEOUL_CITY_HALL_LAT,
     SEOUL_CITY_HALL_LON,
     CuProductsQuery,

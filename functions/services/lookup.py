@@ -8,34 +8,14 @@ composite endpoints make several calls that share its single time budget.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from functions.catalog import spec_for
-from functions.catalog.spec import OperationSpec
 from functions.core import Clock, RouteKey
-
-T = TypeVar("T")
-
-
-class Fetcher(Protocol):
-    """A transport: the direct client or the relays. Returns the validated response body."""
-
-    def fetch(self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int) -> Any: ...
-
-
-class OperationRouter(Protocol):
-    def route_operation(
-        self,
-        key: RouteKey,
-        direct: Callable[[int], T],
-        relay: Callable[[int], T],
-        *,
-        budget_ms: int = ...,
-        cancel: threading.Event | None = ...,
-    ) -> T: ...
+from functions.services.ports import Fetcher, OperationRouter
 
 
 class InvalidParams(Exception):

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from functions.catalog.spec import OperationSpec
 from functions.core import (
@@ -30,6 +30,7 @@ from functions.core import (
     UpstreamRejected,
     VerdictStore,
 )
+from functions.services.ports import DirectChecker, ProbeEvents, RelayHealthChecker
 
 MAX_IN_FLIGHT = 4
 """At most this many probe requests at once (DESIGN §4)."""
@@ -38,32 +39,6 @@ MAX_IN_FLIGHT = 4
 def slot_start_of(at_ms: int) -> int:
     """The start of the 5-minute probe slot containing `at_ms` (epoch ms)."""
     return at_ms - at_ms % PROBE_SLOT_MS
-
-
-class DirectChecker(Protocol):
-    def fetch(
-        self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int, limit: threading.Semaphore
-    ) -> Any: ...
-
-
-class RelayHealthChecker(Protocol):
-    def check_health(
-        self, group: RelayGroup, *, timeout_ms: int, now: int, limit: threading.Semaphore
-    ) -> RelayCheck: ...
-
-
-class ProbeEvents(Protocol):
-    """What a probe run reports (logs and metrics). Called from the run's own thread; must not raise."""
-
-    def route_checked(self, check: RouteCheck) -> None: ...
-
-    def relay_checked(self, check: RelayCheck) -> None: ...
-
-    def check_crashed(self, target: str, error_type: str) -> None: ...
-
-    def run_finished(self, summary: ProbeSummary) -> None: ...
-
-    def store_failed(self, operation: str, error_type: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The API's query models: one per lookup endpoint, with the exact parameter names of DESIGN §6.
 
 These describe what a caller may send (validated, documented in OpenAPI). Mapping them onto the upstream
-parameter names happens in `functions.lookups.operations`.
+parameter names happens in `functions.services.operations`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,97 @@
+"""The operator API's snapshot format: camelCase, epoch ms, optional keys omitted, plain JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from functions.core import Reason, RelayCheck, RelayGroup, RouteKey, RouteVerdict, Snapshot
+from functions.handlers.wire import snapshot_to_wire
+
+T0 = 1_767_225_600_000
+times = st.integers(min_value=0, max_value=2**53)
+reasons = st.none() | st.sampled_from(list(Reason))
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> Snapshot:
+    routes = {
+        key: RouteVerdict(
+            key,
+            draw(st.booleans()),
+            draw(times),
+            draw(reasons),
+            draw(st.none() | times),
+            draw(st.none() | times),
+        )
+        for key in draw(st.sets(st.sampled_from(list(RouteKey))))
+    }
+    relays = {
+        group: RelayCheck(group, draw(st.booleans()), draw(times), draw(reasons))
+        for group in draw(st.sets(st.sampled_from(list(RelayGroup))))
+    }
+    return Snapshot(routes=routes, relays=relays)
+
+
+def _expected(**fields: Any) -> dict[str, Any]:
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+@given(snapshots())
+def test_every_field_in_camel_case_through_json(snapshot: Snapshot) -> None:
+    wire = json.loads(json.dumps(snapshot_to_wire(snapshot)))
+    assert wire == {
+        "routes": {
+            key.value: _expected(
+                key=key.value,
+                direct=v.direct,
+                checkedAt=v.checked_at,
+                reason=v.reason and v.reason.value,
+                failedAt=v.failed_at,
+                blockedUntil=v.blocked_until,
+            )
+            for key, v in snapshot.routes.items()
+        },
+        "relays": {
+            group.value: _expected(
+                group=group.value,
+                healthy=r.healthy,
+                checkedAt=r.checked_at,
+                reason=r.reason and r.reason.value,
+            )
+            for group, r in snapshot.relays.items()
+        },
+    }
+
+
+def test_the_operator_shape_with_optional_keys_omitted() -> None:
+    snapshot = Snapshot(
+        routes={
+            RouteKey.CU_STOCK: RouteVerdict(
+                RouteKey.CU_STOCK, False, T0, Reason.UNAVAILABLE, failed_at=T0, blocked_until=T0 + 300_000
+            ),
+            RouteKey.OY_FIND_STORE: RouteVerdict(RouteKey.OY_FIND_STORE, True, T0, Reason.OK),
+        },
+        relays={RelayGroup.DTRYX: RelayCheck(RelayGroup.DTRYX, True, T0)},
+    )
+    assert snapshot_to_wire(snapshot) == {
+        "routes": {
+            "cu-stock": {
+                "key": "cu-stock",
+                "direct": False,
+                "checkedAt": T0,
+                "reason": "unavailable",
+                "failedAt": T0,
+                "blockedUntil": T0 + 300_000,
+            },
+            "oy-find-store": {"key": "oy-find-store", "direct": True, "checkedAt": T0, "reason": "ok"},
+        },
+        "relays": {"dtryx": {"group": "dtryx", "healthy": True, "checkedAt": T0}},
+    }
+
+
+def test_empty_snapshot() -> None:
+    assert snapshot_to_wire(Snapshot()) == {"routes": {}, "relays": {}}
