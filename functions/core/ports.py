@@ -33,6 +33,17 @@ class VerdictStore(Protocol):
     def claim_probe_slot(self, slot_start: int, *, trigger: str, now: int) -> bool: ...
 
 
+class QuotaStore(Protocol):
+    """Where the per-client daily lookup counts are shared by every container (implemented beside
+    VerdictStore by the same store).
+    """
+
+    def add_daily_lookups(self, day: int, client: str, lookups: int) -> int:
+        """Atomically add `lookups` to `client`'s count for Korea day `day` (days since 1970-01-01 in Seoul)
+        and return the new total. Failures raise `StoreError`."""
+        ...
+
+
 class FailureReporter(Protocol):
     """Hands a live direct failure to the store without the caller waiting for it."""
 
