@@ -5,6 +5,8 @@ Layout (one table, on-demand; the key schema lives only in this module):
 - partition ``verdict``: sort key ``route#<route key>`` (``direct``, ``checkedAt``, ``reason``, ``failedAt?``,
   ``blockedUntil?``) and ``relay#<relay group>`` (``healthy``, ``checkedAt``, ``reason?``). One Query reads it all.
 - partition ``probe``: sort key ``slot#<slot start ms>``, one item per claimed probe slot, removed by TTL.
+- partition ``quota#<YYYY-MM-DD>`` (the Korea day): sort key the client's hash, ``lookups`` counted with an
+  atomic ``ADD`` by every container (the daily quota), removed by TTL a day after the day ends.
 
 Every write is a single conditional write, so the rules hold under any interleaving of writers without a
 read-modify-write window. Where one rule allows two different results (a passing check during a live block;
@@ -24,6 +26,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from decimal import Decimal
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -46,6 +49,7 @@ from functions.core.model import (
     RouteVerdict,
     Snapshot,
 )
+from functions.core.quota import korea_day_end
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -66,15 +70,19 @@ T = TypeVar("T")
 PARTITION_KEY: Final = "pk"
 SORT_KEY: Final = "sk"
 TTL_ATTRIBUTE: Final = "expiresAt"
-"""Probe-slot items carry their expiry here, in epoch SECONDS (DynamoDB TTL ignores milliseconds)."""
+"""Probe-slot and quota items carry their expiry here, in epoch SECONDS (DynamoDB TTL ignores milliseconds)."""
 
 VERDICT_PARTITION: Final = "verdict"
 PROBE_PARTITION: Final = "probe"
 PROBE_SLOT_RETENTION_MS: Final = 2 * 24 * 60 * 60 * SECOND_MS
+QUOTA_RETENTION_MS: Final = 24 * 60 * 60 * SECOND_MS
+"""A day's quota counts stay this long after the day ends (to look at yesterday's), then TTL removes them."""
 
 ROUTE_PREFIX: Final = "route#"
 RELAY_PREFIX: Final = "relay#"
 SLOT_PREFIX: Final = "slot#"
+QUOTA_PREFIX: Final = "quota#"
+KOREA_EPOCH: Final = date(1970, 1, 1)
 
 
 def table_definition(table_name: str) -> CreateTableInputTypeDef:
@@ -111,6 +119,11 @@ def relay_sort_key(group: RelayGroup) -> str:
 
 def slot_sort_key(slot_start: int) -> str:
     return f"{SLOT_PREFIX}{slot_start}"
+
+
+def quota_partition(day: int) -> str:
+    """``quota#YYYY-MM-DD`` for Korea day `day` (days since 1970-01-01 in Seoul)."""
+    return f"{QUOTA_PREFIX}{(KOREA_EPOCH + timedelta(days=day)).isoformat()}"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -463,6 +476,26 @@ class DynamoVerdictStore:
             ),
         )
         return outcome.applied
+
+    # -- daily quota -------------------------------------------------------------------------------------------------
+
+    def add_daily_lookups(self, day: int, client: str, lookups: int) -> int:
+        """QuotaStore: one atomic ``ADD``; the returned total counts every container's lookups of the day."""
+        expires_at = (korea_day_end(day) + QUOTA_RETENTION_MS) // SECOND_MS
+        response = self._call(
+            "UpdateItem",
+            lambda: self._client.update_item(
+                TableName=self._table_name,
+                Key=_key(quota_partition(day), client),
+                UpdateExpression=f"ADD lookups :lookups SET {TTL_ATTRIBUTE} = :expiresAt",
+                ExpressionAttributeValues={":lookups": _n(lookups), ":expiresAt": _n(expires_at)},
+                ReturnValues="UPDATED_NEW",
+            ),
+        )
+        total = _optional_number(response.get("Attributes", {}), "lookups")
+        if total is None:
+            raise StoreError("DynamoDB UpdateItem returned no total")
+        return total
 
     # -- plumbing --------------------------------------------------------------------------------------------------
 

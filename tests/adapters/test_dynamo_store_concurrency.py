@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -18,7 +18,12 @@ from moto.moto_server import threaded_moto_server
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
+from functions.adapters.dynamo_store import (
+    DynamoVerdictStore,
+    dynamodb_client,
+    quota_partition,
+    table_definition,
+)
 from functions.core.model import (
     COOLDOWN_MS,
     MINUTE_MS,
@@ -30,6 +35,7 @@ from functions.core.model import (
     RouteCheck,
     RouteKey,
 )
+from functions.core.quota import FLUSH_INTERVAL_MS, DailyQuota, korea_day
 
 T0 = 1_750_000_000_000
 KEYS = (RouteKey.CU_STOCK, RouteKey.SEVEN_STOCK, RouteKey.DTRYX_TIMETABLE)
@@ -173,3 +179,92 @@ def test_racing_slot_claims_let_exactly_one_probe_run(store: DynamoVerdictStore)
     assert sorted(claims) == [False] * (WRITERS - 1) + [True]
 
     assert store.claim_probe_slot(T0 + PROBE_SLOT_MS, trigger="operator", now=T0 + PROBE_SLOT_MS) is True
+
+
+# --- the daily quota's counters ----------------------------------------------------------------------------
+
+NOON_KST = 1_767_236_400_000  # 2026-01-01T12:00:00+09:00
+CLIENT = "c" * 64
+
+
+def test_concurrent_adds_from_many_containers_are_atomic(
+    endpoint_url: str, store: DynamoVerdictStore
+) -> None:
+    table = store._table_name
+    containers = [
+        DynamoVerdictStore(table, dynamodb_client(region_name="ap-northeast-2", endpoint_url=endpoint_url))
+        for _ in range(WRITERS)
+    ]
+    totals: list[int] = []
+    totals_lock = threading.Lock()
+
+    def add(container: DynamoVerdictStore) -> None:
+        total = container.add_daily_lookups(korea_day(NOON_KST), CLIENT, 1)
+        with totals_lock:
+            totals.append(total)
+
+    run_at_once([partial(add, container) for container in containers for _ in range(25)])
+
+    assert sorted(totals) == list(range(1, 8 * 25 + 1))  # every add saw its own total: none was lost
+
+
+class FlushWaiter(ThreadPoolExecutor):
+    """A container's background executor whose flushes its request thread can wait for (to pace the test)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.submitted: list[Future[Any]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future = super().submit(fn, *args, **kwargs)
+        self.submitted.append(future)
+        return future
+
+    def wait_for_flushes(self) -> None:
+        for future in self.submitted:
+            future.result(timeout=30)
+
+
+def test_eight_containers_share_one_clients_total_and_count_every_lookup_once(
+    endpoint_url: str, client: DynamoDBClient, store: DynamoVerdictStore
+) -> None:
+    """8 containers take one lookup each per round, together; each flushes before its next lookup.
+
+    A container knows every other container's lookups up to two rounds back (a flush may land just before
+    another container's), so past the limit at most two rounds of 8 get through.
+    """
+    limit, rounds = 100, 20
+    clock = [NOON_KST]
+    start_round = threading.Barrier(
+        WRITERS, action=lambda: clock.__setitem__(0, clock[0] + FLUSH_INTERVAL_MS)
+    )
+    executors = [FlushWaiter() for _ in range(WRITERS)]
+    quotas = [
+        DailyQuota(
+            limit,
+            store=DynamoVerdictStore(
+                store._table_name, dynamodb_client(region_name="ap-northeast-2", endpoint_url=endpoint_url)
+            ),
+            executor=executor,
+            clock=lambda: clock[0],
+        )
+        for executor in executors
+    ]
+
+    def container(quota: DailyQuota, executor: FlushWaiter) -> int:
+        admitted = 0
+        for _ in range(rounds):
+            start_round.wait(timeout=30)
+            admitted += quota.admit(CLIENT, now=clock[0]).allowed
+            executor.wait_for_flushes()
+        return admitted
+
+    with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+        admitted = sum(pool.map(container, quotas, executors))
+    for executor in executors:
+        executor.shutdown(wait=True)
+
+    assert limit <= admitted <= limit + 2 * WRITERS
+    key = {"pk": {"S": quota_partition(korea_day(NOON_KST))}, "sk": {"S": CLIENT}}
+    item = client.get_item(TableName=store._table_name, Key=key)["Item"]
+    assert int(item["lookups"]["N"]) == admitted  # each counted exactly once
