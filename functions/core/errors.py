@@ -80,3 +80,12 @@ def gs25_session_unavailable() -> ServiceError:
 
 def upstream_timeout() -> ServiceError:
     return ServiceError("UPSTREAM_TIMEOUT", 504, "The upstream service did not answer in time.")
+
+
+def daily_rate_limit_exceeded(retry_after: int) -> ServiceError:
+    return ServiceError(
+        "DAILY_RATE_LIMIT_EXCEEDED",
+        429,
+        "This client has used its lookups for today; the limit resets at midnight in Korea.",
+        retry_after=retry_after,
+    )

@@ -25,10 +25,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from functions.core import LookupCancelled, RouteKey, ServiceError
-from functions.core.errors import upstream_timeout
+from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
+from functions.core.quota import QuotaDecision
+from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import emit_snapshot_age, logger
-from functions.handlers.wiring import get_container, prepare_container_at_init
+from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services import operations
 from functions.services.lookup import InvalidParams, Lookup
 from functions.services.queries import (
@@ -93,7 +95,11 @@ def _error_doc(description: str) -> OpenAPIResponse:
 ERROR_RESPONSES: dict[int, OpenAPIResponse] = {
     400: _error_doc("INVALID_INPUT: the parameters failed validation (see `error.fields`)"),
     404: _error_doc("UPSTREAM_NOT_FOUND: the retailer has no such item"),
-    429: _error_doc("RELAY_QUOTA_EXCEEDED: try again after `Retry-After` seconds"),
+    429: _error_doc(
+        "DAILY_RATE_LIMIT_EXCEEDED: this client used its lookups for the Korea day (Olive Young, CU and GS25 "
+        "endpoints by default; `X-RateLimit-Reset` says when it resets); RELAY_QUOTA_EXCEEDED: the relay's "
+        "quota is used up. Either way, try again after `Retry-After` seconds"
+    ),
     500: _error_doc("INTERNAL_ERROR"),
     502: _error_doc("UPSTREAM_BAD_RESPONSE: the retailer answered with something unusable"),
     503: _error_doc("UPSTREAM_ROUTE_UNAVAILABLE: neither the direct API nor the relay works right now"),
@@ -106,13 +112,18 @@ def _ok(data: dict[str, Any]) -> LookupResponse:
 
 
 def _error(status: int, body: ErrorBody, headers: Mapping[str, str] | None = None) -> Response[str]:
-    envelope = ErrorResponse(error=body)
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
-        # `fields` only when there are field errors; a field error's `field` may be null.
-        body=envelope.model_dump_json(exclude={"error": {"fields"}} if body.fields is None else None),
+        body=_error_json(body),
         headers=dict(headers or {}),
+    )
+
+
+def _error_json(body: ErrorBody) -> str:
+    # `fields` only when there are field errors; a field error's `field` may be null.
+    return ErrorResponse(error=body).model_dump_json(
+        exclude={"error": {"fields"}} if body.fields is None else None
     )
 
 
@@ -387,8 +398,41 @@ app.exception_handler(Exception)(unexpected_error)
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # The router starts the background snapshot refresh (single-flight) when a lookup finds it stale.
-    emit_snapshot_age(get_container(ApiSettings).snapshots)
-    return app.resolve(event, context)
+    container = get_container(ApiSettings)
+    emit_snapshot_age(container.snapshots)
+    quota = _daily_quota(container, event)
+    if quota is not None and not quota.allowed:
+        return _daily_limit_exceeded(quota)
+    response: dict[str, Any] = app.resolve(event, context)
+    if quota is not None:  # every answer of a limited endpoint, errors too
+        response.setdefault("headers", {}).update(rate_limit_headers(quota))
+    return response
+
+
+def _daily_quota(container: Container, event: dict[str, Any]) -> QuotaDecision | None:
+    """Counts the request against the daily quota (before any validation or upstream call); None: not limited."""
+    limited = container.limited_lookups
+    if limited is None:
+        return None
+    return limited.check(event, secrets=container.secret_source.get, now=container.clock())
+
+
+def _daily_limit_exceeded(quota: QuotaDecision) -> dict[str, Any]:
+    """The 429 in the API's error envelope, as API Gateway (payload 2.0) expects it from the function."""
+    error = daily_rate_limit_exceeded(quota.retry_after_s)
+    headers = {
+        "Content-Type": content_types.APPLICATION_JSON,
+        **rate_limit_headers(quota),
+        "Retry-After": str(error.retry_after),
+    }
+    body = _error_json(ErrorBody(code=error.code, message=error.message))
+    return {
+        "statusCode": error.status,
+        "body": body,
+        "isBase64Encoded": False,
+        "headers": headers,
+        "cookies": [],
+    }
 
 
 prepare_container_at_init(ApiSettings)

@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +22,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.adapters.secrets import SecretsError
 from functions.core import PROBE_SLOT_MS, ServiceError, StoreError, VerdictStore
+from functions.handlers.operator_auth import presented_secret, secrets_match
 from functions.handlers.settings import OpsSettings
 from functions.handlers.telemetry import logger
 from functions.handlers.tracing import tracer
@@ -89,22 +88,6 @@ def _authorized_store(container: Container) -> VerdictStore:
     if container.store is None:
         raise NOT_CONFIGURED
     return container.store
-
-
-def presented_secret(headers: Mapping[str, str]) -> str | None:
-    """The secret from `Authorization: Bearer <s>` (any scheme case), else from `x-health-check-key`."""
-    scheme, _, value = (headers.get("authorization") or "").strip().partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
-    key = (headers.get("x-health-check-key") or "").strip()
-    return key or None
-
-
-def secrets_match(presented: str, expected: str) -> bool:
-    """Constant-time comparison; hashing first also hides the expected length."""
-    return hmac.compare_digest(
-        hashlib.sha256(presented.encode()).digest(), hashlib.sha256(expected.encode()).digest()
-    )
 
 
 def _service_error(error: ServiceError) -> Response[Any]:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
+DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/")
 
 
 class CommonSettings(BaseSettings):
@@ -50,6 +51,27 @@ class ApiSettings(CommonSettings):
     snapshot_prefetch_s: Annotated[float, Field(ge=0, le=0.3)] = Field(
         default=0.3, alias="SNAPSHOT_PREFETCH_SECONDS"
     )
+    daily_rate_limit: int = Field(default=3000, ge=0, alias="DAILY_RATE_LIMIT")
+    """Lookups per client per Korea day under the limited prefixes; 0 turns the limit off."""
+    daily_rate_limit_prefixes: Annotated[tuple[str, ...], NoDecode, Field(min_length=1)] = Field(
+        default=DAILY_LIMITED_PREFIXES, alias="DAILY_RATE_LIMIT_PREFIXES"
+    )
+    """Comma-separated path prefixes whose lookups count against the limit."""
+
+    @field_validator("daily_rate_limit_prefixes", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("daily_rate_limit_prefixes")
+    @classmethod
+    def _paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for prefix in value:
+            if not prefix.startswith("/api/"):
+                raise ValueError(f"a limited prefix is an API path starting with /api/, not {prefix!r}")
+        return value
 
 
 class OpsSettings(CommonSettings):

@@ -35,6 +35,7 @@ from functions.core.model import SECOND_MS
 from functions.core.reporting import BackgroundFailureReporter
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
+from functions.handlers.daily_quota import LimitedLookups, limited_lookups
 from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
 from functions.handlers.telemetry import (
     MetricsProbeEvents,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
 BACKGROUND_WORKERS = 4
-"""Snapshot and secret refreshes and failure reports: small, they only wait on AWS APIs."""
+"""Snapshot and secret refreshes, failure reports and quota flushes: small, they only wait on AWS APIs."""
 
 
 def system_clock() -> int:
@@ -82,6 +83,8 @@ class Container:
     rejected_writes: Callable[[], int] = lambda: 0
     lookup_budget_ms: int = LOOKUP_BUDGET_MS
     """The lookup function's budget per request (`LOOKUP_BUDGET_SECONDS`)."""
+    limited_lookups: LimitedLookups | None = None
+    """The lookup function's daily quota (None elsewhere, or with DAILY_RATE_LIMIT=0)."""
     probe_timeout_ms: int = DIRECT_TIMEOUT_MS
     """Per check (DESIGN §4: 3 s); tests shorten it to keep hang scenarios quick."""
     _relays: tuple[Secrets, RelayTransport] | None = field(default=None, repr=False)
@@ -229,6 +232,7 @@ def build_container(
         container.rejected_writes = lambda: verdict_store.rejected_writes
     if isinstance(settings, ApiSettings):
         container.lookup_budget_ms = int(settings.lookup_budget_s * SECOND_MS)
+        container.limited_lookups = limited_lookups(settings, store=store, executor=executor, clock=clock)
         if prefetch and snapshots is not None:
             loaded = snapshots.prefetch(settings.snapshot_prefetch_s)
             logger.info("snapshot prefetch", extra={"loaded": loaded})

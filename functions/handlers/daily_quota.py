@@ -1,0 +1,83 @@
+"""The daily lookup quota at the API's edge: which requests count, who bypasses it, what the answers carry.
+
+Lookups under `DAILY_RATE_LIMIT_PREFIXES` count against `DAILY_RATE_LIMIT` per client per Korea day
+(functions/core/quota.py: counted in the container, shared through DynamoDB in the background, never waited
+for). The client is the SHA-256 of API Gateway's source IP; the raw IP is neither kept nor logged. A request
+carrying the operator key does not count. The check runs before routing and input validation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+from functions.adapters.secrets import Secrets
+from functions.core.model import SECOND_MS
+from functions.core.ports import Clock, QuotaStore
+from functions.core.quota import DailyQuota, QuotaDecision, client_of
+from functions.handlers.operator_auth import carries_operator_key
+from functions.handlers.settings import ApiSettings
+from functions.handlers.telemetry import emit_metric, logger
+
+
+@dataclass(frozen=True)
+class LimitedLookups:
+    quota: DailyQuota
+    prefixes: tuple[str, ...]
+
+    def check(
+        self, event: Mapping[str, Any], *, secrets: Callable[[], Secrets], now: int
+    ) -> QuotaDecision | None:
+        """The quota's decision for this request (counting it), or None when the request does not count."""
+        if not str(event.get("rawPath") or "").startswith(self.prefixes):
+            return None
+        if carries_operator_key(event.get("headers") or {}, secrets):
+            return None
+        decision = self.quota.admit(client_of(source_ip(event)), now=now)
+        if not decision.allowed:
+            emit_metric("DailyRateLimitExceeded", 1)
+        return decision
+
+
+def limited_lookups(
+    settings: ApiSettings, *, store: QuotaStore | None, executor: Executor, clock: Clock
+) -> LimitedLookups | None:
+    """The lookup function's quota from its settings; None when DAILY_RATE_LIMIT is 0 (no limit)."""
+    if settings.daily_rate_limit == 0:
+        return None
+    quota = DailyQuota(
+        settings.daily_rate_limit,
+        store=store,
+        executor=executor,
+        clock=clock,
+        on_flush_error=_flush_failed,
+        on_untracked=_untracked,
+    )
+    return LimitedLookups(quota, settings.daily_rate_limit_prefixes)
+
+
+def source_ip(event: Mapping[str, Any]) -> str:
+    """API Gateway's `requestContext.http.sourceIp` (the TCP peer it saw), or "" if absent."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    return str(http.get("sourceIp") or "")
+
+
+def rate_limit_headers(decision: QuotaDecision) -> dict[str, str]:
+    return {
+        "X-RateLimit-Limit": str(decision.limit),
+        "X-RateLimit-Remaining": str(decision.remaining),
+        "X-RateLimit-Reset": str(decision.resets_at // SECOND_MS),
+    }
+
+
+def _flush_failed(error: Exception) -> None:
+    # Lookups keep being counted here and the counts go into the next flush; only sharing is delayed.
+    logger.warning("daily quota flush failed", extra={"error_type": type(error).__name__})
+    emit_metric("StoreError", 1, Operation="add_daily_lookups")
+
+
+def _untracked() -> None:
+    # Every tracked client still has counts on their way to the store: this lookup was let through uncounted.
+    emit_metric("DailyQuotaUntracked", 1)
