@@ -3,12 +3,17 @@
 The routes are the deployed ones (infra/api.py): `GET|POST /api/health/routes` to the operator function,
 `GET /api/{proxy+}` to the lookup function; anything else under `/api/` is API Gateway's 404. `/_sandbox/...`
 goes to the sandbox controls (which are never deployed).
+
+`requestContext.http.sourceIp` is the TCP peer, as in API Gateway (which ignores `X-Forwarded-For`). To play
+several clients from one machine (the daily quota counts per source IP), a request may name its source IP in
+the sandbox-only header `x-sandbox-source-ip`; the header itself is not passed on.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import ipaddress
 import json
 import logging
 import socket
@@ -32,6 +37,7 @@ HEALTH_PATH = "/api/health/routes"
 HEALTH_METHODS = frozenset({"GET", "POST"})
 LOOKUP_ROUTE_KEY = "GET /api/{proxy+}"
 NOT_FOUND = {"message": "Not Found"}
+SOURCE_IP_HEADER = "x-sandbox-source-ip"
 MAX_REQUEST_BYTES = 1024 * 1024
 """Larger request bodies are refused (413), as API Gateway would (its limit is higher; nothing here needs more)."""
 
@@ -281,13 +287,22 @@ class _GatewayRequestHandler(BaseHTTPRequestHandler):
             return answer.status, headers, json.dumps(answer.body).encode()
         route = match_route(self.command, path)
         if route is not None:
+            chosen_ip = self.headers.get(SOURCE_IP_HEADER)
+            try:
+                source_ip = (
+                    str(ipaddress.ip_address(chosen_ip.strip())) if chosen_ip else self.client_address[0]
+                )
+            except ValueError:
+                return json_response(400, {"message": f"{SOURCE_IP_HEADER} must be an IP address"})
             event = http_api_event(
                 route=route,
                 method=self.command,
                 target=self.path,
-                headers=self.headers.items(),
+                headers=[
+                    (name, value) for name, value in self.headers.items() if name.lower() != SOURCE_IP_HEADER
+                ],
                 body=body,
-                source_ip=self.client_address[0],
+                source_ip=source_ip,
                 now_ms=self.server.clock(),
             )
             return http_response(self.server.functions[route.function](event))

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +19,15 @@ from pathlib import Path
 READY_PREFIX = "ready: "
 READY_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 20.0
-# Where a deployed or operator setup would point the handlers; the sandbox must use its embedded ones.
-IGNORED_ENVIRONMENT = ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "AWS_PROFILE")
+# Where a deployed or operator setup would point the handlers (the sandbox must use its embedded ones), and
+# settings a run must name itself (`settings=`) so that the caller's shell cannot change what it measures.
+IGNORED_ENVIRONMENT = (
+    "ROUTE_HEALTH_TABLE",
+    "ROUTE_HEALTH_SECRET_ID",
+    "AWS_PROFILE",
+    "DAILY_RATE_LIMIT",
+    "DAILY_RATE_LIMIT_PREFIXES",
+)
 
 
 class SandboxProcessError(RuntimeError):
@@ -54,16 +61,25 @@ def route_health_command() -> str:
 
 @contextmanager
 def sandbox_process(
-    workdir: Path, *, health_check_secret: str, ready_timeout_s: float = READY_TIMEOUT_S
+    workdir: Path,
+    *,
+    health_check_secret: str,
+    ready_timeout_s: float = READY_TIMEOUT_S,
+    settings: Mapping[str, str] | None = None,
 ) -> Iterator[SandboxProcess]:
     """Starts `route-health sandbox --port 0` in `workdir` (logs there too) and yields once it printed
     `ready:`. On exit sends SIGTERM and waits; `process.returncode` is then its exit code. Raises
     SandboxProcessError if it exits or hangs before `ready:`, or ignores SIGTERM (it is killed then).
+    `settings`: extra environment variables for the functions (e.g. DAILY_RATE_LIMIT).
     """
     stdout, stderr = workdir / "stdout.log", workdir / "stderr.log"
-    environment = {**os.environ, "HEALTH_CHECK_SECRET": health_check_secret, "PYTHONUNBUFFERED": "1"}
-    for name in IGNORED_ENVIRONMENT:
-        environment.pop(name, None)
+    inherited = {name: value for name, value in os.environ.items() if name not in IGNORED_ENVIRONMENT}
+    environment = {
+        **inherited,
+        **(settings or {}),
+        "HEALTH_CHECK_SECRET": health_check_secret,
+        "PYTHONUNBUFFERED": "1",
+    }
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(  # noqa: S603 - our own console script, fixed arguments
             [route_health_command(), "sandbox", "--port", "0"],

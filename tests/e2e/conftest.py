@@ -111,11 +111,11 @@ class Sandbox:
 
 
 @contextmanager
-def running_sandbox(workdir: Path) -> Iterator[Sandbox]:
+def running_sandbox(workdir: Path, settings: Mapping[str, str] | None = None) -> Iterator[Sandbox]:
     """`route-health sandbox` in a subprocess; yields once it printed `ready:`; checks it stops cleanly."""
     secret = secrets.token_urlsafe(24)
     with (
-        sandbox_process(workdir, health_check_secret=secret) as started,
+        sandbox_process(workdir, health_check_secret=secret, settings=settings) as started,
         httpx.Client(base_url=started.url, timeout=30) as http,
     ):
         yield Sandbox(started.url, secret, http, started.stdout, started.stderr, started.process)
@@ -138,6 +138,19 @@ def fresh(sandbox: Sandbox) -> Iterator[Sandbox]:
     sandbox.settle()
     yield sandbox
     sandbox.clear_faults()
+
+
+DAILY_RATE_LIMIT = 5
+"""The daily quota sandbox's limit: small, so a test can use it up quickly."""
+
+
+@pytest.fixture(scope="session")
+def quota_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """A sandbox of its own whose lookup function allows DAILY_RATE_LIMIT lookups per client and day."""
+    settings = {"DAILY_RATE_LIMIT": str(DAILY_RATE_LIMIT)}
+    with running_sandbox(tmp_path_factory.mktemp("quota-sandbox"), settings) as started:
+        yield started
+        started.assert_nothing_leaked()
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from sandbox.clock import SandboxClock
 from sandbox.controls import SandboxControls
 from sandbox.embedded_aws import EmbeddedAws, StoreFault
 from sandbox.gateway import (
+    SOURCE_IP_HEADER,
     ControlResponse,
     Gateway,
     LambdaContext,
@@ -269,6 +270,44 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
         ("ops", "POST /api/health/routes"),
         ("ops", "GET /api/health/routes"),
     ]
+
+
+def test_a_request_may_choose_its_source_ip_in_the_sandbox_only() -> None:
+    events: list[dict[str, Any]] = []
+
+    def api(event: dict[str, Any]) -> Any:
+        events.append(event)
+        return {"statusCode": 200, "body": "{}"}
+
+    gateway = Gateway(
+        0,
+        clock=FakeClock(SLOT),
+        api=api,
+        ops=api,
+        controls=lambda method, path, body: ControlResponse(200, {}),
+    )
+    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
+    serving.start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
+            assert http.get("/api/cu/products").status_code == 200
+            assert (
+                http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "203.0.113.7"}).status_code == 200
+            )
+            assert http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "2001:db8::1"}).status_code == 200
+            refused = http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "localhost"})
+            assert refused.status_code == 400
+            assert refused.json() == {"message": f"{SOURCE_IP_HEADER} must be an IP address"}
+    finally:
+        gateway.shutdown()
+        gateway.server_close()
+        serving.join()
+    assert [event["requestContext"]["http"]["sourceIp"] for event in events] == [
+        "127.0.0.1",
+        "203.0.113.7",
+        "2001:db8::1",
+    ]
+    assert all(SOURCE_IP_HEADER not in event["headers"] for event in events)
 
 
 def test_http_response_from_handler_results() -> None:
