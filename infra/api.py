@@ -74,9 +74,11 @@ class HttpApi(Construct):
         super().__init__(scope, construct_id)
         self.lookup = RouteHealthFunction(self, "Lookup", shared, LOOKUP_FUNCTION)
         self.ops = RouteHealthFunction(self, "Ops", shared, OPS_FUNCTION)
-        # Lookups read the snapshot and report live direct failures; the operator POST runs the probe.
+        # Lookups read the snapshot, report live direct failures and count the daily quota; the operator POST
+        # runs the probe.
         shared.table.grant_read_snapshot(self.lookup.function)
         shared.table.grant_report_failures(self.lookup.function)
+        shared.table.grant_count_lookups(self.lookup.function)
         shared.table.grant_read_snapshot(self.ops.function)
         shared.table.grant_probe_writes(self.ops.function)
         shared.secret.grant_read(self.lookup.function)

@@ -197,6 +197,7 @@ class Observability(Construct):
             failure_widgets(),
             probe_widgets(),
             store_and_probe_run_widgets(),
+            [daily_quota_widget()],
             lambda_widgets(functions),
             [http_api_widget(http_api)],
         ]
@@ -284,6 +285,15 @@ def store_and_probe_run_widgets() -> list[cloudwatch.IWidget]:
             width=8,
         ),
     ]
+
+
+def daily_quota_widget() -> cloudwatch.IWidget:
+    return cloudwatch.GraphWidget(
+        title="Daily quota: lookups refused (429) and let through uncounted (container's client table full)",
+        left=[metric("DailyRateLimitExceeded", label="429 DAILY_RATE_LIMIT_EXCEEDED")],
+        right=[metric("DailyQuotaUntracked", label="uncounted")],
+        width=24,
+    )
 
 
 def lambda_widgets(functions: Mapping[str, lambda_.IFunction]) -> list[cloudwatch.IWidget]:

@@ -14,9 +14,10 @@ from functions.adapters.dynamo_store import TTL_ATTRIBUTE, table_definition
 
 # Exactly the calls the store adapter makes: one Query reads the whole snapshot; a live failure report is a
 # conditional UpdateItem; probe results are conditional UpdateItem (routes) / PutItem (relays), and the slot
-# claim is a conditional PutItem.
+# claim is a conditional PutItem; the daily quota adds to a client's count with an atomic UpdateItem.
 READ_SNAPSHOT_ACTIONS = ("dynamodb:Query",)
 REPORT_FAILURE_ACTIONS = ("dynamodb:UpdateItem",)
+COUNT_LOOKUPS_ACTIONS = ("dynamodb:UpdateItem",)
 WRITE_PROBE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
 
 _ATTRIBUTE_TYPES = {
@@ -37,7 +38,7 @@ def _key_attributes(definition: Mapping[str, Any]) -> tuple[dynamodb.Attribute, 
 
 
 class VerdictTable(Construct):
-    """On-demand, point-in-time recovery, TTL on probe-slot items, kept when the stack is deleted."""
+    """On-demand, point-in-time recovery, TTL on probe-slot and quota items, kept when the stack is deleted."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -63,6 +64,10 @@ class VerdictTable(Construct):
 
     def grant_report_failures(self, grantee: iam.IGrantable) -> None:
         self.table.grant(grantee, *REPORT_FAILURE_ACTIONS)
+
+    def grant_count_lookups(self, grantee: iam.IGrantable) -> None:
+        """The lookup function's daily quota counters."""
+        self.table.grant(grantee, *COUNT_LOOKUPS_ACTIONS)
 
     def grant_probe_writes(self, grantee: iam.IGrantable) -> None:
         """Claim a probe slot and write check results (the scheduled probe and the operator POST)."""

@@ -12,7 +12,7 @@ from infra.probe import PROBE_HANDLER
 pytestmark = pytest.mark.infra
 
 # DynamoVerdictStore: read_snapshot = Query; record_failure = UpdateItem; write_checks = UpdateItem (routes)
-# + PutItem (relays); claim_probe_slot = PutItem.
+# + PutItem (relays); claim_probe_slot = PutItem; add_daily_lookups (the lookup function's quota) = UpdateItem.
 EXPECTED_TABLE_ACTIONS = {
     PROBE_HANDLER: {"dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
     OPS_HANDLER: {"dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},

@@ -27,6 +27,8 @@ CUSTOM_METRICS = {
     "StaleWriteRejected": (),
     "StoreError": ("Operation",),
     "Gs25SessionExpired": (),
+    "DailyRateLimitExceeded": (),
+    "DailyQuotaUntracked": (),
 }
 LAMBDA_METRICS = ("Errors", "Throttles", "Duration")
 
