@@ -33,7 +33,7 @@ DAY_MS = 24 * 60 * MINUTE_MS
 KST_OFFSET_MS = 9 * 60 * MINUTE_MS
 """Asia/Seoul is UTC+9 all year."""
 
-FLUSH_INTERVAL_MS = 500
+FLUSH_INTERVAL_MS = 250
 """A container starts a flush at most this often; the overshoot bound grows with it (README)."""
 FLUSH_BATCH_SIZE = 50
 """Clients per flush (one UpdateItem each); the rest wait for the next flush."""
@@ -242,8 +242,7 @@ class DailyQuota:
         self._settle(batch, totals, error)
 
     def _settle(self, batch: FlushBatch, totals: Mapping[str, int], error: Exception | None) -> None:
-        """Stored totals replace what the container knew (the store is the truth: deleting a client's item
-        forgives it); counts the flush did not store go to the next one."""
+        """Stored totals replace what the container knew; counts the flush did not store go to the next one."""
         with self._lock:
             if self._flushing is batch:
                 self._flushing = None

@@ -4,7 +4,9 @@ Query parameters are validated by Powertools with the pydantic models of `functi
 input answers 400 `INVALID_INPUT` with the field errors before any upstream call. Each endpoint hands its
 query to `functions.services.operations`, whose every upstream call goes through the router. Responses are
 `{"success": true, "data": ...}` or `{"success": false, "error": {...}}` and never say which path served
-them: routing shows up in logs and metrics only.
+them: routing shows up in logs and metrics only. Before any of that, lookups under the limited prefixes count
+against the per-client daily rate limit (`functions.handlers.daily_quota`): past it, 429
+`DAILY_RATE_LIMIT_EXCEEDED`; every answer of a limited endpoint carries the `X-RateLimit-*` headers.
 """
 
 from __future__ import annotations

@@ -316,14 +316,14 @@ def test_a_new_day_forgets_the_old_one_and_a_late_flush_of_it_changes_nothing() 
     assert store.totals == {(korea_day(LAST_SECOND_KST), ALICE): 1}
 
 
-def test_the_store_total_wins_so_deleting_a_clients_item_forgives_it() -> None:
+def test_the_stored_total_replaces_what_the_container_knew() -> None:
     clock = FakeClock(NOON_KST)
     store = SharedStore()
     one = container(store, clock, limit=3, flush_interval_ms=0)
     for _ in range(2):
         admitted(one.quota, ALICE, 1, clock)
         one.executor.run_all()
-    del store.totals[(korea_day(NOON_KST), ALICE)]  # an operator deletes the client's item
+    del store.totals[(korea_day(NOON_KST), ALICE)]  # e.g. an operator deleted the client's item
     admitted(one.quota, ALICE, 1, clock)
     one.executor.run_all()  # the store now says 1
     assert admitted(one.quota, ALICE, 3, clock) == [True, True, False]

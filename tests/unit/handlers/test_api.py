@@ -172,7 +172,13 @@ def relay_calls(*keys: RouteKey) -> dict[str, int]:
 
 
 def assert_no_routing_diagnostics(answer: Answer) -> None:
-    allowed = {"content-type", "retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"}
+    allowed = {
+        "content-type",
+        "retry-after",
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+    }
     assert {name.lower() for name in answer.headers} <= allowed
     assert set(answer.body) <= {"success", "data", "error"}
     text = json.dumps(answer.body).lower()

@@ -14,8 +14,8 @@ from botocore.config import Config
 from functions.adapters.secrets import Secrets
 from functions.core import DIRECT_PROBED, PROBE_SLOT_MS, RelayGroup, RouteKey
 from functions.handlers import wiring
-from functions.handlers.ops import lambda_handler
 from functions.handlers.operator_auth import presented_secret, secrets_match
+from functions.handlers.ops import lambda_handler
 from functions.handlers.probe import lambda_handler as probe_handler
 from functions.handlers.settings import OpsSettings
 from sandbox.simulator.server import Simulator

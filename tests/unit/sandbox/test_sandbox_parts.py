@@ -291,9 +291,7 @@ def test_a_request_may_choose_its_source_ip_in_the_sandbox_only() -> None:
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
             assert http.get("/api/cu/products").status_code == 200
-            assert (
-                http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "203.0.113.7"}).status_code == 200
-            )
+            assert http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "203.0.113.7"}).status_code == 200
             assert http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "2001:db8::1"}).status_code == 200
             refused = http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "localhost"})
             assert refused.status_code == 400
