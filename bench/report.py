@@ -15,6 +15,9 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
     cost = results["cost_per_day"]
     handler = results["handler_detail"]
     prices = cost["assumed_prices_usd_per_million"]
+    quota = results["quota"]
+    hammering, throttled = quota["detail"]["hammering"], quota["detail"]["at_stage_throttle"]
+    request_path = quota["detail"]["request_path"]
     return [
         ("decision_ns_median", f"{results['decision_ns_median']:.0f} ns", "pure route decision, warm"),
         (
@@ -71,6 +74,21 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             f"{cost['breakdown']['warm_containers']} warm containers; ASSUMED {prices['region']} prices "
             f"${prices['write_request_unit']}/M WRU, ${prices['read_request_unit']}/M RRU",
         ),
+        (
+            "quota.overshoot_requests",
+            f"{quota['overshoot_requests']} past {hammering['limit']:,}",
+            f"{hammering['containers']} containers, one client at {hammering['rate_rps']:.0f} req/s (stated bound "
+            f"{hammering['stated_bound']}); at the stage throttle, {throttled['rate_rps']:.0f} req/s: "
+            f"{throttled['overshoot_requests']} (bound {throttled['stated_bound']})",
+        ),
+        (
+            "quota.overhead_ratio_on_vs_off",
+            f"{quota['overhead_ratio_on_vs_off']:.2f}×",
+            f"handler overhead, daily quota on / off: {request_path['handler_overhead_us_on']:.0f} / "
+            f"{request_path['handler_overhead_us_off']:.0f} µs (the check alone: "
+            f"{request_path['quota_check_us_median']:.0f} µs); {quota['store_calls_on_request_path']} store "
+            f"calls on the request path over {request_path['lookups']:,} lookups",
+        ),
     ]
 
 
@@ -84,6 +102,9 @@ def _meaning(results: dict[str, Any]) -> str:
     load = results["sandbox_load"]
     cost = results["cost_per_day"]
     cold = results["cold_import_ms_median"]
+    hammering = results["quota"]["detail"]["hammering"]
+    throttled = results["quota"]["detail"]["at_stage_throttle"]
+    request_path = results["quota"]["detail"]["request_path"]
     return "\n".join(
         [
             "## What this means for an operator",
@@ -105,6 +126,15 @@ def _meaning(results: dict[str, Any]) -> str:
             f"({load['fault_flip_errors']} around the flip): the first failure blocks direct for that route in the "
             "container and the same request is answered by the relay; after the cooldown the probe restores direct "
             f"without any operator action. While direct was healthy, {load['direct_share']:.1%} of lookups went direct.",
+            "- **The daily quota never makes a lookup wait**: the handler's overhead with it on is "
+            f"{results['quota']['overhead_ratio_on_vs_off']:.2f}× the overhead with it off "
+            f"({request_path['handler_overhead_us_on']:.0f} vs {request_path['handler_overhead_us_off']:.0f} µs), "
+            f"with {results['quota']['store_calls_on_request_path']} DynamoDB calls on the request path (counts are "
+            "flushed in the background). A client hammering through 8 containers at "
+            f"{hammering['rate_rps']:.0f} requests/s got {hammering['overshoot_requests']} lookups past "
+            f"{hammering['limit']:,} (the README's bound for that rate: {hammering['stated_bound']}); through the "
+            f"deployed API, whose stage throttle caps a client at 50 requests/s, the measured overshoot was "
+            f"{throttled['overshoot_requests']} (bound {throttled['stated_bound']}).",
             f"- **DynamoDB costs about ${cost['usd_per_month_30d']:.2f} a month** at "
             f"{cost['breakdown']['warm_containers']} busy containers (assumed list prices; reads scale linearly with "
             "warm containers, writes are fixed by the 5-minute schedule).",
@@ -112,13 +142,18 @@ def _meaning(results: dict[str, Any]) -> str:
     )
 
 
+def _reruns(results: dict[str, Any]) -> str:
+    reruns = results["run"].get("reruns", [])
+    return "".join(f"; `{' '.join(r['cases'])}` rerun {r['finished_at']}" for r in reruns)
+
+
 def markdown(results: dict[str, Any]) -> str:
     parts = [
         "# Benchmark results (latest run)",
         "",
         f"Run {results['run']['finished_at']} on {results['run']['machine']}, Python {results['run']['python']}, "
-        f"{results['run']['duration_s']} s. Medians over repeated runs; ratios against baselines measured in the "
-        "same run. Every field with its details is in `latest.json`.",
+        f"{results['run']['duration_s']} s{_reruns(results)}. Medians over repeated runs; ratios against baselines "
+        "measured in the same run. Every field with its details is in `latest.json`.",
         "",
         table(results),
         "",

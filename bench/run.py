@@ -1,7 +1,8 @@
 """`make bench`: run every benchmark case, write bench/results/latest.json and latest.md, print the table.
 
 Cases run one after another (they share two cores); each prints progress lines on stderr. The whole run
-takes about 1.5-3 minutes on a 2-core machine (limit: 10).
+takes about 2-3.5 minutes on a 2-core machine (limit: 10). `python -m bench.run CASE...` (e.g. `quota`)
+reruns only those cases and merges their fields into the latest results (`run.reruns` says which and when).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ REQUIRED_FIELDS = (
     "probe_max_in_flight",
     "sandbox_load",
     "cost_per_day",
+    "quota",
 )
 
 
@@ -52,31 +54,44 @@ def _prepare_environment() -> None:
     )
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     _prepare_environment()
-    from bench.cases import cold_import, decision, handler, probe_run, sandbox_load
+    from bench.cases import cold_import, decision, handler, probe_run, quota, sandbox_load
     from bench.report import markdown, table
 
+    cases = {
+        module.__name__.rsplit(".", 1)[-1]: module
+        for module in (decision, handler, probe_run, cold_import, sandbox_load, quota)
+    }
+    unknown = [name for name in argv if name not in cases]
+    if unknown:
+        raise SystemExit(f"bench: unknown cases {unknown}; choose from {', '.join(cases)}")
     started = time.monotonic()
-    results: dict[str, Any] = {}
-    for case in (decision, handler, probe_run, cold_import, sandbox_load):
-        results.update(case.run())
+    results: dict[str, Any] = json.loads((RESULTS / "latest.json").read_text()) if argv else {}
+    for name in argv or cases:
+        results.update(cases[name].run())
     missing = [name for name in REQUIRED_FIELDS if name not in results]
     if missing:
         raise SystemExit(f"bench: missing fields {missing}")
-    results["run"] = {
+    finished = {
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(time.monotonic() - started, 1),
-        "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
     }
+    if argv:
+        results["run"].setdefault("reruns", []).append({"cases": argv, **finished})
+    else:
+        results["run"] = {
+            **finished,
+            "python": platform.python_version(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     (RESULTS / "latest.md").write_text(markdown(results))
-    progress(f"wrote {RESULTS / 'latest.json'} and latest.md in {results['run']['duration_s']} s")
+    progress(f"wrote {RESULTS / 'latest.json'} and latest.md in {finished['duration_s']} s")
     print(table(results))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,344 @@
+"""`quota`: what the daily quota costs a lookup, that no lookup waits for it, and how far past the limit one
+client spread over 8 containers gets.
+
+- `overhead_ratio_on_vs_off`: handler overhead (API handler - bare fetch, as in the `handler` case) with the
+  quota on (counting, headers, a flush every 0.25 s on a clock that follows real time; a limit never reached)
+  over the same with `DAILY_RATE_LIMIT=0`, on moto with an instant upstream. Batches of on, off and bare are
+  interleaved; the ratio of the median per-batch overheads.
+- `store_calls_on_request_path`: DynamoDB calls made on the request's thread over 1,000 lookups with the
+  quota on (a botocore `before-call` hook); the flushes, on the container's executor, are counted apart.
+- `overshoot_requests`: 8 containers, each with the quota the lookup function builds
+  (`functions.handlers.daily_quota.limited_lookups`: its own executor and DynamoDB client), share one table in
+  moto's server on 127.0.0.1 (one request at a time, so each ADD is atomic as in DynamoDB). Each container
+  runs in its own thread and takes the same client's requests back to back, each costing SERVICE_MS (a fast
+  upstream), REQUESTS_PER_CONTAINER of them; the overshoot is allowed - DAILY_LIMIT. `detail.at_stage_throttle`
+  repeats it at the API stage's throttle rate (50 requests/s in all, the most a client can send through the
+  deployed API) with a smaller limit. Each run also reports the bound the README states, computed from the
+  measured rate and DynamoDB latency: 2 x (flush interval + DynamoDB latency) x the rate through the other 7.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+import boto3
+from moto import mock_aws
+from moto.moto_server import threaded_moto_server
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+from bench.cases.handler import (
+    ENDPOINT,
+    NOW,
+    QUERY,
+    QUOTA_NEVER_REACHED,
+    REPEATS,
+    SECRET_ID,
+    WARMUP,
+    CallCounter,
+    _Recorder,
+    instant_upstream,
+)
+from bench.common import (
+    BENCH_SECRET_VALUES,
+    REGION,
+    TABLE_NAME,
+    all_healthy_checks,
+    api_event,
+    lambda_context,
+    median,
+    progress,
+    quiet_stdout,
+    time_batch,
+)
+from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.dynamo_store import (
+    DynamoVerdictStore,
+    dynamodb_client,
+    store_client_config,
+    table_definition,
+)
+from functions.adapters.secrets import Secrets
+from functions.core.model import SECOND_MS
+from functions.core.quota import FLUSH_INTERVAL_MS, korea_day
+from functions.handlers.daily_quota import LimitedLookups, limited_lookups
+from functions.handlers.settings import ApiSettings
+from functions.handlers.wiring import BACKGROUND_WORKERS
+
+PER_BATCH = 100
+STORE_COUNT_LOOKUPS = 1_000
+CONTAINERS = 8
+DAILY_LIMIT = 3_000
+SERVICE_MS = 10
+REQUESTS_PER_CONTAINER = 500
+STAGE_THROTTLE_RPS = 50
+THROTTLED_LIMIT = 200
+THROTTLED_SECONDS = 7.0
+LATENCY_SAMPLES = 50
+
+
+def run() -> dict[str, Any]:
+    progress("quota: handler overhead with the daily quota on vs off, store calls on the request path")
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+    with mock_aws(), quiet_stdout():
+        request_path = _request_path()
+    progress(f"quota: {CONTAINERS} containers hammering as one client (limit {DAILY_LIMIT})")
+    with _atomic_moto_server() as endpoint_url, quiet_stdout():
+        hammered = _overshoot(endpoint_url, limit=DAILY_LIMIT, interval_s=SERVICE_MS / 1000, seconds=None)
+        throttled = _overshoot(
+            endpoint_url,
+            limit=THROTTLED_LIMIT,
+            interval_s=CONTAINERS / STAGE_THROTTLE_RPS,
+            seconds=THROTTLED_SECONDS,
+        )
+    progress(
+        f"quota: overhead ratio on/off {request_path['overhead_ratio_on_vs_off']}, store calls on the request "
+        f"path {request_path['store_calls_on_request_path']}, overshoot {hammered['overshoot_requests']} at "
+        f"{hammered['rate_rps']} req/s (bound {hammered['stated_bound']}), {throttled['overshoot_requests']} at "
+        f"{throttled['rate_rps']} req/s (bound {throttled['stated_bound']})"
+    )
+    return {
+        "quota": {
+            "overshoot_requests": hammered["overshoot_requests"],
+            "overhead_ratio_on_vs_off": request_path["overhead_ratio_on_vs_off"],
+            "store_calls_on_request_path": request_path["store_calls_on_request_path"],
+            "detail": {
+                "request_path": request_path,
+                "hammering": hammered,
+                "at_stage_throttle": throttled,
+                "flush_interval_ms": FLUSH_INTERVAL_MS,
+                "conditions": "moto (in-process for the request path; its server on 127.0.0.1, one request at "
+                "a time, for the overshoot), Powertools logs/metrics on (stdout to /dev/null)",
+            },
+        }
+    }
+
+
+# --- the request path ----------------------------------------------------------------------------------------
+
+
+def _request_path() -> dict[str, Any]:
+    from functions.handlers import api, wiring
+
+    dynamodb = boto3.client("dynamodb", region_name=REGION, config=store_client_config())
+    dynamodb.create_table(**table_definition(TABLE_NAME))
+    secretsmanager = boto3.client("secretsmanager", region_name=REGION)
+    secretsmanager.create_secret(Name=SECRET_ID, SecretString=json.dumps(dict(BENCH_SECRET_VALUES)))
+    routes, relays = all_healthy_checks(NOW - 30_000)
+    DynamoVerdictStore(TABLE_NAME, dynamodb).write_checks(routes, relays, now=NOW - 30_000)
+    started = time.monotonic()
+
+    def clock() -> int:  # real time from NOW: the flush interval and the snapshot TTL pass as in Lambda
+        return NOW + int((time.monotonic() - started) * SECOND_MS)
+
+    upstream = instant_upstream()
+    containers = {
+        quota: wiring.build_container(
+            ApiSettings(
+                ROUTE_HEALTH_TABLE=TABLE_NAME,
+                ROUTE_HEALTH_SECRET_ID=SECRET_ID,
+                DAILY_RATE_LIMIT=limit,
+            ),
+            clock=clock,
+            dynamodb_client=dynamodb,
+            http_transport=upstream,
+            secretsmanager_client=secretsmanager,
+        )
+        for quota, limit in (("on", QUOTA_NEVER_REACHED), ("off", 0))
+    }
+    event = api_event(ENDPOINT, QUERY, now_ms=NOW)
+
+    def lookup() -> dict[str, Any]:
+        # A context per invocation, as in Lambda: its remaining time bounds the lookup's budget.
+        response: dict[str, Any] = api.lambda_handler(event, lambda_context("api"))  # type: ignore[arg-type]
+        return response
+
+    def through(quota: str) -> Callable[[], dict[str, Any]]:
+        def installed() -> dict[str, Any]:
+            wiring.set_container(containers[quota])
+            return lookup()
+
+        return installed
+
+    try:
+        recorder = _Recorder(containers["on"].direct)
+        containers["on"].direct = recorder  # type: ignore[assignment]
+        first = through("on")()
+        containers["on"].direct = recorder.inner
+        assert first["statusCode"] == 200, first
+        assert "X-RateLimit-Remaining" in first["headers"]
+        assert "X-RateLimit-Remaining" not in through("off")()["headers"]
+        assert recorder.seen is not None, "the lookup did not go direct"
+        spec, params = recorder.seen
+        bare_transport = DirectTransport(new_direct_client(upstream))
+
+        def bare() -> Any:
+            return bare_transport.fetch(spec, params, timeout_ms=3_000)
+
+        overheads = _overheads(through("on"), through("off"), bare)
+        check_us = _check_us(containers["on"], event)
+
+        counter = CallCounter(threading.current_thread())
+        dynamodb.meta.events.register("before-call", counter)
+        wiring.set_container(containers["on"])
+        for _ in range(STORE_COUNT_LOOKUPS):
+            assert lookup()["statusCode"] == 200
+        containers["on"].executor.shutdown(wait=True)
+        dynamodb.meta.events.unregister("before-call", counter)
+    finally:
+        wiring.set_container(None)
+        for container in containers.values():
+            container.close()
+    return {
+        "overhead_ratio_on_vs_off": round(overheads["on_us"] / overheads["off_us"], 2),
+        "handler_overhead_us_on": overheads["on_us"],
+        "handler_overhead_us_off": overheads["off_us"],
+        "quota_check_us_median": check_us,
+        "store_calls_on_request_path": sum(counter.on_request_path.values()),
+        "store_calls_in_background": dict(counter.background),
+        "lookups": STORE_COUNT_LOOKUPS,
+        "repeats": REPEATS,
+        "lookups_per_batch": PER_BATCH,
+    }
+
+
+def _overheads(on: Callable[[], Any], off: Callable[[], Any], bare: Callable[[], Any]) -> dict[str, float]:
+    for _ in range(WARMUP):
+        on()
+        off()
+        bare()
+    on_samples, off_samples = [], []
+    for _ in range(REPEATS):
+        on_s = time_batch(on, PER_BATCH)
+        off_s = time_batch(off, PER_BATCH)
+        bare_s = time_batch(bare, PER_BATCH)
+        on_samples.append((on_s - bare_s) * 1e6)
+        off_samples.append((off_s - bare_s) * 1e6)
+    return {"on_us": round(median(on_samples), 1), "off_us": round(median(off_samples), 1)}
+
+
+def _check_us(container: Any, event: dict[str, Any]) -> float:
+    """The quota's own part of a lookup: `LimitedLookups.check` (hash, count, maybe start a flush), alone."""
+    limited = container.limited_lookups
+    assert limited is not None
+
+    def check() -> Any:
+        return limited.check(event, secrets=container.secret_source.get, now=container.clock())
+
+    return round(median([time_batch(check, 1_000) * 1e6 for _ in range(REPEATS)]), 1)
+
+
+# --- the overshoot ------------------------------------------------------------------------------------------------
+
+
+class _OneRequestAtATime(DomainDispatcherApplication):
+    """moto's dispatcher, serialized: each DynamoDB request is atomic, as it is in DynamoDB."""
+
+    _lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        with self._lock:
+            return super().__call__(environ, start_response)
+
+
+@contextmanager
+def _atomic_moto_server() -> Iterator[str]:
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
+    with mock.patch.object(threaded_moto_server, "DomainDispatcherApplication", _OneRequestAtATime):
+        server = threaded_moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+    try:
+        host, port = server.get_host_and_port()
+        url = f"http://{host}:{port}"
+        dynamodb_client(region_name=REGION, endpoint_url=url).create_table(**table_definition(TABLE_NAME))
+        yield url
+    finally:
+        server.stop()
+
+
+def _overshoot(endpoint_url: str, *, limit: int, interval_s: float, seconds: float | None) -> dict[str, Any]:
+    """CONTAINERS containers, one client; each container takes a request every `interval_s` (back to back:
+    the request itself takes that long) for `seconds`, or REQUESTS_PER_CONTAINER requests."""
+    started = time.monotonic()
+    day_start = NOW  # 09:00 in Seoul: the run stays inside one Korea day
+    client_ip = f"192.0.2.{limit % 250}"  # a client of its own per run (same table)
+
+    def clock() -> int:
+        return day_start + int((time.monotonic() - started) * SECOND_MS)
+
+    latency_ms = _add_latency_ms(endpoint_url, clock)
+    executors = [ThreadPoolExecutor(BACKGROUND_WORKERS) for _ in range(CONTAINERS)]
+    settings = ApiSettings(ROUTE_HEALTH_TABLE=TABLE_NAME, DAILY_RATE_LIMIT=limit)
+    containers: list[LimitedLookups] = []
+    for executor in executors:
+        client = dynamodb_client(region_name=REGION, endpoint_url=endpoint_url)
+        container = limited_lookups(
+            settings, store=DynamoVerdictStore(TABLE_NAME, client), executor=executor, clock=clock
+        )
+        assert container is not None
+        containers.append(container)
+    event = api_event("/api/cu/products", {"keyword": "cola"}, now_ms=NOW)
+    event["requestContext"]["http"]["sourceIp"] = client_ip
+    secrets = Secrets.from_mapping(BENCH_SECRET_VALUES, source="bench")
+    go = threading.Event()
+
+    def hammer(container: LimitedLookups) -> tuple[int, int]:
+        go.wait()
+        allowed = requests = 0
+        deadline = None if seconds is None else time.monotonic() + seconds
+
+        def more() -> bool:
+            return requests < REQUESTS_PER_CONTAINER if deadline is None else time.monotonic() < deadline
+
+        while more():
+            began = time.monotonic()
+            decision = container.check(event, secrets=lambda: secrets, now=clock())
+            assert decision is not None
+            allowed += decision.allowed
+            requests += 1
+            time.sleep(max(0.0, interval_s - (time.monotonic() - began)))
+        return allowed, requests
+
+    with ThreadPoolExecutor(max_workers=CONTAINERS) as pool:
+        futures = [pool.submit(hammer, container) for container in containers]
+        began = time.monotonic()
+        go.set()
+        outcomes = [future.result(timeout=120) for future in futures]
+        elapsed_s = time.monotonic() - began
+    for executor in executors:
+        executor.shutdown(wait=True)
+    allowed = sum(a for a, _ in outcomes)
+    requests = sum(r for _, r in outcomes)
+    rate = requests / elapsed_s
+    others_rate = rate * (CONTAINERS - 1) / CONTAINERS
+    bound = 2 * (FLUSH_INTERVAL_MS + latency_ms) / SECOND_MS * others_rate
+    return {
+        "overshoot_requests": allowed - limit,
+        "limit": limit,
+        "allowed": allowed,
+        "requests": requests,
+        "containers": CONTAINERS,
+        "rate_rps": round(rate, 1),
+        "dynamodb_update_ms_median": round(latency_ms, 2),
+        "stated_bound": round(bound),
+        "request_interval_ms": round(interval_s * 1000, 1),
+    }
+
+
+def _add_latency_ms(endpoint_url: str, clock: Callable[[], int]) -> float:
+    """Median time of one quota ADD against this server (the `d` of the stated bound)."""
+    store = DynamoVerdictStore(TABLE_NAME, dynamodb_client(region_name=REGION, endpoint_url=endpoint_url))
+    samples = []
+    for index in range(LATENCY_SAMPLES):
+        began = time.perf_counter()
+        store.add_daily_lookups(korea_day(clock()), f"latency-probe-{index}", 1)
+        samples.append((time.perf_counter() - began) * 1000)
+    return median(samples)
