@@ -85,7 +85,8 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             "quota.overhead_ratio_on_vs_off",
             f"{quota['overhead_ratio_on_vs_off']:.2f}×",
             f"handler overhead, daily quota on / off: {request_path['handler_overhead_us_on']:.0f} / "
-            f"{request_path['handler_overhead_us_off']:.0f} µs (the check alone: "
+            f"{request_path['handler_overhead_us_off']:.0f} µs (off / off again, the noise floor: "
+            f"{request_path['noise_ratio_off_vs_off']:.2f}×; the check alone: "
             f"{request_path['quota_check_us_median']:.0f} µs); {quota['store_calls_on_request_path']} store "
             f"calls on the request path over {request_path['lookups']:,} lookups",
         ),
@@ -128,7 +129,9 @@ def _meaning(results: dict[str, Any]) -> str:
             f"without any operator action. While direct was healthy, {load['direct_share']:.1%} of lookups went direct.",
             "- **The daily quota never makes a lookup wait**: the handler's overhead with it on is "
             f"{results['quota']['overhead_ratio_on_vs_off']:.2f}× the overhead with it off "
-            f"({request_path['handler_overhead_us_on']:.0f} vs {request_path['handler_overhead_us_off']:.0f} µs), "
+            f"({request_path['handler_overhead_us_on']:.0f} vs {request_path['handler_overhead_us_off']:.0f} µs; two "
+            f"identical containers without it differ by {request_path['noise_ratio_off_vs_off']:.2f}× on this "
+            f"machine, and the quota's own check takes {request_path['quota_check_us_median']:.0f} µs), "
             f"with {results['quota']['store_calls_on_request_path']} DynamoDB calls on the request path (counts are "
             "flushed in the background). A client hammering through 8 containers at "
             f"{hammering['rate_rps']:.0f} requests/s got {hammering['overshoot_requests']} lookups past "
@@ -137,7 +140,8 @@ def _meaning(results: dict[str, Any]) -> str:
             f"{throttled['overshoot_requests']} (bound {throttled['stated_bound']}).",
             f"- **DynamoDB costs about ${cost['usd_per_month_30d']:.2f} a month** at "
             f"{cost['breakdown']['warm_containers']} busy containers (assumed list prices; reads scale linearly with "
-            "warm containers, writes are fixed by the 5-minute schedule).",
+            "warm containers, writes are fixed by the 5-minute schedule), plus the daily quota's counters: at most one "
+            "write per limited lookup.",
         ]
     )
 
