@@ -8,7 +8,7 @@ Layout (one table, on-demand; the key schema lives only in this module):
 - partition ``quota#<YYYY-MM-DD>`` (the Korea day): sort key the client's hash, ``lookups`` counted with an
   atomic ``ADD`` by every container (the daily quota), removed by TTL a day after the day ends.
 
-Every write is a single conditional write, so the rules hold under any interleaving of writers without a
+Every verdict or probe-slot write is a single conditional write, so the rules hold under any interleaving of writers without a
 read-modify-write window. Where one rule allows two different results (a passing check during a live block;
 a failure report older than the last check), the common result is tried first and, if DynamoDB refuses it,
 the refused item (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) tells whether the other, equally
