@@ -21,7 +21,6 @@ client spread over 8 containers gets.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -32,7 +31,6 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
-import boto3
 from moto import mock_aws
 from moto.moto_server import threaded_moto_server
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
@@ -43,17 +41,16 @@ from bench.cases.handler import (
     QUERY,
     QUOTA_NEVER_REACHED,
     REPEATS,
-    SECRET_ID,
     WARMUP,
     CallCounter,
-    _Recorder,
-    instant_upstream,
+    _request_sent_direct,
+    _services,
+    _settings,
 )
 from bench.common import (
     BENCH_SECRET_VALUES,
     REGION,
     TABLE_NAME,
-    all_healthy_checks,
     api_event,
     lambda_context,
     median,
@@ -65,7 +62,6 @@ from functions.adapters.direct import DirectTransport, new_direct_client
 from functions.adapters.dynamo_store import (
     DynamoVerdictStore,
     dynamodb_client,
-    store_client_config,
     table_definition,
 )
 from functions.adapters.secrets import Secrets
@@ -131,31 +127,21 @@ def run() -> dict[str, Any]:
 def _request_path() -> dict[str, Any]:
     from functions.handlers import api, wiring
 
-    dynamodb = boto3.client("dynamodb", region_name=REGION, config=store_client_config())
-    dynamodb.create_table(**table_definition(TABLE_NAME))
-    secretsmanager = boto3.client("secretsmanager", region_name=REGION)
-    secretsmanager.create_secret(Name=SECRET_ID, SecretString=json.dumps(dict(BENCH_SECRET_VALUES)))
-    routes, relays = all_healthy_checks(NOW - 30_000)
-    DynamoVerdictStore(TABLE_NAME, dynamodb).write_checks(routes, relays, now=NOW - 30_000)
+    services = _services()
     started = time.monotonic()
 
     def clock() -> int:  # real time from NOW: the flush interval and the snapshot TTL pass as in Lambda
         return NOW + int((time.monotonic() - started) * SECOND_MS)
 
-    upstream = instant_upstream()
     containers = {
-        quota: wiring.build_container(
-            ApiSettings(
-                ROUTE_HEALTH_TABLE=TABLE_NAME,
-                ROUTE_HEALTH_SECRET_ID=SECRET_ID,
-                DAILY_RATE_LIMIT=limit,
-            ),
+        name: wiring.build_container(
+            _settings().model_copy(update={"daily_rate_limit": limit}),
             clock=clock,
-            dynamodb_client=dynamodb,
-            http_transport=upstream,
-            secretsmanager_client=secretsmanager,
+            dynamodb_client=services.dynamodb,
+            http_transport=services.upstream,
+            secretsmanager_client=services.secretsmanager,
         )
-        for quota, limit in (("on", QUOTA_NEVER_REACHED), ("off", 0), ("off again", 0))
+        for name, limit in (("on", QUOTA_NEVER_REACHED), ("off", 0), ("off again", 0))
     }
     event = api_event(ENDPOINT, QUERY, now_ms=NOW)
 
@@ -164,24 +150,18 @@ def _request_path() -> dict[str, Any]:
         response: dict[str, Any] = api.lambda_handler(event, lambda_context("api"))  # type: ignore[arg-type]
         return response
 
-    def through(quota: str) -> Callable[[], dict[str, Any]]:
+    def through(name: str) -> Callable[[], dict[str, Any]]:
         def installed() -> dict[str, Any]:
-            wiring.set_container(containers[quota])
+            wiring.set_container(containers[name])
             return lookup()
 
         return installed
 
     try:
-        recorder = _Recorder(containers["on"].direct)
-        containers["on"].direct = recorder  # type: ignore[assignment]
-        first = through("on")()
-        containers["on"].direct = recorder.inner
-        assert first["statusCode"] == 200, first
-        assert "X-RateLimit-Remaining" in first["headers"]
+        spec, params = _request_sent_direct(containers["on"], through("on"))
+        assert "X-RateLimit-Remaining" in through("on")()["headers"]
         assert "X-RateLimit-Remaining" not in through("off")()["headers"]
-        assert recorder.seen is not None, "the lookup did not go direct"
-        spec, params = recorder.seen
-        bare_transport = DirectTransport(new_direct_client(upstream))
+        bare_transport = DirectTransport(new_direct_client(services.upstream))
 
         def bare() -> Any:
             return bare_transport.fetch(spec, params, timeout_ms=3_000)
@@ -190,12 +170,12 @@ def _request_path() -> dict[str, Any]:
         check_us = _check_us(containers["on"], event)
 
         counter = CallCounter(threading.current_thread())
-        dynamodb.meta.events.register("before-call", counter)
+        services.dynamodb.meta.events.register("before-call", counter)
         wiring.set_container(containers["on"])
         for _ in range(STORE_COUNT_LOOKUPS):
             assert lookup()["statusCode"] == 200
         containers["on"].executor.shutdown(wait=True)
-        dynamodb.meta.events.unregister("before-call", counter)
+        services.dynamodb.meta.events.unregister("before-call", counter)
     finally:
         wiring.set_container(None)
         for container in containers.values():
