@@ -1,7 +1,7 @@
 """`make bench`: run every benchmark case, write bench/results/latest.json and latest.md, print the table.
 
 Cases run one after another (they share two cores); each prints progress lines on stderr. The whole run
-takes about 2-3.5 minutes on a 2-core machine (limit: 10). `python -m bench.run CASE...` (e.g. `quota`)
+takes about 2-4 minutes on a 2-core machine (limit: 10). `python -m bench.run CASE...` (e.g. `quota`)
 reruns only those cases and merges their fields into the latest results (`run.reruns` says which and when).
 """
 
