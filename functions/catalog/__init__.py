@@ -1,6 +1,7 @@
-"""One spec per route key (DESIGN §1): method, URL, headers, strict params, probe params, relay call and
-response validator. Lookups, probes and relays all use these same specs. Specs only build requests and
-validate answers; nothing in this package sends anything."""
+"""One spec per route key, and the spec is the operation: request, strict params, probe params, response
+model, normalizer, relay operation, relay body and the relay's input rule (`spec.py`; one module per
+retailer). Lookups, probes, relays and the sandbox all read these same specs; every table of operations is
+derived from them. Specs only build requests, validate and normalize answers; nothing here sends anything."""
 
 from __future__ import annotations
 

@@ -1,33 +1,17 @@
 """Building blocks shared by the per-service specs: strict params, lenient-but-typed upstream models,
-value types for the retailers' loose JSON, the validator wrapper and the stock status rule."""
+value types for the retailers' loose JSON and the stock status rule."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, TypeVar
-from urllib.parse import urlencode
+from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    ValidationError,
-)
-
-from functions.catalog.spec import HttpRequest, ResponseRejected
-from functions.core import Reason
-
-BodyT = TypeVar("BodyT", bound=BaseModel)
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 StockStatus = Literal["in_stock", "out_of_stock", "not_sold", "unknown"]
-NormalizerEntry = tuple[type[BaseModel], Callable[[Any], dict[str, Any]]]
-"""(validated response model, function turning it into the API's `data`) for one route key."""
 
 
 class StrictParams(BaseModel):
@@ -171,40 +155,11 @@ def defaults_from(**sources: str) -> Callable[[Any], Any]:
     return fill
 
 
-def same_body(params: BaseModel) -> dict[str, Any]:
-    """The params as a JSON body, unset optional (None) fields left out: what the upstream and relay get."""
-    return params.model_dump(exclude_none=True)
-
-
-def post_json(url: str, headers: Mapping[str, str], params: BaseModel) -> HttpRequest:
-    return HttpRequest("POST", url, headers, same_body(params))
-
-
 def frozen_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
     return MappingProxyType(dict(headers))
 
 
-def url_with_query(base: str, pairs: Sequence[tuple[str, str]]) -> str:
-    """Append query parameters in exactly the given order (some upstreams care)."""
-    return f"{base}?{urlencode(list(pairs))}" if pairs else base
-
-
 # --- responses -------------------------------------------------------------------------------------
-
-
-def object_validator(model: type[BodyT]) -> Callable[[object], BodyT]:
-    """Decoded JSON -> model. Not an object: INVALID_RESPONSE; schema or soft failure: SHAPE."""
-
-    def validate(body: object) -> BodyT:
-        if not isinstance(body, dict):
-            raise ResponseRejected(Reason.INVALID_RESPONSE)
-        try:
-            return model.model_validate(body)
-        except ValidationError:
-            # `from None`: the pydantic error quotes upstream body values; keep them out of tracebacks/logs.
-            raise ResponseRejected(Reason.SHAPE) from None
-
-    return validate
 
 
 def require_no_error_key(data: Any) -> Any:

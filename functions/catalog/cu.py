@@ -1,4 +1,4 @@
-"""CU (PocketCU app API): three POST JSON operations on www.pocketcu.co.kr (upstream catalog §2.2)."""
+"""CU (PocketCU app API): three POST JSON operations on www.pocketcu.co.kr; the relay takes the same bodies."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 
+from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     YN,
     Count,
     NonEmptyStr,
-    NormalizerEntry,
     Numeric,
     OptionalCode,
     OptionalText,
@@ -22,15 +22,13 @@ from functions.catalog.common import (
     decimal_text,
     defaults_from,
     frozen_headers,
-    object_validator,
-    post_json,
     require_no_error_key,
     require_success_not_false,
-    same_body,
     stock,
     yn,
 )
-from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.catalog.relay_rules import NoFields, RelayInput
+from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 
 BASE_URL = "https://www.pocketcu.co.kr"
@@ -114,6 +112,43 @@ class StoreParams(StrictParams):
     )
 
 
+# --- relay inputs ---------------------------------------------------------------------------------
+
+
+class StockSearchRelayInput(RelayInput):
+    searchWord: relay.Text1
+    prevSearchWord: Literal[""]
+    spellModifyUseYn: Literal["Y"]
+    offset: relay.Count
+    limit: relay.Count1
+    searchSort: relay.Code1
+
+
+class StoreRelayInput(RelayInput):
+    latVal: relay.Latitude
+    longVal: relay.Longitude
+    baseLatVal: relay.Latitude
+    baseLongVal: relay.Longitude
+    tabId: Literal["2"]
+    filterSvcList: relay.Empty
+    filterAdtList: relay.Empty
+    stockCdcYn: Literal["N"]
+    searchStock: relay.FalseOnly
+    pickupType: Literal["change"]
+    getRoute: Literal["IOS"]
+    areaTplNo: Literal["0"]
+    childMealPickUpYn: Literal["N"]
+    isCurrentSearch: Literal["N"]
+    pageType: relay.Text
+    searchWord: relay.Text
+    isRecommend: Literal["", "Y", "N"]
+    recommendId: relay.Code
+    jipCd: relay.Code
+    itemCd: relay.Code
+    item_cd: relay.Code
+    onItemNo: relay.Code
+
+
 # --- responses ------------------------------------------------------------------------------------
 
 
@@ -188,53 +223,6 @@ class StoreResponse(CuResponse):
     totalCnt: Count | None = None
 
 
-# --- specs ----------------------------------------------------------------------------------------
-
-
-def _post(path: str, params: StrictParams) -> HttpRequest:
-    return post_json(f"{BASE_URL}{path}", HEADERS, params)
-
-
-PRIME: OperationSpec[PrimeParams, PrimeResponse] = OperationSpec(
-    key=RouteKey.CU_PRIME,
-    params=PrimeParams,
-    build_request=lambda p: _post("/api/search/display/stock", p),
-    relay_operation=RouteKey.CU_PRIME.value,
-    relay_body=same_body,
-    probe_params=lambda _now: PrimeParams(),
-    validate=object_validator(PrimeResponse),
-)
-
-STOCK: OperationSpec[StockSearchParams, StockSearchResponse] = OperationSpec(
-    key=RouteKey.CU_STOCK,
-    params=StockSearchParams,
-    build_request=lambda p: _post("/api/search/rest/stock/main", p),
-    relay_operation=RouteKey.CU_STOCK.value,
-    relay_body=same_body,
-    probe_params=lambda _now: StockSearchParams(searchWord="레쓰비", offset=0, limit=10, searchSort="recom"),
-    validate=object_validator(StockSearchResponse),
-)
-
-STORE: OperationSpec[StoreParams, StoreResponse] = OperationSpec(
-    key=RouteKey.CU_STORE,
-    params=StoreParams,
-    build_request=lambda p: _post("/api/store", p),
-    relay_operation=RouteKey.CU_STORE.value,
-    relay_body=same_body,
-    probe_params=lambda _now: StoreParams(
-        latVal="37.5635",
-        longVal="126.9839",
-        baseLatVal="37.5635",
-        baseLongVal="126.9839",
-        pageType="search_improve",
-        searchWord="강남",
-    ),
-    validate=object_validator(StoreResponse),
-)
-
-SPECS = (PRIME, STOCK, STORE)
-
-
 # --- normalizers ----------------------------------------------------------------------------------
 
 
@@ -282,8 +270,47 @@ def normalize_store(body: StoreResponse) -> dict[str, Any]:
     }
 
 
-NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
-    RouteKey.CU_PRIME: (PrimeResponse, normalize_prime),
-    RouteKey.CU_STOCK: (StockSearchResponse, normalize_stock),
-    RouteKey.CU_STORE: (StoreResponse, normalize_store),
-}
+# --- specs ----------------------------------------------------------------------------------------
+
+
+PRIME = OperationSpec(
+    key=RouteKey.CU_PRIME,
+    url=f"{BASE_URL}/api/search/display/stock",
+    headers=HEADERS,
+    params=PrimeParams,
+    probe_params=lambda _now: PrimeParams(),
+    response=PrimeResponse,
+    normalizer=normalize_prime,
+    relay_input=NoFields,
+)
+
+STOCK = OperationSpec(
+    key=RouteKey.CU_STOCK,
+    url=f"{BASE_URL}/api/search/rest/stock/main",
+    headers=HEADERS,
+    params=StockSearchParams,
+    probe_params=lambda _now: StockSearchParams(searchWord="레쓰비", offset=0, limit=10, searchSort="recom"),
+    response=StockSearchResponse,
+    normalizer=normalize_stock,
+    relay_input=StockSearchRelayInput,
+)
+
+STORE = OperationSpec(
+    key=RouteKey.CU_STORE,
+    url=f"{BASE_URL}/api/store",
+    headers=HEADERS,
+    params=StoreParams,
+    probe_params=lambda _now: StoreParams(
+        latVal="37.5635",
+        longVal="126.9839",
+        baseLatVal="37.5635",
+        baseLongVal="126.9839",
+        pageType="search_improve",
+        searchWord="강남",
+    ),
+    response=StoreResponse,
+    normalizer=normalize_store,
+    relay_input=StoreRelayInput,
+)
+
+SPECS = (PRIME, STOCK, STORE)

@@ -1,29 +1,29 @@
-"""Dtryx (independent-cinema booking platform): three public GET operations (upstream catalog §2.5)."""
+"""Dtryx (independent-cinema booking platform): three public GET operations; the relay takes the cinema (and
+the date, compact) as JSON."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BeforeValidator, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, StrictStr, StringConstraints
 
 from functions.catalog.common import (
     YN,
     Count,
     NonEmptyStr,
-    NormalizerEntry,
     Numeric,
     Quantity,
     StrictParams,
     UpstreamModel,
     frozen_headers,
-    object_validator,
     optional_text,
-    url_with_query,
 )
-from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.catalog.relay_rules import RelayInput
+from functions.catalog.spec import OperationSpec, same_body
 from functions.core import RouteKey
 
 BASE_URL = "https://api.dtryx.com/dtryx/cms/thirdparty/movie"
@@ -72,12 +72,22 @@ def _play_date(value: object) -> date:
     raise ValueError("expected a date as YYYYMMDD or YYYY-MM-DD")
 
 
+def _real_compact_date(value: str) -> str:
+    try:
+        datetime.strptime(value, "%Y%m%d")
+    except ValueError:
+        raise ValueError("not a real calendar date") from None
+    return value
+
+
 def korea_today(now_ms: int) -> date:
     return datetime.fromtimestamp(now_ms / 1000, tz=UTC).astimezone(KOREA).date()
 
 
-BrandCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
-CinemaCode = Annotated[str, StringConstraints(pattern=r"^[0-9]{6}$")]
+BRAND_CODE = StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")
+CINEMA_CODE = StringConstraints(pattern=r"^[0-9]{6}$")
+BrandCode = Annotated[str, BRAND_CODE]
+CinemaCode = Annotated[str, CINEMA_CODE]
 PlayDate = Annotated[date, BeforeValidator(_play_date)]
 
 
@@ -91,6 +101,20 @@ class CinemaParams(StrictParams):
 
 class TimetableParams(CinemaParams):
     playDate: PlayDate
+
+
+# --- relay inputs ---------------------------------------------------------------------------------
+
+
+class CinemaRelayInput(RelayInput):
+    brandCode: Annotated[StrictStr, BRAND_CODE]
+    cinemaCode: Annotated[StrictStr, CINEMA_CODE]
+
+
+class TimetableRelayInput(CinemaRelayInput):
+    playDate: Annotated[
+        StrictStr, StringConstraints(pattern=r"^[0-9]{8}$"), AfterValidator(_real_compact_date)
+    ]
 
 
 # --- responses ------------------------------------------------------------------------------------
@@ -143,64 +167,6 @@ class PlayDatesResponse(DtryxResponse):
 
 class TimetableResponse(DtryxResponse):
     Recordset: list[ShowtimeRow]
-
-
-# --- specs ----------------------------------------------------------------------------------------
-
-
-def _request(endpoint: str, params: CinemaParams, *, play_date: date | None = None) -> HttpRequest:
-    # Parameter order follows the upstream client; PlaySDT must be dashed (YYYYMMDD silently gives 0 rows).
-    pairs = [
-        ("ChannelCd", "homepage"),
-        ("EngVerYn", "N"),
-        ("WorkGuID", WORK_GUIDS[endpoint]),
-        ("BrandCd", params.brandCode),
-        ("CinemaCd", params.cinemaCode),
-    ]
-    if play_date is not None:
-        pairs.append(("PlaySDT", play_date.isoformat()))
-    pairs.append(("MovieCd", "") if endpoint == PLAY_DATES_ENDPOINT else ("ImgSize", "small"))
-    return HttpRequest("GET", url_with_query(f"{BASE_URL}/{endpoint}", pairs), HEADERS)
-
-
-def _cinema_body(params: CinemaParams) -> dict[str, Any]:
-    return {"brandCode": params.brandCode, "cinemaCode": params.cinemaCode}
-
-
-MOVIES: OperationSpec[CinemaParams, MoviesResponse] = OperationSpec(
-    key=RouteKey.DTRYX_MOVIES,
-    params=CinemaParams,
-    build_request=lambda p: _request(MOVIES_ENDPOINT, p),
-    relay_operation="movies",
-    relay_body=_cinema_body,
-    probe_params=lambda _now: CinemaParams(brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA),
-    validate=object_validator(MoviesResponse),
-)
-
-PLAY_DATES: OperationSpec[CinemaParams, PlayDatesResponse] = OperationSpec(
-    key=RouteKey.DTRYX_PLAY_DATES,
-    params=CinemaParams,
-    build_request=lambda p: _request(PLAY_DATES_ENDPOINT, p),
-    relay_operation="play-dates",
-    relay_body=_cinema_body,
-    probe_params=lambda _now: CinemaParams(brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA),
-    validate=object_validator(PlayDatesResponse),
-)
-
-TIMETABLE: OperationSpec[TimetableParams, TimetableResponse] = OperationSpec(
-    key=RouteKey.DTRYX_TIMETABLE,
-    params=TimetableParams,
-    build_request=lambda p: _request(TIMETABLE_ENDPOINT, p, play_date=p.playDate),
-    relay_operation="timetable",
-    relay_body=lambda p: {**_cinema_body(p), "playDate": p.playDate.strftime("%Y%m%d")},
-    # "Today" in Korea: the cinemas' own calendar (the original used UTC, which is yesterday before 09:00 KST).
-    probe_params=lambda now: TimetableParams(
-        brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA, playDate=korea_today(now)
-    ),
-    validate=object_validator(TimetableResponse),
-)
-
-SPECS = (MOVIES, PLAY_DATES, TIMETABLE)
 
 
 # --- normalizers ----------------------------------------------------------------------------------
@@ -271,8 +237,69 @@ def normalize_timetable(body: TimetableResponse) -> dict[str, Any]:
     return {"totalCount": body.RecordCount, "showtimes": showtimes}
 
 
-NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
-    RouteKey.DTRYX_MOVIES: (MoviesResponse, normalize_movies),
-    RouteKey.DTRYX_PLAY_DATES: (PlayDatesResponse, normalize_play_dates),
-    RouteKey.DTRYX_TIMETABLE: (TimetableResponse, normalize_timetable),
-}
+# --- specs ----------------------------------------------------------------------------------------
+
+ResponseT = TypeVar("ResponseT", bound=DtryxResponse)
+
+
+def _query(endpoint: str, params: CinemaParams, *, play_date: date | None = None) -> list[tuple[str, str]]:
+    # Parameter order follows the upstream client; PlaySDT must be dashed (YYYYMMDD silently gives 0 rows).
+    pairs = [
+        ("ChannelCd", "homepage"),
+        ("EngVerYn", "N"),
+        ("WorkGuID", WORK_GUIDS[endpoint]),
+        ("BrandCd", params.brandCode),
+        ("CinemaCd", params.cinemaCode),
+    ]
+    if play_date is not None:
+        pairs.append(("PlaySDT", play_date.isoformat()))
+    pairs.append(("MovieCd", "") if endpoint == PLAY_DATES_ENDPOINT else ("ImgSize", "small"))
+    return pairs
+
+
+def _cinema_spec(
+    key: RouteKey,
+    endpoint: str,
+    response: type[ResponseT],
+    normalizer: Callable[[ResponseT], dict[str, Any]],
+    relay_operation: str,
+) -> OperationSpec[CinemaParams, ResponseT]:
+    """A listing for one cinema: the relay takes the cinema's codes as they are."""
+    return OperationSpec(
+        key=key,
+        url=f"{BASE_URL}/{endpoint}",
+        headers=HEADERS,
+        params=CinemaParams,
+        probe_params=lambda _now: CinemaParams(brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA),
+        response=response,
+        normalizer=normalizer,
+        relay_input=CinemaRelayInput,
+        method="GET",
+        query=lambda p: _query(endpoint, p),
+        relay_operation=relay_operation,
+    )
+
+
+MOVIES = _cinema_spec(RouteKey.DTRYX_MOVIES, MOVIES_ENDPOINT, MoviesResponse, normalize_movies, "movies")
+PLAY_DATES = _cinema_spec(
+    RouteKey.DTRYX_PLAY_DATES, PLAY_DATES_ENDPOINT, PlayDatesResponse, normalize_play_dates, "play-dates"
+)
+TIMETABLE = OperationSpec(
+    key=RouteKey.DTRYX_TIMETABLE,
+    url=f"{BASE_URL}/{TIMETABLE_ENDPOINT}",
+    headers=HEADERS,
+    params=TimetableParams,
+    # "Today" in Korea: the cinemas' own calendar (the original used UTC, which is yesterday before 09:00 KST).
+    probe_params=lambda now: TimetableParams(
+        brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA, playDate=korea_today(now)
+    ),
+    response=TimetableResponse,
+    normalizer=normalize_timetable,
+    relay_input=TimetableRelayInput,
+    method="GET",
+    query=lambda p: _query(TIMETABLE_ENDPOINT, p, play_date=p.playDate),
+    relay_operation="timetable",
+    relay_body=lambda p: {**same_body(p), "playDate": p.playDate.strftime("%Y%m%d")},
+)
+
+SPECS = (MOVIES, PLAY_DATES, TIMETABLE)

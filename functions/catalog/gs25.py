@@ -1,4 +1,5 @@
-"""GS25 (Woodongs app): product search direct, store stock pinned to the relay (upstream catalog §2.3)."""
+"""GS25 (Woodongs app): product search direct, store stock pinned to the relay (the app's logged-in session
+or API key lives there)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     YN,
     Count,
     Latitude,
     Longitude,
     NonEmptyStr,
-    NormalizerEntry,
     Numeric,
     NumericOrBlank,
     OptionalCode,
@@ -23,14 +24,11 @@ from functions.catalog.common import (
     decimal_text,
     defaults_from,
     frozen_headers,
-    object_validator,
     optional_text,
-    post_json,
-    same_body,
     stock,
-    url_with_query,
 )
-from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.catalog.relay_rules import RelayInput
+from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 
 SEARCH_URL = "https://b2c-apigw.woodongs.com/search/v3/totalSearch"
@@ -97,6 +95,34 @@ class StoreStockParams(StrictParams):
         return [(name, text) for name, text in pairs if text]
 
 
+# --- relay inputs ---------------------------------------------------------------------------------
+
+
+class ProductSearchRelayInput(RelayInput):
+    query: relay.Text1
+
+
+class StoreStockRelayInput(RelayInput):
+    """Every value a string (a number is refused), and an optional one is absent rather than empty."""
+
+    serviceCode: Literal["01", "02"]
+    realTimeStockYn: Literal["Y", "N"]
+    itemCode: relay.Code1 | None = None
+    keyword: relay.Text1 | None = None
+    storeCode: relay.Code1 | None = None
+    pageNumber: relay.PageText | None = None
+    pageCount: relay.PageText | None = None
+    myPositionYCoordination: relay.Latitude | None = None
+    centerPositionYCoordination: relay.Latitude | None = None
+    myPositionXCoordination: relay.Longitude | None = None
+    centerPositionXCoordination: relay.Longitude | None = None
+    radiusCondition: Literal["1000"] | None = None
+    pickupStoreYn: Literal["N"] | None = None
+    isSuperDlvyStoreSelected: Literal["N"] | None = None
+    isGs25DlvyStoreSelected: Literal["N"] | None = None
+    apiKey: relay.ApiKey | None = None
+
+
 # --- responses ------------------------------------------------------------------------------------
 
 
@@ -150,41 +176,6 @@ class StoreStockResponse(UpstreamModel):
     stores: list[StockStoreRow]
 
 
-# --- specs ----------------------------------------------------------------------------------------
-
-
-PRODUCTS: OperationSpec[ProductSearchParams, ProductSearchResponse] = OperationSpec(
-    key=RouteKey.GS25_PRODUCTS,
-    params=ProductSearchParams,
-    build_request=lambda p: post_json(SEARCH_URL, HEADERS, p),
-    relay_operation=RouteKey.GS25_PRODUCTS.value,
-    relay_body=same_body,
-    probe_params=lambda _now: ProductSearchParams(query="코카콜라"),
-    validate=object_validator(ProductSearchResponse),
-)
-
-# Pinned to the relay (PINNED_TO_RELAY): the direct transport refuses it before any network use. The GET
-# below is the reference request the relay makes with the app session; it documents the query shape.
-STOCK: OperationSpec[StoreStockParams, StoreStockResponse] = OperationSpec(
-    key=RouteKey.GS25_STOCK,
-    params=StoreStockParams,
-    build_request=lambda p: HttpRequest("GET", url_with_query(STOCK_URL, p.query_pairs()), HEADERS),
-    relay_operation=RouteKey.GS25_STOCK.value,
-    relay_body=lambda p: dict(p.query_pairs()),
-    probe_params=lambda _now: StoreStockParams(
-        keyword="코카콜라",
-        myPositionYCoordination=37.5635,
-        myPositionXCoordination=126.9839,
-        centerPositionYCoordination=37.5635,
-        centerPositionXCoordination=126.9839,
-    ),
-    validate=object_validator(StoreStockResponse),
-    relay_api_key_field="apiKey",
-)
-
-SPECS = (PRODUCTS, STOCK)
-
-
 # --- normalizers ----------------------------------------------------------------------------------
 
 
@@ -227,7 +218,41 @@ def normalize_stock(body: StoreStockResponse) -> dict[str, Any]:
     }
 
 
-NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
-    RouteKey.GS25_PRODUCTS: (ProductSearchResponse, normalize_products),
-    RouteKey.GS25_STOCK: (StoreStockResponse, normalize_stock),
-}
+# --- specs ----------------------------------------------------------------------------------------
+
+
+PRODUCTS = OperationSpec(
+    key=RouteKey.GS25_PRODUCTS,
+    url=SEARCH_URL,
+    headers=HEADERS,
+    params=ProductSearchParams,
+    probe_params=lambda _now: ProductSearchParams(query="코카콜라"),
+    response=ProductSearchResponse,
+    normalizer=normalize_products,
+    relay_input=ProductSearchRelayInput,
+)
+
+# Pinned to the relay (PINNED_TO_RELAY): the direct transport refuses it before any network use. The GET
+# request is the reference request the relay makes with the app session; it documents the query shape.
+STOCK = OperationSpec(
+    key=RouteKey.GS25_STOCK,
+    url=STOCK_URL,
+    headers=HEADERS,
+    params=StoreStockParams,
+    probe_params=lambda _now: StoreStockParams(
+        keyword="코카콜라",
+        myPositionYCoordination=37.5635,
+        myPositionXCoordination=126.9839,
+        centerPositionYCoordination=37.5635,
+        centerPositionXCoordination=126.9839,
+    ),
+    response=StoreStockResponse,
+    normalizer=normalize_stock,
+    relay_input=StoreStockRelayInput,
+    method="GET",
+    query=StoreStockParams.query_pairs,
+    relay_body=lambda p: dict(p.query_pairs()),
+    relay_api_key_field="apiKey",
+)
+
+SPECS = (PRODUCTS, STOCK)

@@ -1,10 +1,11 @@
-"""Olive Young: four POST JSON operations on www.oliveyoung.co.kr (upstream catalog §2.1)."""
+"""Olive Young: four POST JSON operations on www.oliveyoung.co.kr; the relay takes the same bodies under its
+own operation names."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StrictBool, StrictStr, StringConstraints, model_validator
 
 from functions.catalog.common import (
     Latitude,
@@ -12,19 +13,16 @@ from functions.catalog.common import (
     NonEmptyStr,
     NonNegativeFloat,
     NonNegativeNumber,
-    NormalizerEntry,
     OptionalText,
     SearchText,
     StrictParams,
     UpstreamModel,
     defaults_from,
     frozen_headers,
-    object_validator,
-    post_json,
-    same_body,
     stock,
 )
-from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.catalog.relay_rules import JsNumber, RelayInput
+from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 
 BASE_URL = "https://www.oliveyoung.co.kr"
@@ -101,6 +99,42 @@ class StockStoresParams(StrictParams):
     mapLon: Longitude
 
     _map_centre = model_validator(mode="before")(_map_defaults_to_position)
+
+
+# --- relay inputs: exact keys, all required, JavaScript types only --------------------------------
+
+
+class FindStoreRelayInput(RelayInput):
+    lat: JsNumber
+    lon: JsNumber
+    pageIdx: JsNumber
+    mapLat: JsNumber
+    mapLon: JsNumber
+    searchWords: StrictStr
+    pogKeys: StrictStr
+    serviceKeys: StrictStr
+
+
+class ProductSearchRelayInput(RelayInput):
+    includeSoldOut: StrictBool
+    keyword: StrictStr
+    sort: StrictStr
+    page: JsNumber
+    size: JsNumber
+
+
+class GoodsInfoRelayInput(RelayInput):
+    goodsNo: StrictStr
+
+
+class StockStoresRelayInput(RelayInput):
+    productId: StrictStr
+    searchWords: StrictStr
+    lat: JsNumber
+    lon: JsNumber
+    pageIdx: JsNumber
+    mapLat: JsNumber
+    mapLon: JsNumber
 
 
 # --- responses ------------------------------------------------------------------------------------
@@ -189,75 +223,6 @@ class StockStoresResponse(UpstreamModel):
     data: StockStoreListData
 
 
-# --- specs ----------------------------------------------------------------------------------------
-
-
-def _post(path: str, params: StrictParams) -> HttpRequest:
-    return post_json(f"{BASE_URL}{path}", HEADERS, params)
-
-
-FIND_STORE: OperationSpec[FindStoreParams, FindStoreResponse] = OperationSpec(
-    key=RouteKey.OY_FIND_STORE,
-    params=FindStoreParams,
-    build_request=lambda p: _post("/oystore/api/storeFinder/find-store", p),
-    relay_operation="find-store",
-    relay_body=same_body,
-    probe_params=lambda _now: FindStoreParams(
-        lat=PROBE_LAT,
-        lon=PROBE_LON,
-        mapLat=PROBE_LAT,
-        mapLon=PROBE_LON,
-        pageIdx=1,
-        searchWords=PROBE_STORE_SEARCH,
-        pogKeys="",
-        serviceKeys="",
-    ),
-    validate=object_validator(FindStoreResponse),
-)
-
-PRODUCT_SEARCH: OperationSpec[ProductSearchParams, ProductSearchResponse] = OperationSpec(
-    key=RouteKey.OY_PRODUCT_SEARCH,
-    params=ProductSearchParams,
-    build_request=lambda p: _post("/oystore/api/stock/product-search-v3", p),
-    relay_operation="product-search-v3",
-    relay_body=same_body,
-    probe_params=lambda _now: ProductSearchParams(
-        keyword="립밤", page=1, size=10, sort="01", includeSoldOut=True
-    ),
-    validate=object_validator(ProductSearchResponse),
-)
-
-GOODS_INFO: OperationSpec[GoodsInfoParams, GoodsInfoResponse] = OperationSpec(
-    key=RouteKey.OY_GOODS_INFO,
-    params=GoodsInfoParams,
-    build_request=lambda p: _post("/oystore/api/stock/stock-goods-info-v3", p),
-    relay_operation="stock-goods-info-v3",
-    relay_body=same_body,
-    probe_params=lambda _now: GoodsInfoParams(goodsNo="A000000165760"),
-    validate=object_validator(GoodsInfoResponse),
-)
-
-STOCK_STORES: OperationSpec[StockStoresParams, StockStoresResponse] = OperationSpec(
-    key=RouteKey.OY_STOCK_STORES,
-    params=StockStoresParams,
-    build_request=lambda p: _post("/oystore/api/stock/stock-stores", p),
-    relay_operation="stock-stores",
-    relay_body=same_body,
-    probe_params=lambda _now: StockStoresParams(
-        productId="8800362322138",
-        lat=PROBE_LAT,
-        lon=PROBE_LON,
-        pageIdx=1,
-        searchWords=PROBE_STORE_SEARCH,
-        mapLat=PROBE_LAT,
-        mapLon=PROBE_LON,
-    ),
-    validate=object_validator(StockStoresResponse),
-)
-
-SPECS = (FIND_STORE, PRODUCT_SEARCH, GOODS_INFO, STOCK_STORES)
-
-
 # --- normalizers ----------------------------------------------------------------------------------
 
 
@@ -325,9 +290,74 @@ def normalize_stock_stores(body: StockStoresResponse) -> dict[str, Any]:
     }
 
 
-NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
-    RouteKey.OY_FIND_STORE: (FindStoreResponse, normalize_find_store),
-    RouteKey.OY_PRODUCT_SEARCH: (ProductSearchResponse, normalize_product_search),
-    RouteKey.OY_GOODS_INFO: (GoodsInfoResponse, normalize_goods_info),
-    RouteKey.OY_STOCK_STORES: (StockStoresResponse, normalize_stock_stores),
-}
+# --- specs ----------------------------------------------------------------------------------------
+
+
+FIND_STORE = OperationSpec(
+    key=RouteKey.OY_FIND_STORE,
+    url=f"{BASE_URL}/oystore/api/storeFinder/find-store",
+    headers=HEADERS,
+    params=FindStoreParams,
+    probe_params=lambda _now: FindStoreParams(
+        lat=PROBE_LAT,
+        lon=PROBE_LON,
+        mapLat=PROBE_LAT,
+        mapLon=PROBE_LON,
+        pageIdx=1,
+        searchWords=PROBE_STORE_SEARCH,
+        pogKeys="",
+        serviceKeys="",
+    ),
+    response=FindStoreResponse,
+    normalizer=normalize_find_store,
+    relay_input=FindStoreRelayInput,
+    relay_operation="find-store",
+)
+
+PRODUCT_SEARCH = OperationSpec(
+    key=RouteKey.OY_PRODUCT_SEARCH,
+    url=f"{BASE_URL}/oystore/api/stock/product-search-v3",
+    headers=HEADERS,
+    params=ProductSearchParams,
+    probe_params=lambda _now: ProductSearchParams(
+        keyword="립밤", page=1, size=10, sort="01", includeSoldOut=True
+    ),
+    response=ProductSearchResponse,
+    normalizer=normalize_product_search,
+    relay_input=ProductSearchRelayInput,
+    relay_operation="product-search-v3",
+)
+
+GOODS_INFO = OperationSpec(
+    key=RouteKey.OY_GOODS_INFO,
+    url=f"{BASE_URL}/oystore/api/stock/stock-goods-info-v3",
+    headers=HEADERS,
+    params=GoodsInfoParams,
+    probe_params=lambda _now: GoodsInfoParams(goodsNo="A000000165760"),
+    response=GoodsInfoResponse,
+    normalizer=normalize_goods_info,
+    relay_input=GoodsInfoRelayInput,
+    relay_operation="stock-goods-info-v3",
+)
+
+STOCK_STORES = OperationSpec(
+    key=RouteKey.OY_STOCK_STORES,
+    url=f"{BASE_URL}/oystore/api/stock/stock-stores",
+    headers=HEADERS,
+    params=StockStoresParams,
+    probe_params=lambda _now: StockStoresParams(
+        productId="8800362322138",
+        lat=PROBE_LAT,
+        lon=PROBE_LON,
+        pageIdx=1,
+        searchWords=PROBE_STORE_SEARCH,
+        mapLat=PROBE_LAT,
+        mapLon=PROBE_LON,
+    ),
+    response=StockStoresResponse,
+    normalizer=normalize_stock_stores,
+    relay_input=StockStoresRelayInput,
+    relay_operation="stock-stores",
+)
+
+SPECS = (FIND_STORE, PRODUCT_SEARCH, GOODS_INFO, STOCK_STORES)

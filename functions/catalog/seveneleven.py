@@ -1,17 +1,18 @@
-"""7-Eleven (new.7-elevenapp.co.kr): eight operations (upstream catalog §2.4)."""
+"""7-Eleven (new.7-elevenapp.co.kr): eight operations; the relay takes each one's params as JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, RootModel, StrictStr, StringConstraints, model_validator
 
+from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     Code,
     Count,
     FiniteFloat,
     NonEmptyStr,
-    NormalizerEntry,
     Numeric,
     NumericOrBlank,
     RequiredQuantity,
@@ -19,17 +20,14 @@ from functions.catalog.common import (
     StrictParams,
     UpstreamModel,
     frozen_headers,
-    object_validator,
     optional_float,
     optional_text,
-    post_json,
     require_no_error_key,
     require_success_not_false,
-    same_body,
     stock,
-    url_with_query,
 )
-from functions.catalog.spec import HttpRequest, OperationSpec
+from functions.catalog.relay_rules import NoFields, RelayInput
+from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 
 BASE_URL = "https://new.7-elevenapp.co.kr"
@@ -52,7 +50,7 @@ STORE_ID_NAME_PAIRS = (
 )
 POPWORD_LIST_KEYS = ("keywords", "popwords", "wordList", "list")
 POPWORD_WORD_KEYS = ("keyword", "word", "popword", "popWord", "query", "name", "text")
-# The search body shape (a) the probe uses and lookups send (DESIGN §1: lookups send what the probe proved).
+# The search body shape (a) the probe uses and lookups send: lookups send what the probe proved works.
 GOODS_COLLECTION: Final = "goods"
 GOODS_SORT: Final = "quantity/desc,itemOnm/asc"
 MAX_START_COUNT = 9999
@@ -113,6 +111,52 @@ class StockParams(StrictParams):
 
 class NoParams(StrictParams):
     """Catalog listings take no parameters at all."""
+
+
+# --- relay inputs ---------------------------------------------------------------------------------
+
+
+class GoodsSearchRelayInput(RelayInput):
+    collection: Literal["goods"]
+    query: relay.Text1
+    sort: Literal["quantity/desc,itemOnm/asc"]
+    startCount: relay.Count
+    listCount: relay.Count1
+
+
+class GoodsPageRelayInput(RelayInput):
+    query: relay.Text1
+    pageNo: relay.Count
+    pageSize: relay.Count1
+
+
+class GoodsRelayInput(RootModel[GoodsSearchRelayInput | GoodsPageRelayInput]):
+    """Either of the two body shapes the upstream takes."""
+
+
+class StoreSearchRelayInput(RelayInput):
+    collection: Literal["store"]
+    query: relay.Text1
+    sort: Literal["Date/desc"]
+    listCount: relay.Count1
+
+
+class PopwordsRelayInput(RelayInput):
+    label: relay.Code1
+
+
+class StockMetaRelayInput(RelayInput):
+    itemCd: relay.Code1
+
+
+class StockRelayInput(RelayInput):
+    smCd: relay.Code1
+    stokMngCd: relay.Code1
+    stokMngQty: relay.Count
+    stockApplicationRate: Annotated[
+        StrictStr, StringConstraints(pattern=r"^[0-9]*(\.[0-9]+)?$", max_length=32)
+    ]
+    storeList: Annotated[list[relay.Code1], Field(min_length=1, max_length=200)]
 
 
 # --- responses ------------------------------------------------------------------------------------
@@ -326,99 +370,6 @@ class ExhibitionListingResponse(SevenEnvelope):
         return self.data if isinstance(self.data, list) else self.data.rows()
 
 
-# --- specs ----------------------------------------------------------------------------------------
-
-
-def _post(path: str, params: StrictParams) -> HttpRequest:
-    return post_json(f"{BASE_URL}{path}", HEADERS, params)
-
-
-def _get(path: str, query: list[tuple[str, str]] | None = None) -> HttpRequest:
-    return HttpRequest("GET", url_with_query(f"{BASE_URL}{path}", query or []), HEADERS)
-
-
-GOODS: OperationSpec[GoodsSearchParams, GoodsSearchResponse] = OperationSpec(
-    key=RouteKey.SEVEN_GOODS,
-    params=GoodsSearchParams,
-    build_request=lambda p: _post("/api/v1/open/search/goods", p),
-    relay_operation=RouteKey.SEVEN_GOODS.value,
-    relay_body=same_body,
-    probe_params=lambda _now: GoodsSearchParams(
-        collection=GOODS_COLLECTION, query="코카콜라", sort=GOODS_SORT, startCount=0, listCount=10
-    ),
-    validate=object_validator(GoodsSearchResponse),
-)
-
-STORE: OperationSpec[StoreSearchParams, StoreSearchResponse] = OperationSpec(
-    key=RouteKey.SEVEN_STORE,
-    params=StoreSearchParams,
-    build_request=lambda p: _post("/api/v1/open/search/store", p),
-    relay_operation=RouteKey.SEVEN_STORE.value,
-    relay_body=same_body,
-    probe_params=lambda _now: StoreSearchParams(query="강남", listCount=10),
-    validate=object_validator(StoreSearchResponse),
-)
-
-POPWORDS: OperationSpec[PopwordsParams, PopwordsResponse] = OperationSpec(
-    key=RouteKey.SEVEN_POPWORDS,
-    params=PopwordsParams,
-    # The label travels in the query string; the body is the literal `{}`.
-    build_request=lambda p: HttpRequest(
-        "POST", url_with_query(f"{BASE_URL}/api/v1/open/search/popword", [("label", p.label)]), HEADERS, {}
-    ),
-    relay_operation=RouteKey.SEVEN_POPWORDS.value,
-    relay_body=lambda p: {"label": p.label},
-    probe_params=lambda _now: PopwordsParams(label="home"),
-    validate=object_validator(PopwordsResponse),
-)
-
-STOCK_META: OperationSpec[StockMetaParams, StockMetaResponse] = OperationSpec(
-    key=RouteKey.SEVEN_STOCK_META,
-    params=StockMetaParams,
-    build_request=lambda p: _get("/api/v1/open/product/search/stock", [("itemCd", p.itemCd)]),
-    relay_operation=RouteKey.SEVEN_STOCK_META.value,
-    relay_body=lambda p: {"itemCd": p.itemCd},
-    probe_params=lambda _now: StockMetaParams(itemCd="8801056018979"),
-    validate=object_validator(StockMetaResponse),
-)
-
-STOCK: OperationSpec[StockParams, StockResponse] = OperationSpec(
-    key=RouteKey.SEVEN_STOCK,
-    params=StockParams,
-    build_request=lambda p: _post("/api/v1/open/real-stock/multi/01/stocks", p),
-    relay_operation=RouteKey.SEVEN_STOCK.value,
-    relay_body=same_body,
-    # One store per request: the upstream rejects multi-store requests with code 501.
-    probe_params=lambda _now: StockParams(
-        smCd="161260", stokMngCd="161260", stokMngQty=1, stockApplicationRate="100", storeList=["64676"]
-    ),
-    validate=object_validator(StockResponse),
-)
-
-
-def _listing_spec(
-    key: RouteKey, path: str, response: type[ProductListingResponse] | type[ExhibitionListingResponse]
-) -> OperationSpec[NoParams, Any]:
-    return OperationSpec(
-        key=key,
-        params=NoParams,
-        build_request=lambda _p: _get(path),
-        relay_operation=key.value,
-        relay_body=lambda _p: {},
-        probe_params=lambda _now: NoParams(),
-        validate=object_validator(response),
-    )
-
-
-PAGES = _listing_spec(RouteKey.SEVEN_PAGES, "/api/v1/product/pages", ProductListingResponse)
-ISSUES = _listing_spec(RouteKey.SEVEN_ISSUES, "/api/v1/product/issues", ProductListingResponse)
-EXHIBITIONS = _listing_spec(
-    RouteKey.SEVEN_EXHIBITIONS, "/api/v1/exhibition/main/list", ExhibitionListingResponse
-)
-
-SPECS = (GOODS, STORE, POPWORDS, STOCK_META, STOCK, PAGES, ISSUES, EXHIBITIONS)
-
-
 # --- normalizers ----------------------------------------------------------------------------------
 
 _LAT_KEYS = ("lat", "latitude", "gpsLat", "yCoord", "ycoord")
@@ -527,13 +478,105 @@ def normalize_exhibitions(body: ExhibitionListingResponse) -> dict[str, Any]:
     return {"exhibitions": exhibitions}
 
 
-NORMALIZERS: dict[RouteKey, NormalizerEntry] = {
-    RouteKey.SEVEN_GOODS: (GoodsSearchResponse, normalize_goods),
-    RouteKey.SEVEN_STORE: (StoreSearchResponse, normalize_store),
-    RouteKey.SEVEN_POPWORDS: (PopwordsResponse, normalize_popwords),
-    RouteKey.SEVEN_STOCK_META: (StockMetaResponse, normalize_stock_meta),
-    RouteKey.SEVEN_STOCK: (StockResponse, normalize_stock),
-    RouteKey.SEVEN_PAGES: (ProductListingResponse, normalize_products),
-    RouteKey.SEVEN_ISSUES: (ProductListingResponse, normalize_products),
-    RouteKey.SEVEN_EXHIBITIONS: (ExhibitionListingResponse, normalize_exhibitions),
-}
+# --- specs ----------------------------------------------------------------------------------------
+
+
+GOODS = OperationSpec(
+    key=RouteKey.SEVEN_GOODS,
+    url=f"{BASE_URL}/api/v1/open/search/goods",
+    headers=HEADERS,
+    params=GoodsSearchParams,
+    probe_params=lambda _now: GoodsSearchParams(
+        collection=GOODS_COLLECTION, query="코카콜라", sort=GOODS_SORT, startCount=0, listCount=10
+    ),
+    response=GoodsSearchResponse,
+    normalizer=normalize_goods,
+    relay_input=GoodsRelayInput,
+)
+
+STORE = OperationSpec(
+    key=RouteKey.SEVEN_STORE,
+    url=f"{BASE_URL}/api/v1/open/search/store",
+    headers=HEADERS,
+    params=StoreSearchParams,
+    probe_params=lambda _now: StoreSearchParams(query="강남", listCount=10),
+    response=StoreSearchResponse,
+    normalizer=normalize_store,
+    relay_input=StoreSearchRelayInput,
+)
+
+POPWORDS = OperationSpec(
+    key=RouteKey.SEVEN_POPWORDS,
+    url=f"{BASE_URL}/api/v1/open/search/popword",
+    headers=HEADERS,
+    params=PopwordsParams,
+    probe_params=lambda _now: PopwordsParams(label="home"),
+    response=PopwordsResponse,
+    normalizer=normalize_popwords,
+    relay_input=PopwordsRelayInput,
+    # The label travels in the query string; the body is the literal `{}`.
+    query=lambda p: [("label", p.label)],
+    json_body=lambda _p: {},
+)
+
+STOCK_META = OperationSpec(
+    key=RouteKey.SEVEN_STOCK_META,
+    url=f"{BASE_URL}/api/v1/open/product/search/stock",
+    headers=HEADERS,
+    params=StockMetaParams,
+    probe_params=lambda _now: StockMetaParams(itemCd="8801056018979"),
+    response=StockMetaResponse,
+    normalizer=normalize_stock_meta,
+    relay_input=StockMetaRelayInput,
+    method="GET",
+    query=lambda p: [("itemCd", p.itemCd)],
+)
+
+STOCK = OperationSpec(
+    key=RouteKey.SEVEN_STOCK,
+    url=f"{BASE_URL}/api/v1/open/real-stock/multi/01/stocks",
+    headers=HEADERS,
+    params=StockParams,
+    # One store per request: the upstream rejects multi-store requests with code 501.
+    probe_params=lambda _now: StockParams(
+        smCd="161260", stokMngCd="161260", stokMngQty=1, stockApplicationRate="100", storeList=["64676"]
+    ),
+    response=StockResponse,
+    normalizer=normalize_stock,
+    relay_input=StockRelayInput,
+)
+
+ListingT = TypeVar("ListingT", ProductListingResponse, ExhibitionListingResponse)
+
+
+def _listing_spec(
+    key: RouteKey, path: str, response: type[ListingT], normalizer: Callable[[ListingT], dict[str, Any]]
+) -> OperationSpec[NoParams, ListingT]:
+    """A catalog listing: a GET without parameters; the relay takes `{}`."""
+    return OperationSpec(
+        key=key,
+        url=f"{BASE_URL}{path}",
+        headers=HEADERS,
+        params=NoParams,
+        probe_params=lambda _now: NoParams(),
+        response=response,
+        normalizer=normalizer,
+        relay_input=NoFields,
+        method="GET",
+    )
+
+
+PAGES = _listing_spec(
+    RouteKey.SEVEN_PAGES, "/api/v1/product/pages", ProductListingResponse, normalize_products
+)
+ISSUES = _listing_spec(
+    RouteKey.SEVEN_ISSUES, "/api/v1/product/issues", ProductListingResponse, normalize_products
+)
+EXHIBITIONS = _listing_spec(
+    RouteKey.SEVEN_EXHIBITIONS,
+    "/api/v1/exhibition/main/list",
+    ExhibitionListingResponse,
+    normalize_exhibitions,
+)
+
+SPECS = (GOODS, STORE, POPWORDS, STOCK_META, STOCK, PAGES, ISSUES, EXHIBITIONS)

@@ -1,12 +1,13 @@
-"""The shape of one operation spec: the single description that lookups, probes and relays all use."""
+"""The shape of one operation: the single description that lookups, probes, relays and the sandbox all use."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
+from urllib.parse import urlencode
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from functions.core import Reason, RouteKey
 
@@ -35,23 +36,79 @@ class HttpRequest:
     json_body: object | None = None
 
 
-@dataclass(frozen=True, slots=True)
+def same_body(params: BaseModel) -> dict[str, Any]:
+    """The params as a JSON body, unset optional (None) fields left out: what most upstreams and relays get."""
+    return params.model_dump(exclude_none=True)
+
+
+def no_query(_params: BaseModel) -> Sequence[tuple[str, str]]:
+    return ()
+
+
+def url_with_query(base: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """Append query parameters in exactly the given order (some upstreams care)."""
+    return f"{base}?{urlencode(list(pairs))}" if pairs else base
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OperationSpec(Generic[ParamsT, BodyT]):
-    """Everything about one route key's upstream call (DESIGN §1: one spec per operation)."""
+    """Everything about one route key's operation. The defaults fit most operations (a POST of the params as
+    JSON, the relay operation named like the route key, the relay body the same JSON), so a spec states only
+    what differs."""
 
     key: RouteKey
+    url: str
+    """The upstream URL without its query string."""
+    headers: Mapping[str, str]
+    """The retailer's public headers (never a secret)."""
     params: type[ParamsT]
     """Strict pydantic model of the upstream request parameters (extra fields forbidden)."""
-    build_request: Callable[[ParamsT], HttpRequest]
-    """The direct request: method, URL (with query string), headers, JSON body."""
-    relay_operation: str
-    """Path segment of the relay call: `POST {relay base}/v1/{group}/{relay_operation}`."""
-    relay_body: Callable[[ParamsT], Mapping[str, Any]]
-    """The JSON body the relay expects for this operation."""
     probe_params: Callable[[int], ParamsT]
     """The fixed representative parameters for the probe; takes `now` (epoch ms) for date-based probes."""
-    validate: Callable[[object], BodyT]
-    """Decoded JSON -> validated response model; raises `ResponseRejected` on any soft failure."""
+    response: type[BodyT]
+    """The validated response: every soft failure (failure envelope, missing field) fails its validation."""
+    normalizer: Callable[[BodyT], dict[str, Any]]
+    """The validated response -> the API's `data`."""
+    relay_input: type[BaseModel]
+    """The relay's input rule for this operation: the relay refuses any body that fails it."""
+    method: Literal["GET", "POST"] = "POST"
+    query: Callable[[ParamsT], Sequence[tuple[str, str]]] = no_query
+    """The query string's pairs, in the upstream's order."""
+    json_body: Callable[[ParamsT], object] = same_body
+    """A POST's JSON body."""
+    relay_operation: str = ""
+    """Path segment of the relay call, `POST {relay base}/v1/{group}/{relay_operation}`; by default the key."""
+    relay_body: Callable[[ParamsT], Mapping[str, Any]] = same_body
+    """The JSON body the relay expects for this operation."""
     relay_api_key_field: str | None = None
     """The relay body field for the retailer API key the relay passes on (gs25-stock: `apiKey`); the relay
     transport fills it from the relay's credentials when it has one. Nothing else ever sees the key."""
+
+    def __post_init__(self) -> None:
+        if not self.relay_operation:
+            object.__setattr__(self, "relay_operation", self.key.value)
+
+    def build_request(self, params: ParamsT) -> HttpRequest:
+        """The direct request: method, URL with its query string, headers, JSON body."""
+        body = self.json_body(params) if self.method == "POST" else None
+        return HttpRequest(self.method, url_with_query(self.url, self.query(params)), self.headers, body)
+
+    def validate(self, body: object) -> BodyT:
+        """Decoded JSON -> the response model. Not an object: INVALID_RESPONSE; schema or soft failure: SHAPE."""
+        if not isinstance(body, dict):
+            raise ResponseRejected(Reason.INVALID_RESPONSE)
+        try:
+            return self.response.model_validate(body)
+        except ValidationError:
+            # `from None`: the pydantic error quotes upstream body values; keep them out of tracebacks/logs.
+            raise ResponseRejected(Reason.SHAPE) from None
+
+    def normalize(self, body: BaseModel) -> dict[str, Any]:
+        """The API's `data` from what `validate` returned: clear names, numbers as numbers, stock as
+        `{"quantity", "status"}`. Only validated bodies get here, so a failed answer never becomes an empty
+        list or "stock 0"."""
+        if not isinstance(body, self.response):
+            raise TypeError(
+                f"{self.key} expects a validated {self.response.__name__}, got {type(body).__name__}"
+            )
+        return self.normalizer(body)

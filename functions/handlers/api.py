@@ -1,8 +1,9 @@
-"""The lookup API (DESIGN §6): 16 GET endpoints over the 20 route keys, documented at `GET /api/openapi.json`.
+"""The lookup API (docs/design.md, "HTTP API"): 18 GET endpoints over the 20 route keys, documented at
+`GET /api/openapi.json`.
 
-Query parameters are validated by Powertools with the pydantic models of `functions.services.queries`; bad
-input answers 400 `INVALID_INPUT` with the field errors before any upstream call. Each endpoint hands its
-query to `functions.services.operations`, whose every upstream call goes through the router. Responses are
+Query parameters are validated by Powertools with the endpoints' query models (`functions.services.queries`);
+bad input answers 400 `INVALID_INPUT` with the field errors before any upstream call. Each endpoint's query
+fetches its data through one `Lookup`, whose every upstream call goes through the router. Responses are
 `{"success": true, "data": ...}` or `{"success": false, "error": {...}}` and never say which path served
 them: routing shows up in logs and metrics only. Before any of that, lookups under the limited prefixes count
 against the per-client daily rate limit (`functions.handlers.daily_quota`): past it, 429
@@ -12,7 +13,7 @@ against the per-client daily rate limit (`functions.handlers.daily_quota`): past
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
 from typing import Annotated, Any, Literal
 
@@ -26,26 +27,31 @@ from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
-from functions.core import LookupCancelled, RouteKey, ServiceError
+from functions.core import LookupCancelled, ServiceError
 from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
 from functions.core.quota import QuotaDecision
 from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import emit_snapshot_age, logger
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
-from functions.services import operations
 from functions.services.lookup import InvalidParams, Lookup
 from functions.services.queries import (
     CuProductsQuery,
     CuStoresQuery,
-    DtryxCinemaQuery,
+    DtryxMoviesQuery,
+    DtryxPlayDatesQuery,
     DtryxTimetableQuery,
     GoodsNumber,
     Gs25ProductsQuery,
     Gs25StockQuery,
+    LookupQuery,
+    OliveyoungGoodsQuery,
     OliveyoungProductsQuery,
     OliveyoungStockQuery,
     OliveyoungStoresQuery,
+    SevenElevenExhibitionsQuery,
+    SevenElevenIssuesQuery,
+    SevenElevenPagesQuery,
     SevenElevenPopwordsQuery,
     SevenElevenProductsQuery,
     SevenElevenStockQuery,
@@ -109,10 +115,6 @@ ERROR_RESPONSES: dict[int, OpenAPIResponse] = {
 }
 
 
-def _ok(data: dict[str, Any]) -> LookupResponse:
-    return LookupResponse(data=data)
-
-
 def _error(status: int, body: ErrorBody, headers: Mapping[str, str] | None = None) -> Response[str]:
     return Response(
         status_code=status,
@@ -147,41 +149,42 @@ def _lookup() -> Lookup:
     )
 
 
+def _answer(query: LookupQuery) -> LookupResponse:
+    return LookupResponse(data=query.fetch(_lookup()))
+
+
+def _endpoint(path: str, summary: str, tags: list[str]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A lookup endpoint: GET `path`, documented with `summary` under `tags` and the error responses."""
+    return app.get(path, summary=summary, tags=tags, responses=ERROR_RESPONSES)
+
+
 # --- Olive Young -------------------------------------------------------------------------------
 
 OLIVEYOUNG = ["Olive Young"]
 
 
-@app.get("/api/oliveyoung/stores", summary="Olive Young stores", tags=OLIVEYOUNG, responses=ERROR_RESPONSES)
+@_endpoint("/api/oliveyoung/stores", "Olive Young stores", OLIVEYOUNG)
 def oliveyoung_stores(query: Annotated[OliveyoungStoresQuery, Query()]) -> LookupResponse:
-    return _ok(operations.oliveyoung_stores(_lookup(), query))
+    return _answer(query)
 
 
-@app.get(
-    "/api/oliveyoung/products",
-    summary="Olive Young product search",
-    tags=OLIVEYOUNG,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/oliveyoung/products", "Olive Young product search", OLIVEYOUNG)
 def oliveyoung_products(query: Annotated[OliveyoungProductsQuery, Query()]) -> LookupResponse:
-    return _ok(operations.oliveyoung_products(_lookup(), query))
+    return _answer(query)
 
 
-@app.get(
+@_endpoint(
     "/api/oliveyoung/products/<goodsNo>",
-    summary="Olive Young goods number -> master goods number (the `productId` of stock lookups)",
-    tags=OLIVEYOUNG,
-    responses=ERROR_RESPONSES,
+    "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+    OLIVEYOUNG,
 )
 def oliveyoung_goods_info(goodsNo: Annotated[GoodsNumber, Path()]) -> LookupResponse:
-    return _ok(operations.oliveyoung_goods_info(_lookup(), goodsNo))
+    return _answer(OliveyoungGoodsQuery(goodsNo=goodsNo))
 
 
-@app.get(
-    "/api/oliveyoung/stock", summary="Olive Young stock per store", tags=OLIVEYOUNG, responses=ERROR_RESPONSES
-)
+@_endpoint("/api/oliveyoung/stock", "Olive Young stock per store", OLIVEYOUNG)
 def oliveyoung_stock(query: Annotated[OliveyoungStockQuery, Query()]) -> LookupResponse:
-    return _ok(operations.oliveyoung_stock(_lookup(), query))
+    return _answer(query)
 
 
 # --- CU ----------------------------------------------------------------------------------------
@@ -189,19 +192,14 @@ def oliveyoung_stock(query: Annotated[OliveyoungStockQuery, Query()]) -> LookupR
 CU = ["CU"]
 
 
-@app.get("/api/cu/products", summary="CU product search", tags=CU, responses=ERROR_RESPONSES)
+@_endpoint("/api/cu/products", "CU product search", CU)
 def cu_products(query: Annotated[CuProductsQuery, Query()]) -> LookupResponse:
-    return _ok(operations.cu_products(_lookup(), query))
+    return _answer(query)
 
 
-@app.get(
-    "/api/cu/stores",
-    summary="CU stores near a point (with one item's stock)",
-    tags=CU,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/cu/stores", "CU stores near a point (with one item's stock)", CU)
 def cu_stores(query: Annotated[CuStoresQuery, Query()]) -> LookupResponse:
-    return _ok(operations.cu_stores(_lookup(), query))
+    return _answer(query)
 
 
 # --- GS25 --------------------------------------------------------------------------------------
@@ -209,19 +207,14 @@ def cu_stores(query: Annotated[CuStoresQuery, Query()]) -> LookupResponse:
 GS25 = ["GS25"]
 
 
-@app.get("/api/gs25/products", summary="GS25 product search", tags=GS25, responses=ERROR_RESPONSES)
+@_endpoint("/api/gs25/products", "GS25 product search", GS25)
 def gs25_products(query: Annotated[Gs25ProductsQuery, Query()]) -> LookupResponse:
-    return _ok(operations.gs25_products(_lookup(), query))
+    return _answer(query)
 
 
-@app.get(
-    "/api/gs25/stock",
-    summary="GS25 stock per store near a point (`itemCode` or `keyword` required)",
-    tags=GS25,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/gs25/stock", "GS25 stock per store near a point (`itemCode` or `keyword` required)", GS25)
 def gs25_stock(query: Annotated[Gs25StockQuery, Query()]) -> LookupResponse:
-    return _ok(operations.gs25_stock(_lookup(), query))
+    return _answer(query)
 
 
 # --- 7-Eleven ----------------------------------------------------------------------------------
@@ -229,71 +222,39 @@ def gs25_stock(query: Annotated[Gs25StockQuery, Query()]) -> LookupResponse:
 SEVENELEVEN = ["7-Eleven"]
 
 
-@app.get(
-    "/api/seveneleven/products",
-    summary="7-Eleven product search",
-    tags=SEVENELEVEN,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/seveneleven/products", "7-Eleven product search", SEVENELEVEN)
 def seveneleven_products(query: Annotated[SevenElevenProductsQuery, Query()]) -> LookupResponse:
-    return _ok(operations.seveneleven_products(_lookup(), query))
+    return _answer(query)
 
 
-@app.get(
-    "/api/seveneleven/stores", summary="7-Eleven store search", tags=SEVENELEVEN, responses=ERROR_RESPONSES
-)
+@_endpoint("/api/seveneleven/stores", "7-Eleven store search", SEVENELEVEN)
 def seveneleven_stores(query: Annotated[SevenElevenStoresQuery, Query()]) -> LookupResponse:
-    return _ok(operations.seveneleven_stores(_lookup(), query))
+    return _answer(query)
 
 
-@app.get(
-    "/api/seveneleven/popwords",
-    summary="7-Eleven popular keywords",
-    tags=SEVENELEVEN,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/seveneleven/popwords", "7-Eleven popular keywords", SEVENELEVEN)
 def seveneleven_popwords(query: Annotated[SevenElevenPopwordsQuery, Query()]) -> LookupResponse:
-    return _ok(operations.seveneleven_popwords(_lookup(), query))
+    return _answer(query)
 
 
-@app.get(
-    "/api/seveneleven/stock",
-    summary="7-Eleven stock of one item in one store",
-    tags=SEVENELEVEN,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/seveneleven/stock", "7-Eleven stock of one item in one store", SEVENELEVEN)
 def seveneleven_stock(query: Annotated[SevenElevenStockQuery, Query()]) -> LookupResponse:
-    return _ok(operations.seveneleven_stock(_lookup(), query))
+    return _answer(query)
 
 
-@app.get(
-    "/api/seveneleven/catalog/pages",
-    summary="7-Eleven product pages",
-    tags=SEVENELEVEN,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/seveneleven/catalog/pages", "7-Eleven product pages", SEVENELEVEN)
 def seveneleven_pages() -> LookupResponse:
-    return _ok(operations.seveneleven_catalog(_lookup(), RouteKey.SEVEN_PAGES))
+    return _answer(SevenElevenPagesQuery())
 
 
-@app.get(
-    "/api/seveneleven/catalog/issues",
-    summary="7-Eleven featured products",
-    tags=SEVENELEVEN,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/seveneleven/catalog/issues", "7-Eleven featured products", SEVENELEVEN)
 def seveneleven_issues() -> LookupResponse:
-    return _ok(operations.seveneleven_catalog(_lookup(), RouteKey.SEVEN_ISSUES))
+    return _answer(SevenElevenIssuesQuery())
 
 
-@app.get(
-    "/api/seveneleven/catalog/exhibitions",
-    summary="7-Eleven promotions",
-    tags=SEVENELEVEN,
-    responses=ERROR_RESPONSES,
-)
+@_endpoint("/api/seveneleven/catalog/exhibitions", "7-Eleven promotions", SEVENELEVEN)
 def seveneleven_exhibitions() -> LookupResponse:
-    return _ok(operations.seveneleven_catalog(_lookup(), RouteKey.SEVEN_EXHIBITIONS))
+    return _answer(SevenElevenExhibitionsQuery())
 
 
 # --- Dtryx -------------------------------------------------------------------------------------
@@ -301,21 +262,19 @@ def seveneleven_exhibitions() -> LookupResponse:
 DTRYX = ["Dtryx cinemas"]
 
 
-@app.get("/api/dtryx/movies", summary="Films now showing at a cinema", tags=DTRYX, responses=ERROR_RESPONSES)
-def dtryx_movies(query: Annotated[DtryxCinemaQuery, Query()]) -> LookupResponse:
-    return _ok(operations.dtryx_movies(_lookup(), query))
+@_endpoint("/api/dtryx/movies", "Films now showing at a cinema", DTRYX)
+def dtryx_movies(query: Annotated[DtryxMoviesQuery, Query()]) -> LookupResponse:
+    return _answer(query)
 
 
-@app.get("/api/dtryx/play-dates", summary="Bookable screening dates", tags=DTRYX, responses=ERROR_RESPONSES)
-def dtryx_play_dates(query: Annotated[DtryxCinemaQuery, Query()]) -> LookupResponse:
-    return _ok(operations.dtryx_play_dates(_lookup(), query))
+@_endpoint("/api/dtryx/play-dates", "Bookable screening dates", DTRYX)
+def dtryx_play_dates(query: Annotated[DtryxPlayDatesQuery, Query()]) -> LookupResponse:
+    return _answer(query)
 
 
-@app.get(
-    "/api/dtryx/timetable", summary="Showtimes and seats for one date", tags=DTRYX, responses=ERROR_RESPONSES
-)
+@_endpoint("/api/dtryx/timetable", "Showtimes and seats for one date", DTRYX)
 def dtryx_timetable(query: Annotated[DtryxTimetableQuery, Query()]) -> LookupResponse:
-    return _ok(operations.dtryx_timetable(_lookup(), query))
+    return _answer(query)
 
 
 # --- OpenAPI -----------------------------------------------------------------------------------

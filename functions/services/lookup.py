@@ -69,3 +69,7 @@ class Lookup:
         # The router raises the timeout error itself when nothing of the budget is left.
         remaining_ms = self._deadline - self._clock()
         return self._router.route_operation(key, direct, relay, budget_ms=remaining_ms, cancel=self._cancel)
+
+    def data(self, key: RouteKey, params: BaseModel) -> dict[str, Any]:
+        """Fetch `key` and normalize the answer: the API's `data`."""
+        return spec_for(key).normalize(self(key, params))

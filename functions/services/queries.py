@@ -1,19 +1,28 @@
-"""The API's query models: one per lookup endpoint, with the exact parameter names of DESIGN §6.
+"""The lookup API's endpoints, one query model each: what a caller may send (validated, documented in
+OpenAPI) and `fetch`, the operations it becomes.
 
-These describe what a caller may send (validated, documented in OpenAPI). Mapping them onto the upstream
-parameter names happens in `functions.services.operations`.
+An endpoint that is one operation (`OperationQuery`) says which one and maps its fields onto the operation's
+upstream parameter names; a composite endpoint writes its steps out. Every operation's params are built and
+validated before the endpoint's first upstream call, so bad input never reaches a retailer or a relay, and
+one `Lookup` (one time budget) serves all of an endpoint's calls.
 """
 
 from __future__ import annotations
 
 import re
+from abc import abstractmethod
+from collections.abc import Mapping
 from datetime import date
-from typing import Annotated, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from functions.catalog import common, dtryx, oliveyoung, seveneleven
+from functions.catalog.common import stock
+from functions.core import RouteKey
+from functions.core.errors import upstream_bad_response
+from functions.services.lookup import InvalidParams, Lookup, operation_params
 
 SEOUL_CITY_HALL_LAT = 37.5665
 SEOUL_CITY_HALL_LON = 126.9780
@@ -53,49 +62,142 @@ def _dashed_date_only(value: object) -> object:
 DashedDate = Annotated[date, BeforeValidator(_dashed_date_only), Field(description="YYYY-MM-DD")]
 
 
-class QueryModel(BaseModel):
+UNKNOWN_QUANTITY = -1
+
+
+def fetch_operation(lookup: Lookup, key: RouteKey, values: Mapping[str, Any]) -> dict[str, Any]:
+    """One operation: its params from `values` (upstream names), the lookup, the normalized `data`."""
+    return lookup.data(key, operation_params(key, values))
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """Only the values the caller gave: everything else is the operation's own default (the params model)."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
+class LookupQuery(BaseModel):
+    """One endpoint's query. An endpoint's query model documents the API: its docstring would show in the
+    OpenAPI document, so notes on one are comments."""
+
     model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
 
+    @abstractmethod
+    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+        """The endpoint's `data`; raises InvalidParams (400), ServiceError or LookupCancelled."""
 
-class OliveyoungStoresQuery(QueryModel):
+
+class OperationQuery(LookupQuery):
+    """An endpoint that is one operation, `key`."""
+
+    key: ClassVar[RouteKey]
+
+    @abstractmethod
+    def values(self) -> dict[str, Any]:
+        """The operation's params by upstream name; what is left out takes the params model's default."""
+
+    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+        return fetch_operation(lookup, self.key, self.values())
+
+
+# --- Olive Young -------------------------------------------------------------------------------
+
+
+class OliveyoungStoresQuery(OperationQuery):
+    key = RouteKey.OY_FIND_STORE
     keyword: SearchText | None = Field(default=None, description="Store name, area or store code")
     lat: Latitude = SEOUL_CITY_HALL_LAT
     lon: Longitude = SEOUL_CITY_HALL_LON
     page: Page = 1
 
+    def values(self) -> dict[str, Any]:
+        return _given(lat=self.lat, lon=self.lon, pageIdx=self.page, searchWords=self.keyword)
 
-class OliveyoungProductsQuery(QueryModel):
+
+class OliveyoungProductsQuery(OperationQuery):
+    key = RouteKey.OY_PRODUCT_SEARCH
     keyword: SearchText
     page: Page = 1
     size: PageSize = 20
 
+    def values(self) -> dict[str, Any]:
+        return {"keyword": self.keyword, "page": self.page, "size": self.size}
 
-class OliveyoungStockQuery(QueryModel):
+
+class OliveyoungGoodsQuery(OperationQuery):
+    """A goods number (a path parameter) -> its master goods number."""
+
+    key = RouteKey.OY_GOODS_INFO
+    goodsNo: GoodsNumber
+
+    def values(self) -> dict[str, Any]:
+        return {"goodsNo": self.goodsNo}
+
+
+class OliveyoungStockQuery(OperationQuery):
+    key = RouteKey.OY_STOCK_STORES
     productId: GoodsNumber = Field(description="Master goods number (see /api/oliveyoung/products/{goodsNo})")
     keyword: SearchText | None = Field(default=None, description="Store name, area or store code")
     lat: Latitude = SEOUL_CITY_HALL_LAT
     lon: Longitude = SEOUL_CITY_HALL_LON
     page: Page = 1
 
+    def values(self) -> dict[str, Any]:
+        return _given(
+            productId=self.productId, lat=self.lat, lon=self.lon, pageIdx=self.page, searchWords=self.keyword
+        )
 
-class CuProductsQuery(QueryModel):
+
+# --- CU ----------------------------------------------------------------------------------------
+
+
+# The PocketCU client primes the stock-search display before every search; so do we.
+class CuProductsQuery(LookupQuery):
     keyword: SearchText
     offset: Annotated[int, Field(ge=0, le=9999)] = 0
     limit: PageSize = 20
 
+    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+        prime = operation_params(RouteKey.CU_PRIME, {})
+        search = operation_params(
+            RouteKey.CU_STOCK, {"searchWord": self.keyword, "offset": self.offset, "limit": self.limit}
+        )
+        lookup(RouteKey.CU_PRIME, prime)
+        return lookup.data(RouteKey.CU_STOCK, search)
 
-class CuStoresQuery(QueryModel):
+
+class CuStoresQuery(OperationQuery):
+    key = RouteKey.CU_STORE
     lat: Latitude
     lon: Longitude
     keyword: SearchText | None = None
     itemCd: Code | None = Field(default=None, description="Also report this item's stock per store")
 
+    def values(self) -> dict[str, Any]:
+        item = self.itemCd
+        return _given(latVal=self.lat, longVal=self.lon, searchWord=self.keyword, itemCd=item, item_cd=item)
 
-class Gs25ProductsQuery(QueryModel):
+    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+        data = super().fetch(lookup)
+        if not self.itemCd:
+            # Without an item there is no stock to report; "unknown" on every store would only mislead.
+            data["stores"] = [{k: v for k, v in store.items() if k != "stock"} for store in data["stores"]]
+        return data
+
+
+# --- GS25 --------------------------------------------------------------------------------------
+
+
+class Gs25ProductsQuery(OperationQuery):
+    key = RouteKey.GS25_PRODUCTS
     keyword: SearchText
 
+    def values(self) -> dict[str, Any]:
+        return {"query": self.keyword}
 
-class Gs25StockQuery(QueryModel):
+
+# Pinned to the relay (the app session lives there): the router decides that, not this query.
+class Gs25StockQuery(OperationQuery):
+    key = RouteKey.GS25_STOCK
     itemCode: Code | None = Field(default=None, description="GS25 item code; or give `keyword`")
     keyword: SearchText | None = Field(default=None, description="Product keyword; or give `itemCode`")
     lat: Latitude
@@ -107,8 +209,20 @@ class Gs25StockQuery(QueryModel):
             raise ValueError("give itemCode or keyword")
         return self
 
+    def values(self) -> dict[str, Any]:
+        return _given(
+            myPositionYCoordination=self.lat,
+            myPositionXCoordination=self.lon,
+            itemCode=self.itemCode,
+            keyword=self.keyword,
+        )
 
-class SevenElevenProductsQuery(QueryModel):
+
+# --- 7-Eleven ----------------------------------------------------------------------------------
+
+
+class SevenElevenProductsQuery(OperationQuery):
+    key = RouteKey.SEVEN_GOODS
     keyword: SearchText
     page: Page = 1
     size: PageSize = 20
@@ -130,25 +244,107 @@ class SevenElevenProductsQuery(QueryModel):
             )
         return self
 
+    def values(self) -> dict[str, Any]:
+        return {
+            "collection": seveneleven.GOODS_COLLECTION,
+            "query": self.keyword,
+            "sort": seveneleven.GOODS_SORT,
+            "startCount": (self.page - 1) * self.size,
+            "listCount": self.size,
+        }
 
-class SevenElevenStoresQuery(QueryModel):
+
+class SevenElevenStoresQuery(OperationQuery):
+    key = RouteKey.SEVEN_STORE
     keyword: SearchText
     limit: PageSize = 20
 
+    def values(self) -> dict[str, Any]:
+        return {"query": self.keyword, "listCount": self.limit}
 
-class SevenElevenPopwordsQuery(QueryModel):
+
+class SevenElevenPopwordsQuery(OperationQuery):
+    key = RouteKey.SEVEN_POPWORDS
     label: Code = "home"
 
+    def values(self) -> dict[str, Any]:
+        return {"label": self.label}
 
-class SevenElevenStockQuery(QueryModel):
+
+# The item's stock metadata first (it names the stock request's codes), then one store's stock. One store per
+# request: asking for several at once is rejected upstream. A management quantity of -1 means the item's stock
+# is unknown: that is the answer, and no stock request is made (the relays refuse -1 in one).
+class SevenElevenStockQuery(LookupQuery):
     itemCd: Code
     storeCd: Code
 
+    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+        item = fetch_operation(lookup, RouteKey.SEVEN_STOCK_META, {"itemCd": self.itemCd})
+        result = {"itemCode": item["itemCd"], "itemName": item["itemName"], "storeCode": self.storeCd}
+        if item["stokMngQty"] == UNKNOWN_QUANTITY:
+            return {**result, "stock": stock(None)}
+        try:
+            stock_params = operation_params(
+                RouteKey.SEVEN_STOCK,
+                {
+                    "smCd": item["smCd"],
+                    "stokMngCd": item["stokMngCd"],
+                    "stokMngQty": item["stokMngQty"],
+                    "stockApplicationRate": item["stockApplicationRate"],
+                    "storeList": [self.storeCd],
+                },
+            )
+        except InvalidParams:
+            # The codes came from the upstream, not from the caller: an unusable answer, not bad input.
+            raise upstream_bad_response() from None
+        stores = lookup.data(RouteKey.SEVEN_STOCK, stock_params)["stores"]
+        store = next((row for row in stores if row["storeCode"] == self.storeCd), None)
+        # A store missing from the answer is "unknown", never "out of stock".
+        return {**result, "stock": store["stock"] if store is not None else stock(None)}
 
-class DtryxCinemaQuery(QueryModel):
+
+class SevenElevenListingQuery(OperationQuery):
+    """`seven-pages`, `seven-issues` or `seven-exhibitions`: listings that take no parameters."""
+
+    def values(self) -> dict[str, Any]:
+        return {}
+
+
+class SevenElevenPagesQuery(SevenElevenListingQuery):
+    key = RouteKey.SEVEN_PAGES
+
+
+class SevenElevenIssuesQuery(SevenElevenListingQuery):
+    key = RouteKey.SEVEN_ISSUES
+
+
+class SevenElevenExhibitionsQuery(SevenElevenListingQuery):
+    key = RouteKey.SEVEN_EXHIBITIONS
+
+
+# --- Dtryx -------------------------------------------------------------------------------------
+
+
+# One cinema's films, bookable dates or (with a date) showtimes.
+class DtryxCinemaQuery(OperationQuery):
     brandCode: BrandCode = Field(description="Cinema brand, e.g. indieart")
     cinemaCode: CinemaCode = Field(description="Six-digit cinema code, e.g. 000067")
 
+    def values(self) -> dict[str, Any]:
+        return {"brandCode": self.brandCode, "cinemaCode": self.cinemaCode}
+
+
+class DtryxMoviesQuery(DtryxCinemaQuery):
+    key = RouteKey.DTRYX_MOVIES
+
+
+class DtryxPlayDatesQuery(DtryxCinemaQuery):
+    key = RouteKey.DTRYX_PLAY_DATES
+
 
 class DtryxTimetableQuery(DtryxCinemaQuery):
+    key = RouteKey.DTRYX_TIMETABLE
     playDate: DashedDate
+
+    def values(self) -> dict[str, Any]:
+        return {**super().values(), "playDate": self.playDate}

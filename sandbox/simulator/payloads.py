@@ -6,7 +6,8 @@ schema allows). `request` is what the retailer or relay received: query paramete
 under either the upstream names (`BrandCd`) or the relay's names (`brandCode`). Same input, same body.
 
 Soft-failure bodies are a realistic body with exactly one catalog failure signal changed, so they parse as
-JSON but `spec.validate` rejects them with `Reason.SHAPE`.
+JSON but `spec.validate` rejects them with `Reason.SHAPE`. Each operation is one `SIMULATED` entry: its
+body builder and its soft failures.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -154,15 +156,15 @@ def _oy_stores(request: Mapping[str, Any], rng: random.Random, *, with_stock: bo
     return {"status": "SUCCESS", "data": {"totalCount": 5 + rng.randrange(0, 40), "storeList": rows}}
 
 
-def _oy_find_store(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _oy_find_store(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     return _oy_stores(request, rng, with_stock=False)
 
 
-def _oy_stock_stores(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _oy_stock_stores(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     return _oy_stores(request, rng, with_stock=True)
 
 
-def _oy_product_search(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _oy_product_search(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     keyword = _text(request, "keyword", default="립밤")
     size = _count(request, "size", default=10)
     rows = []
@@ -192,7 +194,7 @@ def _oy_product_search(request: Mapping[str, Any], rng: random.Random) -> Body:
     }
 
 
-def _oy_goods_info(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _oy_goods_info(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     goods_no = _text(request, "goodsNo", default="A000000165760")
     master = "8800362322138" if goods_no == "A000000165760" else _barcode(rng)
     return {
@@ -210,11 +212,11 @@ def _oy_goods_info(request: Mapping[str, Any], rng: random.Random) -> Body:
 # --- CU -------------------------------------------------------------------------------------------
 
 
-def _cu_prime(_request: Mapping[str, Any], _rng: random.Random) -> Body:
+def _cu_prime(_request: Mapping[str, Any], _rng: random.Random, _today: date) -> Body:
     return {"resp_cd": "0000", "areaCateList": [{"menuCd": c, "menuNm": n} for c, n in _CU_CATEGORIES]}
 
 
-def _cu_stock(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _cu_stock(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     word = _text(request, "searchWord", default="레쓰비")
     limit = _count(request, "limit", default=10)
     rows = []
@@ -240,7 +242,7 @@ def _cu_stock(request: Mapping[str, Any], rng: random.Random) -> Body:
     }
 
 
-def _cu_store(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _cu_store(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     lat = _number(request, "latVal", "baseLatVal", default=37.5635)
     lon = _number(request, "longVal", "baseLongVal", default=126.9839)
     with_stock = bool(_text(request, "itemCd", "item_cd"))
@@ -270,7 +272,7 @@ def _cu_store(request: Mapping[str, Any], rng: random.Random) -> Body:
 # --- GS25 -----------------------------------------------------------------------------------------
 
 
-def _gs25_products(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _gs25_products(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     query = _text(request, "query", default="코카콜라")
     docs = []
     for index, suffix in enumerate(_GS25_ITEMS):
@@ -295,7 +297,7 @@ def _gs25_products(request: Mapping[str, Any], rng: random.Random) -> Body:
     }
 
 
-def _gs25_stock(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _gs25_stock(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     lat = _number(request, "myPositionYCoordination", "centerPositionYCoordination", default=37.5635)
     lon = _number(request, "myPositionXCoordination", "centerPositionXCoordination", default=126.9839)
     item = _text(request, "keyword", default="코카콜라")
@@ -340,7 +342,7 @@ def _seven_goods_row(rng: random.Random, name: str, index: int) -> Body:
     }
 
 
-def _seven_goods(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _seven_goods(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     query = _text(request, "query", default="코카콜라")
     size = _count(request, "listCount", "pageSize", default=10)
     rows = [_seven_goods_row(rng, f"{query} {_SEVEN_ITEMS[i % len(_SEVEN_ITEMS)]}", i) for i in range(size)]
@@ -361,7 +363,7 @@ def _seven_goods(request: Mapping[str, Any], rng: random.Random) -> Body:
     }
 
 
-def _seven_store(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _seven_store(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     query = _text(request, "query", default="강남")
     size = _count(request, "listCount", default=10, cap=5)
     documents = []
@@ -388,7 +390,7 @@ def _seven_store(request: Mapping[str, Any], rng: random.Random) -> Body:
     return {"success": True, "code": 200, "data": {"SearchQueryResult": result}}
 
 
-def _seven_popwords(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _seven_popwords(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     words = rng.sample(_POPWORDS, 6)
     if _text(request, "label", default="home") == "home":
         return {
@@ -399,7 +401,7 @@ def _seven_popwords(request: Mapping[str, Any], rng: random.Random) -> Body:
     return {"success": True, "code": 200, "data": words}
 
 
-def _seven_stock_meta(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _seven_stock_meta(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     item = _text(request, "itemCd", default="8801056018979")
     sm_code = "161260" if item == "8801056018979" else _digits(rng, 6)
     return {
@@ -413,7 +415,7 @@ def _seven_stock_meta(request: Mapping[str, Any], rng: random.Random) -> Body:
     }
 
 
-def _seven_stock(request: Mapping[str, Any], _rng: random.Random) -> Body:
+def _seven_stock(request: Mapping[str, Any], _rng: random.Random, _today: date) -> Body:
     stores = request.get("storeList")
     codes = [s for s in stores if isinstance(s, str)] if isinstance(stores, list) else []
     rows: list[Body] = []
@@ -433,15 +435,15 @@ def _seven_products_listing(request: Mapping[str, Any], rng: random.Random, *, a
     return {"success": True, "code": 200, "data": rows if as_array else {"content": rows}}
 
 
-def _seven_pages(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _seven_pages(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     return _seven_products_listing(request, rng, as_array=False)
 
 
-def _seven_issues(request: Mapping[str, Any], rng: random.Random) -> Body:
+def _seven_issues(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     return _seven_products_listing(request, rng, as_array=True)
 
 
-def _seven_exhibitions(_request: Mapping[str, Any], rng: random.Random) -> Body:
+def _seven_exhibitions(_request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     names = ("여름 음료 대전", "1+1 간식 기획전", "도시락 신상품 모음")
     rows = [
         {
@@ -465,7 +467,7 @@ def _dtryx_envelope(rows: list[Body]) -> Body:
     return {"RetCode": "success", "RetMsg": "", "RecordCount": len(rows), "Recordset": rows}
 
 
-def _dtryx_movies(_request: Mapping[str, Any], rng: random.Random) -> Body:
+def _dtryx_movies(_request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     movies = rng.sample(_MOVIES, 4)
     return _dtryx_envelope(
         [
@@ -530,40 +532,12 @@ def _dtryx_timetable(request: Mapping[str, Any], rng: random.Random, today: date
     return _dtryx_envelope(rows)
 
 
-_BUILDERS: Mapping[RouteKey, Callable[[Mapping[str, Any], random.Random], Body]] = {
-    RouteKey.OY_FIND_STORE: _oy_find_store,
-    RouteKey.OY_PRODUCT_SEARCH: _oy_product_search,
-    RouteKey.OY_GOODS_INFO: _oy_goods_info,
-    RouteKey.OY_STOCK_STORES: _oy_stock_stores,
-    RouteKey.CU_PRIME: _cu_prime,
-    RouteKey.CU_STOCK: _cu_stock,
-    RouteKey.CU_STORE: _cu_store,
-    RouteKey.GS25_PRODUCTS: _gs25_products,
-    RouteKey.GS25_STOCK: _gs25_stock,
-    RouteKey.SEVEN_GOODS: _seven_goods,
-    RouteKey.SEVEN_STORE: _seven_store,
-    RouteKey.SEVEN_POPWORDS: _seven_popwords,
-    RouteKey.SEVEN_STOCK_META: _seven_stock_meta,
-    RouteKey.SEVEN_STOCK: _seven_stock,
-    RouteKey.SEVEN_PAGES: _seven_pages,
-    RouteKey.SEVEN_ISSUES: _seven_issues,
-    RouteKey.SEVEN_EXHIBITIONS: _seven_exhibitions,
-    RouteKey.DTRYX_MOVIES: _dtryx_movies,
-}
-
-
 def realistic_payload(key: RouteKey, request: Mapping[str, Any], *, today: date | None = None) -> object:
     """A body the real upstream could have sent for `request`; it passes `spec_for(key).validate`.
 
     `today` anchors Dtryx dates (pass the sandbox clock's Korean date); without it a fixed date is used.
     """
-    rng = _rng(key, request)
-    anchor = today or DEFAULT_TODAY
-    if key is RouteKey.DTRYX_PLAY_DATES:
-        return _dtryx_play_dates(request, rng, anchor)
-    if key is RouteKey.DTRYX_TIMETABLE:
-        return _dtryx_timetable(request, rng, anchor)
-    return _BUILDERS[key](request, rng)
+    return SIMULATED[key].body(request, _rng(key, request), today or DEFAULT_TODAY)
 
 
 def request_fields(url: str, json_body: object | None) -> dict[str, Any]:
@@ -651,138 +625,217 @@ _DTRYX_COMMON: dict[str, Mutation] = {
     "recordset-missing": _drop(("Recordset",)),
 }
 
-_SOFT_FAILURES: Mapping[RouteKey, dict[str, Mutation]] = {
-    RouteKey.OY_FIND_STORE: {
-        **_OY_COMMON,
-        "store-list-missing": _drop(("data", "storeList")),
-        "store-code-empty": _set(("data", "storeList", 0, "storeCode"), ""),
-        "latitude-out-of-range": _set(("data", "storeList", 0, "latitude"), 137.5),
-        "remain-negative": _set(("data", "storeList", 0, "remainQuantity"), -1),
-    },
-    RouteKey.OY_PRODUCT_SEARCH: {
-        **_OY_COMMON,
-        "search-list-missing": lambda body: body["data"].pop(_oy_list_name(body)),
-        "goods-name-empty": _oy_product_row("goodsName", ""),
-        "price-negative": _oy_product_row("priceToPay", -100),
-        "discount-over-100": _oy_product_row("discountRate", 130),
-        "stock-flag-not-bool": _oy_product_row("o2oStockFlag", "Y"),
-    },
-    RouteKey.OY_GOODS_INFO: {
-        **_OY_COMMON,
-        "master-goods-number-empty": _set(("data", "goodsInfo", "masterGoodsNumber"), ""),
-        "goods-info-missing": _drop(("data", "goodsInfo")),
-    },
-    RouteKey.OY_STOCK_STORES: {
-        **_OY_COMMON,
-        "store-list-missing": _drop(("data", "storeList")),
-        "sales-store-missing": _drop(("data", "storeList", 0, "salesStoreYn")),
-        "remain-not-int": _set(("data", "storeList", 0, "remainQuantity"), "many"),
-    },
-    RouteKey.CU_PRIME: {
-        **_CU_COMMON,
-        "empty-object": _replace({}),
-        "empty-row": _set(("areaCateList",), [{}]),
-    },
-    RouteKey.CU_STOCK: {
-        **_CU_COMMON,
-        "rows-missing": _drop(("data", "stockResult", "result", "rows")),
-        "item-name-empty": _set(("data", "stockResult", "result", "rows", 0, "fields", "item_nm"), ""),
-        "price-not-numeric": _set(
-            ("data", "stockResult", "result", "rows", 0, "fields", "hyun_maega"), "oops"
-        ),
-    },
-    RouteKey.CU_STORE: {
-        **_CU_COMMON,
-        "store-list-missing": _drop(("storeList",)),
-        "store-name-empty": _set(("storeList", 0, "storeNm"), ""),
-        "stock-below-unknown": _set(("storeList", 0, "stock"), -2),
-        "stock-not-numeric": _set(("storeList", 0, "stock"), "oops"),
-    },
-    RouteKey.GS25_PRODUCTS: {
-        "collection-missing": _set(("SearchQueryResult",), {}),
-        "item-name-empty": _set(
-            ("SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field", "itemName"), ""
-        ),
-    },
-    RouteKey.GS25_STOCK: {
-        "stores-missing": _drop(("stores",)),
-        "store-not-an-object": _set(("stores", 0), "VQ670"),
-        "stock-not-numeric": _set(("stores", 0, "realStockQuantity"), "many"),
-    },
-    RouteKey.SEVEN_GOODS: {
-        **_SEVEN_ENVELOPE,
-        "no-rows-container": _set(("data",), {}),
-        "item-name-empty": _set(
-            ("data", "SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field", "itemOnm"),
-            "",
-        ),
-    },
-    RouteKey.SEVEN_STORE: {
-        **_SEVEN_ENVELOPE,
-        "no-rows-container": _set(("data",), {}),
-        "store-without-id-name": _set(
-            ("data", "SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field"),
-            {"addr1": "서울"},
-        ),
-    },
-    RouteKey.SEVEN_POPWORDS: {
-        **_SEVEN_ENVELOPE,
-        "empty-data-without-success": _replace({"data": {}, "code": 200}),
-        "empty-data-without-code": _replace({"data": {}, "success": True}),
-        "data-without-word-list": _set(("data",), {"updatedAt": "2025-06-02"}),
-        "word-item-without-word": _set(("data", "keywords", 0), {"rank": 1}),
-    },
-    RouteKey.SEVEN_STOCK_META: {
-        "failure-envelope": _replace({"code": 500, "message": "Internal Server Error"}),
-        "sm-code-empty": _set(("smCd",), ""),
-        "stock-quantity-missing": _drop(("stokMngQty",)),
-        "stock-quantity-below-unknown": _set(("stokMngQty",), -5),
-    },
-    RouteKey.SEVEN_STOCK: {
-        **_SEVEN_ENVELOPE,
-        "relay-store-rejection": _merge(
-            {
-                "success": False,
-                "error": "Relay request failed",
-                "upstreamError": {
-                    "status": 400,
-                    "code": 501,
-                    "message": "정상적인 점포 조회 요청이 아닙니다.",
-                },
-            }
-        ),
-        "store-list-missing": _drop(("data", "storeList")),
-        "stock-ten-digits": _set(("data", "storeList", 0, "stock"), "1234567890"),
-        "stock-below-unknown": _set(("data", "storeList", 0, "stock"), -2),
-    },
-    RouteKey.SEVEN_PAGES: {
-        **_SEVEN_ENVELOPE,
-        "price-blank": _set(("data", "content", 0, "onlinePrice"), ""),
-        "price-not-numeric": _set(("data", "content", 0, "onlinePrice"), "oops"),
-        "no-rows-container": _set(("data",), {"total": 3}),
-    },
-    RouteKey.SEVEN_ISSUES: {
-        **_SEVEN_ENVELOPE,
-        "price-blank": _set(("data", 0, "onlinePrice"), ""),
-        "item-code-missing": _drop(("data", 0, "itemCd")),
-    },
-    RouteKey.SEVEN_EXHIBITIONS: {
-        **_SEVEN_ENVELOPE,
-        "data-not-a-list": _set(("data",), "전시 없음"),
-        "no-rows-container": _set(("data",), {}),
-        "row-not-object": _set(("data", "list"), ["여름 음료 대전"]),
-    },
-    RouteKey.DTRYX_MOVIES: {**_DTRYX_COMMON, "movie-name-empty": _set(("Recordset", 0, "MovieNm"), "")},
-    RouteKey.DTRYX_PLAY_DATES: {
-        **_DTRYX_COMMON,
-        "play-date-compact": _set(("Recordset", 0, "PlaySDT"), "20250602"),
-    },
-    RouteKey.DTRYX_TIMETABLE: {
-        **_DTRYX_COMMON,
-        "screen-code-missing": _drop(("Recordset", 0, "ScreenCd")),
-        "remaining-seats-not-numeric": _set(("Recordset", 0, "RemainSeatCnt"), "oops"),
-        "start-time-garbled": _set(("Recordset", 0, "StartTime"), "10시30분"),
-    },
+
+@dataclass(frozen=True, slots=True)
+class SimulatedUpstream:
+    """One operation as the simulator answers it: a realistic body, and the catalog's soft failures, each a
+    change to that body that `spec.validate` must reject."""
+
+    body: Callable[[Mapping[str, Any], random.Random, date], Body]
+    soft_failures: Mapping[str, Mutation]
+
+
+SIMULATED: Mapping[RouteKey, SimulatedUpstream] = {
+    RouteKey.OY_FIND_STORE: SimulatedUpstream(
+        _oy_find_store,
+        {
+            **_OY_COMMON,
+            "store-list-missing": _drop(("data", "storeList")),
+            "store-code-empty": _set(("data", "storeList", 0, "storeCode"), ""),
+            "latitude-out-of-range": _set(("data", "storeList", 0, "latitude"), 137.5),
+            "remain-negative": _set(("data", "storeList", 0, "remainQuantity"), -1),
+        },
+    ),
+    RouteKey.OY_PRODUCT_SEARCH: SimulatedUpstream(
+        _oy_product_search,
+        {
+            **_OY_COMMON,
+            "search-list-missing": lambda body: body["data"].pop(_oy_list_name(body)),
+            "goods-name-empty": _oy_product_row("goodsName", ""),
+            "price-negative": _oy_product_row("priceToPay", -100),
+            "discount-over-100": _oy_product_row("discountRate", 130),
+            "stock-flag-not-bool": _oy_product_row("o2oStockFlag", "Y"),
+        },
+    ),
+    RouteKey.OY_GOODS_INFO: SimulatedUpstream(
+        _oy_goods_info,
+        {
+            **_OY_COMMON,
+            "master-goods-number-empty": _set(("data", "goodsInfo", "masterGoodsNumber"), ""),
+            "goods-info-missing": _drop(("data", "goodsInfo")),
+        },
+    ),
+    RouteKey.OY_STOCK_STORES: SimulatedUpstream(
+        _oy_stock_stores,
+        {
+            **_OY_COMMON,
+            "store-list-missing": _drop(("data", "storeList")),
+            "sales-store-missing": _drop(("data", "storeList", 0, "salesStoreYn")),
+            "remain-not-int": _set(("data", "storeList", 0, "remainQuantity"), "many"),
+        },
+    ),
+    RouteKey.CU_PRIME: SimulatedUpstream(
+        _cu_prime,
+        {
+            **_CU_COMMON,
+            "empty-object": _replace({}),
+            "empty-row": _set(("areaCateList",), [{}]),
+        },
+    ),
+    RouteKey.CU_STOCK: SimulatedUpstream(
+        _cu_stock,
+        {
+            **_CU_COMMON,
+            "rows-missing": _drop(("data", "stockResult", "result", "rows")),
+            "item-name-empty": _set(("data", "stockResult", "result", "rows", 0, "fields", "item_nm"), ""),
+            "price-not-numeric": _set(
+                ("data", "stockResult", "result", "rows", 0, "fields", "hyun_maega"), "oops"
+            ),
+        },
+    ),
+    RouteKey.CU_STORE: SimulatedUpstream(
+        _cu_store,
+        {
+            **_CU_COMMON,
+            "store-list-missing": _drop(("storeList",)),
+            "store-name-empty": _set(("storeList", 0, "storeNm"), ""),
+            "stock-below-unknown": _set(("storeList", 0, "stock"), -2),
+            "stock-not-numeric": _set(("storeList", 0, "stock"), "oops"),
+        },
+    ),
+    RouteKey.GS25_PRODUCTS: SimulatedUpstream(
+        _gs25_products,
+        {
+            "collection-missing": _set(("SearchQueryResult",), {}),
+            "item-name-empty": _set(
+                ("SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field", "itemName"), ""
+            ),
+        },
+    ),
+    RouteKey.GS25_STOCK: SimulatedUpstream(
+        _gs25_stock,
+        {
+            "stores-missing": _drop(("stores",)),
+            "store-not-an-object": _set(("stores", 0), "VQ670"),
+            "stock-not-numeric": _set(("stores", 0, "realStockQuantity"), "many"),
+        },
+    ),
+    RouteKey.SEVEN_GOODS: SimulatedUpstream(
+        _seven_goods,
+        {
+            **_SEVEN_ENVELOPE,
+            "no-rows-container": _set(("data",), {}),
+            "item-name-empty": _set(
+                (
+                    "data",
+                    "SearchQueryResult",
+                    "Collection",
+                    0,
+                    "Documentset",
+                    "Document",
+                    0,
+                    "field",
+                    "itemOnm",
+                ),
+                "",
+            ),
+        },
+    ),
+    RouteKey.SEVEN_STORE: SimulatedUpstream(
+        _seven_store,
+        {
+            **_SEVEN_ENVELOPE,
+            "no-rows-container": _set(("data",), {}),
+            "store-without-id-name": _set(
+                ("data", "SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field"),
+                {"addr1": "서울"},
+            ),
+        },
+    ),
+    RouteKey.SEVEN_POPWORDS: SimulatedUpstream(
+        _seven_popwords,
+        {
+            **_SEVEN_ENVELOPE,
+            "empty-data-without-success": _replace({"data": {}, "code": 200}),
+            "empty-data-without-code": _replace({"data": {}, "success": True}),
+            "data-without-word-list": _set(("data",), {"updatedAt": "2025-06-02"}),
+            "word-item-without-word": _set(("data", "keywords", 0), {"rank": 1}),
+        },
+    ),
+    RouteKey.SEVEN_STOCK_META: SimulatedUpstream(
+        _seven_stock_meta,
+        {
+            "failure-envelope": _replace({"code": 500, "message": "Internal Server Error"}),
+            "sm-code-empty": _set(("smCd",), ""),
+            "stock-quantity-missing": _drop(("stokMngQty",)),
+            "stock-quantity-below-unknown": _set(("stokMngQty",), -5),
+        },
+    ),
+    RouteKey.SEVEN_STOCK: SimulatedUpstream(
+        _seven_stock,
+        {
+            **_SEVEN_ENVELOPE,
+            "relay-store-rejection": _merge(
+                {
+                    "success": False,
+                    "error": "Relay request failed",
+                    "upstreamError": {
+                        "status": 400,
+                        "code": 501,
+                        "message": "정상적인 점포 조회 요청이 아닙니다.",
+                    },
+                }
+            ),
+            "store-list-missing": _drop(("data", "storeList")),
+            "stock-ten-digits": _set(("data", "storeList", 0, "stock"), "1234567890"),
+            "stock-below-unknown": _set(("data", "storeList", 0, "stock"), -2),
+        },
+    ),
+    RouteKey.SEVEN_PAGES: SimulatedUpstream(
+        _seven_pages,
+        {
+            **_SEVEN_ENVELOPE,
+            "price-blank": _set(("data", "content", 0, "onlinePrice"), ""),
+            "price-not-numeric": _set(("data", "content", 0, "onlinePrice"), "oops"),
+            "no-rows-container": _set(("data",), {"total": 3}),
+        },
+    ),
+    RouteKey.SEVEN_ISSUES: SimulatedUpstream(
+        _seven_issues,
+        {
+            **_SEVEN_ENVELOPE,
+            "price-blank": _set(("data", 0, "onlinePrice"), ""),
+            "item-code-missing": _drop(("data", 0, "itemCd")),
+        },
+    ),
+    RouteKey.SEVEN_EXHIBITIONS: SimulatedUpstream(
+        _seven_exhibitions,
+        {
+            **_SEVEN_ENVELOPE,
+            "data-not-a-list": _set(("data",), "전시 없음"),
+            "no-rows-container": _set(("data",), {}),
+            "row-not-object": _set(("data", "list"), ["여름 음료 대전"]),
+        },
+    ),
+    RouteKey.DTRYX_MOVIES: SimulatedUpstream(
+        _dtryx_movies, {**_DTRYX_COMMON, "movie-name-empty": _set(("Recordset", 0, "MovieNm"), "")}
+    ),
+    RouteKey.DTRYX_PLAY_DATES: SimulatedUpstream(
+        _dtryx_play_dates,
+        {
+            **_DTRYX_COMMON,
+            "play-date-compact": _set(("Recordset", 0, "PlaySDT"), "20250602"),
+        },
+    ),
+    RouteKey.DTRYX_TIMETABLE: SimulatedUpstream(
+        _dtryx_timetable,
+        {
+            **_DTRYX_COMMON,
+            "screen-code-missing": _drop(("Recordset", 0, "ScreenCd")),
+            "remaining-seats-not-numeric": _set(("Recordset", 0, "RemainSeatCnt"), "oops"),
+            "start-time-garbled": _set(("Recordset", 0, "StartTime"), "10시30분"),
+        },
+    ),
 }
 
 
@@ -790,7 +843,7 @@ def soft_failure_payloads(key: RouteKey, request: Mapping[str, Any] | None = Non
     """Every catalog soft failure for `key`, by name: a realistic 200 body with one failure signal in it."""
     base = realistic_payload(key, request if request is not None else probe_request(key))
     bodies: dict[str, object] = {}
-    for name, mutate in _SOFT_FAILURES[key].items():
+    for name, mutate in SIMULATED[key].soft_failures.items():
         body = copy.deepcopy(base)
         assert isinstance(body, dict)
         mutate(body)

@@ -1,69 +1,30 @@
 """Which simulated upstream a request is for: retailer (host, path) and relay (group, operation) -> route key.
 
-These mirror the URLs and relay operation names of the specs in `functions/catalog/`; a test checks them
-against the real specs so the two cannot drift apart.
+Both tables come from the specs in `functions/catalog/`, and the relays' health paths from the relay
+transport, so the simulator serves exactly what the Lambda calls.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
-from functions.core import RelayGroup, RouteKey
+from functions.adapters.relay import HEALTH_PATHS
+from functions.catalog import CATALOG
+from functions.core import RelayGroup, RouteKey, group_of
 
-DTRYX_MOVIE_PATH = "/dtryx/cms/thirdparty/movie"
-
+# gs25-stock is pinned to the relay and never called direct; it is served anyway, so that a mistake shows up
+# in the call counts.
 RETAILER_ROUTES: Mapping[tuple[str, str], RouteKey] = {
-    ("www.oliveyoung.co.kr", "/oystore/api/storeFinder/find-store"): RouteKey.OY_FIND_STORE,
-    ("www.oliveyoung.co.kr", "/oystore/api/stock/product-search-v3"): RouteKey.OY_PRODUCT_SEARCH,
-    ("www.oliveyoung.co.kr", "/oystore/api/stock/stock-goods-info-v3"): RouteKey.OY_GOODS_INFO,
-    ("www.oliveyoung.co.kr", "/oystore/api/stock/stock-stores"): RouteKey.OY_STOCK_STORES,
-    ("www.pocketcu.co.kr", "/api/search/display/stock"): RouteKey.CU_PRIME,
-    ("www.pocketcu.co.kr", "/api/search/rest/stock/main"): RouteKey.CU_STOCK,
-    ("www.pocketcu.co.kr", "/api/store"): RouteKey.CU_STORE,
-    ("b2c-apigw.woodongs.com", "/search/v3/totalSearch"): RouteKey.GS25_PRODUCTS,
-    # Pinned to the relay: never called direct. Served anyway, so that a mistake shows up in the call counts.
-    ("b2c-bff.woodongs.com", "/api/bff/v2/store/stock"): RouteKey.GS25_STOCK,
-    ("new.7-elevenapp.co.kr", "/api/v1/open/search/goods"): RouteKey.SEVEN_GOODS,
-    ("new.7-elevenapp.co.kr", "/api/v1/open/search/store"): RouteKey.SEVEN_STORE,
-    ("new.7-elevenapp.co.kr", "/api/v1/open/search/popword"): RouteKey.SEVEN_POPWORDS,
-    ("new.7-elevenapp.co.kr", "/api/v1/open/product/search/stock"): RouteKey.SEVEN_STOCK_META,
-    ("new.7-elevenapp.co.kr", "/api/v1/open/real-stock/multi/01/stocks"): RouteKey.SEVEN_STOCK,
-    ("new.7-elevenapp.co.kr", "/api/v1/product/pages"): RouteKey.SEVEN_PAGES,
-    ("new.7-elevenapp.co.kr", "/api/v1/product/issues"): RouteKey.SEVEN_ISSUES,
-    ("new.7-elevenapp.co.kr", "/api/v1/exhibition/main/list"): RouteKey.SEVEN_EXHIBITIONS,
-    ("api.dtryx.com", f"{DTRYX_MOVIE_PATH}/third-party-type2-movie-now"): RouteKey.DTRYX_MOVIES,
-    (
-        "api.dtryx.com",
-        f"{DTRYX_MOVIE_PATH}/third-party-type2-timetable-play-date-list",
-    ): RouteKey.DTRYX_PLAY_DATES,
-    ("api.dtryx.com", f"{DTRYX_MOVIE_PATH}/third-party-type2-timetable-list"): RouteKey.DTRYX_TIMETABLE,
+    (urlsplit(spec.url).netloc, urlsplit(spec.url).path): key for key, spec in CATALOG.items()
 }
-
-_OLIVEYOUNG_OPERATIONS = {
-    "find-store": RouteKey.OY_FIND_STORE,
-    "product-search-v3": RouteKey.OY_PRODUCT_SEARCH,
-    "stock-goods-info-v3": RouteKey.OY_GOODS_INFO,
-    "stock-stores": RouteKey.OY_STOCK_STORES,
-}
-_DTRYX_OPERATIONS = {
-    "movies": RouteKey.DTRYX_MOVIES,
-    "play-dates": RouteKey.DTRYX_PLAY_DATES,
-    "timetable": RouteKey.DTRYX_TIMETABLE,
-}
-# The convenience relay names its operations after the route keys themselves.
-_CONVENIENCE_OPERATIONS = {key.value: key for key in RouteKey if not key.value.startswith(("oy-", "dtryx-"))}
 
 RELAY_OPERATIONS: Mapping[RelayGroup, Mapping[str, RouteKey]] = {
-    RelayGroup.OLIVEYOUNG: _OLIVEYOUNG_OPERATIONS,
-    RelayGroup.CONVENIENCE: _CONVENIENCE_OPERATIONS,
-    RelayGroup.DTRYX: _DTRYX_OPERATIONS,
+    group: {spec.relay_operation: key for key, spec in CATALOG.items() if group_of(key) is group}
+    for group in RelayGroup
 }
 
-RELAY_HEALTH_PATHS: Mapping[RelayGroup, str] = {
-    RelayGroup.OLIVEYOUNG: "/health",
-    RelayGroup.CONVENIENCE: "/v1/convenience/health",
-    RelayGroup.DTRYX: "/v1/dtryx/health",
-}
+RELAY_HEALTH_PATHS: Mapping[RelayGroup, str] = HEALTH_PATHS
 
 
 def retailer_route(host: str, path: str) -> RouteKey | None:

@@ -7,7 +7,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from dataclasses import replace
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from functions.adapters.direct import DirectTransport, new_direct_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
-from functions.catalog.spec import HttpRequest, OperationSpec, ResponseRejected
+from functions.catalog.spec import OperationSpec
 from functions.core import MAX_BODY_BYTES, Reason, RelayGroup, RouteFailure, RouteKey, UpstreamRejected
 
 DEADLINE_MS = 250
@@ -28,34 +29,21 @@ class SearchParams(BaseModel):
 
 
 class SearchBody(BaseModel):
-    status: str
+    status: Literal["SUCCESS"]
     data: list[str]
-
-
-def _validate(body: object) -> SearchBody:
-    if (
-        not isinstance(body, dict)
-        or body.get("status") != "SUCCESS"
-        or not isinstance(body.get("data"), list)
-    ):
-        raise ResponseRejected(Reason.SHAPE)
-    return SearchBody.model_validate(body)
 
 
 def make_spec(key: RouteKey = RouteKey.OY_PRODUCT_SEARCH) -> OperationSpec[SearchParams, SearchBody]:
     return OperationSpec(
         key=key,
+        url="https://shop.example/api/search",
+        headers={"Accept": "application/json", "User-Agent": "Mozilla/5.0"},
         params=SearchParams,
-        build_request=lambda p: HttpRequest(
-            "POST",
-            "https://shop.example/api/search",
-            {"Accept": "application/json", "User-Agent": "Mozilla/5.0"},
-            {"keyword": p.keyword},
-        ),
-        relay_operation="product-search-v3",
-        relay_body=lambda p: {"keyword": p.keyword},
         probe_params=lambda now: SearchParams(keyword="립밤"),
-        validate=_validate,
+        response=SearchBody,
+        normalizer=SearchBody.model_dump,
+        relay_input=SearchParams,
+        relay_operation="product-search-v3",
     )
 
 
@@ -161,16 +149,7 @@ def test_a_real_refused_connection_is_a_network_error() -> None:
     with socket.socket() as probe:  # a free port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    spec = make_spec()
-    local = OperationSpec(
-        key=spec.key,
-        params=spec.params,
-        build_request=lambda p: HttpRequest("GET", f"http://127.0.0.1:{port}/api", {}),
-        relay_operation=spec.relay_operation,
-        relay_body=spec.relay_body,
-        probe_params=spec.probe_params,
-        validate=spec.validate,
-    )
+    local = replace(make_spec(), url=f"http://127.0.0.1:{port}/api", headers={}, method="GET")
     with new_direct_client() as client, pytest.raises(RouteFailure) as caught:
         DirectTransport(client).fetch(local, SearchParams(keyword="x"), timeout_ms=DEADLINE_MS)
     assert caught.value.reason is Reason.NETWORK_ERROR
@@ -249,7 +228,6 @@ def test_html_and_non_json_200s_are_invalid_responses(body: bytes) -> None:
     [
         {"status": "FAIL", "data": []},
         {"data": ["a"]},
-        [],
         {"status": "SUCCESS"},
         {"status": "SUCCESS", "data": 1},
     ],
@@ -258,18 +236,8 @@ def test_a_wrong_shape_is_a_shape_failure_never_an_empty_result(body: object) ->
     assert failure_reason(answer(200, json.dumps(body).encode())) is Reason.SHAPE
 
 
-def test_a_validator_leaking_pydantic_errors_still_gives_shape() -> None:
-    spec = make_spec()
-    strict = OperationSpec(
-        key=spec.key,
-        params=spec.params,
-        build_request=spec.build_request,
-        relay_operation=spec.relay_operation,
-        relay_body=spec.relay_body,
-        probe_params=spec.probe_params,
-        validate=SearchBody.model_validate,
-    )
-    assert failure_reason(answer(200, b'{"data": 3}'), spec=strict) is Reason.SHAPE
+def test_json_that_is_not_an_object_is_an_invalid_response() -> None:
+    assert failure_reason(answer(200, b"[]")) is Reason.INVALID_RESPONSE
 
 
 def oversize_json() -> bytes:
@@ -362,16 +330,7 @@ def test_relay_credentials_never_reach_a_direct_request() -> None:
 @pytest.mark.parametrize("header", ["Authorization", "CF-Access-Client-Id", "cf-access-client-secret"])
 def test_a_spec_carrying_a_credential_header_is_refused_before_sending(header: str) -> None:
     calls: list[httpx.Request] = []
-    spec = make_spec()
-    leaky = OperationSpec(
-        key=spec.key,
-        params=spec.params,
-        build_request=lambda p: HttpRequest("GET", "https://shop.example/api", {header: "x"}),
-        relay_operation=spec.relay_operation,
-        relay_body=spec.relay_body,
-        probe_params=spec.probe_params,
-        validate=spec.validate,
-    )
+    leaky = replace(make_spec(), headers={header: "x"})
 
     def handler(request: httpx.Request) -> httpx.Response:
         calls.append(request)

@@ -6,32 +6,36 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from datetime import date
-from functools import partial
 from typing import Any
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
 from functions.catalog import CATALOG
 from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
 from functions.core import RelayGroup, RouteKey
 from functions.core.routing import Router
-from functions.services import operations
 from functions.services.lookup import InvalidParams, Lookup
 from functions.services.queries import (
     CuProductsQuery,
     CuStoresQuery,
-    DtryxCinemaQuery,
+    DtryxMoviesQuery,
+    DtryxPlayDatesQuery,
     DtryxTimetableQuery,
     Gs25ProductsQuery,
     Gs25StockQuery,
+    LookupQuery,
+    OliveyoungGoodsQuery,
     OliveyoungProductsQuery,
     OliveyoungStockQuery,
     OliveyoungStoresQuery,
+    SevenElevenExhibitionsQuery,
+    SevenElevenIssuesQuery,
+    SevenElevenPagesQuery,
     SevenElevenPopwordsQuery,
     SevenElevenProductsQuery,
     SevenElevenStockQuery,
@@ -85,30 +89,21 @@ class StrictRelays:
 Operation = Callable[[Lookup], object]
 
 
-def query(operation: Callable[[Lookup, Any], object], model: type[BaseModel], **values: Any) -> Operation:
-    return lambda lookup: operation(lookup, model.model_validate(values))
+def query(model: type[LookupQuery], **values: Any) -> Operation:
+    return lambda lookup: model.model_validate(values).fetch(lookup)
 
 
-def catalog(lookup: Lookup, *, key: RouteKey) -> object:
-    return operations.seveneleven_catalog(lookup, key)
-
-
-SEVEN_CATALOG = (RouteKey.SEVEN_PAGES, RouteKey.SEVEN_ISSUES, RouteKey.SEVEN_EXHIBITIONS)
+SEVEN_CATALOG = (SevenElevenPagesQuery, SevenElevenIssuesQuery, SevenElevenExhibitionsQuery)
 SEOUL = {"lat": 37.5635, "lon": 126.9839}
 LONG_TEXT = "😀" * 100  # 200 UTF-16 code units: the most any search field may hold
 VARIANTS: dict[str, Operation] = {
-    "oy-stores-defaults": query(operations.oliveyoung_stores, OliveyoungStoresQuery),
-    "oy-stores-all": query(
-        operations.oliveyoung_stores, OliveyoungStoresQuery, keyword="명동", lat=1e-5, lon=-180, page=1000
-    ),
-    "oy-products": query(operations.oliveyoung_products, OliveyoungProductsQuery, keyword="립밤"),
-    "oy-products-all": query(
-        operations.oliveyoung_products, OliveyoungProductsQuery, keyword=LONG_TEXT, page=1000, size=100
-    ),
-    "oy-goods-info": lambda lookup: operations.oliveyoung_goods_info(lookup, "A000000165760"),
-    "oy-stock": query(operations.oliveyoung_stock, OliveyoungStockQuery, productId="8800362322138"),
+    "oy-stores-defaults": query(OliveyoungStoresQuery),
+    "oy-stores-all": query(OliveyoungStoresQuery, keyword="명동", lat=1e-5, lon=-180, page=1000),
+    "oy-products": query(OliveyoungProductsQuery, keyword="립밤"),
+    "oy-products-all": query(OliveyoungProductsQuery, keyword=LONG_TEXT, page=1000, size=100),
+    "oy-goods-info": query(OliveyoungGoodsQuery, goodsNo="A000000165760"),
+    "oy-stock": query(OliveyoungStockQuery, productId="8800362322138"),
     "oy-stock-all": query(
-        operations.oliveyoung_stock,
         OliveyoungStockQuery,
         productId="8800362322138",
         keyword="DF23",
@@ -116,41 +111,26 @@ VARIANTS: dict[str, Operation] = {
         lon=180,
         page=3,
     ),
-    "cu-products": query(operations.cu_products, CuProductsQuery, keyword="레쓰비"),
-    "cu-products-all": query(
-        operations.cu_products, CuProductsQuery, keyword=LONG_TEXT, offset=9999, limit=100
-    ),
-    "cu-stores": query(operations.cu_stores, CuStoresQuery, **SEOUL),
-    "cu-stores-all": query(
-        operations.cu_stores, CuStoresQuery, lat=1e-7, lon=-1e-5, keyword="강남", itemCd="8801056038861"
-    ),
-    "gs25-products": query(operations.gs25_products, Gs25ProductsQuery, keyword="코카콜라"),
-    "gs25-stock-keyword": query(operations.gs25_stock, Gs25StockQuery, keyword="코카콜라", **SEOUL),
-    "gs25-stock-item-near-zero": query(
-        operations.gs25_stock, Gs25StockQuery, itemCode="8801094082604", lat=1e-5, lon=-1e-5
-    ),
+    "cu-products": query(CuProductsQuery, keyword="레쓰비"),
+    "cu-products-all": query(CuProductsQuery, keyword=LONG_TEXT, offset=9999, limit=100),
+    "cu-stores": query(CuStoresQuery, **SEOUL),
+    "cu-stores-all": query(CuStoresQuery, lat=1e-7, lon=-1e-5, keyword="강남", itemCd="8801056038861"),
+    "gs25-products": query(Gs25ProductsQuery, keyword="코카콜라"),
+    "gs25-stock-keyword": query(Gs25StockQuery, keyword="코카콜라", **SEOUL),
+    "gs25-stock-item-near-zero": query(Gs25StockQuery, itemCode="8801094082604", lat=1e-5, lon=-1e-5),
     "gs25-stock-both-at-the-edges": query(
-        operations.gs25_stock, Gs25StockQuery, itemCode="8801094082604", keyword=LONG_TEXT, lat=-90, lon=180
+        Gs25StockQuery, itemCode="8801094082604", keyword=LONG_TEXT, lat=-90, lon=180
     ),
-    "seven-products": query(operations.seveneleven_products, SevenElevenProductsQuery, keyword="커피"),
-    "seven-products-deep": query(
-        operations.seveneleven_products, SevenElevenProductsQuery, keyword="커피", page=500, size=20
-    ),
-    "seven-stores": query(operations.seveneleven_stores, SevenElevenStoresQuery, keyword="강남", limit=100),
-    "seven-popwords-default": query(operations.seveneleven_popwords, SevenElevenPopwordsQuery),
-    "seven-popwords": query(operations.seveneleven_popwords, SevenElevenPopwordsQuery, label="home"),
-    "seven-stock": query(
-        operations.seveneleven_stock, SevenElevenStockQuery, itemCd="8801056018979", storeCd="64676"
-    ),
-    **{f"seven-catalog-{key}": partial(catalog, key=key) for key in SEVEN_CATALOG},
-    "dtryx-movies": query(
-        operations.dtryx_movies, DtryxCinemaQuery, brandCode="indieart", cinemaCode="000067"
-    ),
-    "dtryx-play-dates": query(
-        operations.dtryx_play_dates, DtryxCinemaQuery, brandCode="indieart", cinemaCode="000067"
-    ),
+    "seven-products": query(SevenElevenProductsQuery, keyword="커피"),
+    "seven-products-deep": query(SevenElevenProductsQuery, keyword="커피", page=500, size=20),
+    "seven-stores": query(SevenElevenStoresQuery, keyword="강남", limit=100),
+    "seven-popwords-default": query(SevenElevenPopwordsQuery),
+    "seven-popwords": query(SevenElevenPopwordsQuery, label="home"),
+    "seven-stock": query(SevenElevenStockQuery, itemCd="8801056018979", storeCd="64676"),
+    **{f"seven-catalog-{listing.key}": query(listing) for listing in SEVEN_CATALOG},
+    "dtryx-movies": query(DtryxMoviesQuery, brandCode="indieart", cinemaCode="000067"),
+    "dtryx-play-dates": query(DtryxPlayDatesQuery, brandCode="indieart", cinemaCode="000067"),
     "dtryx-timetable": query(
-        operations.dtryx_timetable,
         DtryxTimetableQuery,
         brandCode="indieart",
         cinemaCode="000067",
@@ -186,51 +166,44 @@ TEXT = st.text(max_size=210)
 COORDINATE = st.one_of(st.floats(-90, 90), st.sampled_from([0.0, -0.0, 1e-9, -1e-5, 90.0, -180.0]))
 COUNT = st.integers(min_value=0, max_value=10_000)
 CODE = st.from_regex(r"[A-Za-z0-9_-]{1,41}", fullmatch=True)
-QUERIES: list[tuple[type[BaseModel], Callable[[Lookup, Any], object], dict[str, st.SearchStrategy[Any]]]] = [
+QUERIES: list[tuple[type[LookupQuery], dict[str, st.SearchStrategy[Any]]]] = [
     (
         OliveyoungStoresQuery,
-        operations.oliveyoung_stores,
         {"keyword": TEXT, "lat": COORDINATE, "page": COUNT},
     ),
     (
         OliveyoungProductsQuery,
-        operations.oliveyoung_products,
         {"keyword": TEXT, "page": COUNT, "size": COUNT},
     ),
     (
         OliveyoungStockQuery,
-        operations.oliveyoung_stock,
         {"productId": CODE, "keyword": TEXT, "lon": COORDINATE, "page": COUNT},
     ),
-    (CuProductsQuery, operations.cu_products, {"keyword": TEXT, "offset": COUNT, "limit": COUNT}),
+    (CuProductsQuery, {"keyword": TEXT, "offset": COUNT, "limit": COUNT}),
     (
         CuStoresQuery,
-        operations.cu_stores,
         {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCd": CODE},
     ),
-    (Gs25ProductsQuery, operations.gs25_products, {"keyword": TEXT}),
+    (Gs25ProductsQuery, {"keyword": TEXT}),
     (
         Gs25StockQuery,
-        operations.gs25_stock,
         {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCode": CODE},
     ),
     (
         SevenElevenProductsQuery,
-        operations.seveneleven_products,
         {"keyword": TEXT, "page": COUNT, "size": COUNT},
     ),
-    (SevenElevenStoresQuery, operations.seveneleven_stores, {"keyword": TEXT, "limit": COUNT}),
-    (SevenElevenStockQuery, operations.seveneleven_stock, {"itemCd": CODE, "storeCd": CODE}),
-    (SevenElevenPopwordsQuery, operations.seveneleven_popwords, {"label": CODE}),
+    (SevenElevenStoresQuery, {"keyword": TEXT, "limit": COUNT}),
+    (SevenElevenStockQuery, {"itemCd": CODE, "storeCd": CODE}),
+    (SevenElevenPopwordsQuery, {"label": CODE}),
 ]
 
 
-@pytest.mark.parametrize(("model", "operation", "fields"), QUERIES, ids=[m.__name__ for m, _, _ in QUERIES])
+@pytest.mark.parametrize(("model", "fields"), QUERIES, ids=[m.__name__ for m, _ in QUERIES])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_whatever_the_api_accepts_the_relay_accepts(
-    model: type[BaseModel],
-    operation: Callable[[Lookup, Any], object],
+    model: type[LookupQuery],
     fields: Mapping[str, st.SearchStrategy[Any]],
     data: st.DataObject,
 ) -> None:
@@ -241,7 +214,7 @@ def test_whatever_the_api_accepts_the_relay_accepts(
         return  # a 400 from the API: nothing reaches a relay
     relays = StrictRelays()
     try:
-        operation(relays.lookup(), validated)
+        validated.fetch(relays.lookup())
     except InvalidParams:
         return  # also a 400 before any call
     assert relays.bodies

@@ -22,7 +22,7 @@ from functions.adapters.relay import (
     parse_retry_after,
 )
 from functions.catalog import CATALOG
-from functions.catalog.spec import HttpRequest, OperationSpec, ResponseRejected
+from functions.catalog.spec import OperationSpec
 from functions.core import (
     MAX_BODY_BYTES,
     Reason,
@@ -45,21 +45,22 @@ class Params(BaseModel):
     brandCode: str
 
 
-def _validate(body: object) -> dict[str, Any]:
-    if not isinstance(body, dict) or not isinstance(body.get("rows"), list):
-        raise ResponseRejected(Reason.SHAPE)
-    return body
+class Rows(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    rows: list[Any]
 
 
-def make_spec(key: RouteKey) -> OperationSpec[Params, Any]:
+def make_spec(key: RouteKey) -> OperationSpec[Params, Rows]:
     return OperationSpec(
         key=key,
+        url="https://retailer.example/x",
+        headers={},
         params=Params,
-        build_request=lambda p: HttpRequest("GET", "https://retailer.example/x", {}),
-        relay_operation="movies",
-        relay_body=lambda p: {"brandCode": p.brandCode},
         probe_params=lambda now: Params(brandCode="indieart"),
-        validate=_validate,  # type: ignore[arg-type]
+        response=Rows,
+        normalizer=Rows.model_dump,
+        relay_input=Params,
+        relay_operation="movies",
     )
 
 
@@ -212,13 +213,11 @@ def test_credentials_never_show_in_repr_or_errors() -> None:
     assert "tok-123" not in str(caught.value)
 
 
-def test_configured_means_set_up_even_if_invalid() -> None:
+def test_an_unusable_or_missing_relay_answers_503() -> None:
     transport = RelayTransport(
         new_relay_client(httpx.MockTransport(reply(200, DTRYX_OK))),
         {RelayGroup.DTRYX: RelayConfigError("dtryx relay token is missing")},
     )
-    assert transport.configured(RelayGroup.DTRYX)
-    assert not transport.configured(RelayGroup.OLIVEYOUNG)
     with pytest.raises(ServiceError) as caught:
         transport.fetch(make_spec(RouteKey.DTRYX_MOVIES), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
     assert caught.value.status == 503
@@ -237,7 +236,7 @@ def test_the_lookup_request() -> None:
         seen.append(request)
         return httpx.Response(200, json=DTRYX_OK)
 
-    assert fetch(handler) == DTRYX_OK
+    assert fetch(handler).model_dump() == DTRYX_OK
     request = seen[0]
     assert request.method == "POST"
     assert str(request.url) == "https://relay.example/base/v1/dtryx/movies"
@@ -431,7 +430,7 @@ def test_soft_failure_envelopes_are_bad_responses(key: RouteKey, body: object) -
     ],
 )
 def test_good_envelopes_pass(key: RouteKey, body: object) -> None:
-    assert fetch(reply(200, body), key) == body
+    assert fetch(reply(200, body), key).model_dump() == body
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""normalize(): the API's `data` per route key, with stock statuses (-1/null -> unknown, never 0)."""
+"""spec.normalize(): the API's `data` per route key, with stock statuses (-1/null -> unknown, never 0)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 from catalog_fixtures import VALID
 
 from functions.catalog import spec_for
-from functions.catalog.normalize import normalize
 from functions.core import RouteKey
 
 
 def _data(key: RouteKey, body: dict[str, Any] | None = None) -> dict[str, Any]:
-    return normalize(key, spec_for(key).validate(VALID[key] if body is None else body))
+    spec = spec_for(key)
+    return spec.normalize(spec.validate(VALID[key] if body is None else body))
 
 
 @pytest.mark.parametrize("key", list(RouteKey))
@@ -28,7 +28,7 @@ def test_every_key_normalizes_to_plain_json(key: RouteKey) -> None:
 def test_normalize_refuses_an_unvalidated_body(key: RouteKey) -> None:
     other = RouteKey.DTRYX_MOVIES if key is not RouteKey.DTRYX_MOVIES else RouteKey.CU_PRIME
     with pytest.raises(TypeError):
-        normalize(key, spec_for(other).validate(VALID[other]))
+        spec_for(key).normalize(spec_for(other).validate(VALID[other]))
 
 
 def test_oy_find_store() -> None:

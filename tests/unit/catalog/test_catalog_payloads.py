@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from functions.catalog import spec_for
-from functions.catalog.normalize import normalize
 from functions.catalog.spec import ResponseRejected
 from functions.core import Reason, RouteKey
 from sandbox.simulator.payloads import (
@@ -100,7 +99,7 @@ def _rejects(key: RouteKey, body: object) -> Reason:
 @pytest.mark.parametrize("key", list(RouteKey))
 def test_probe_payload_passes_validation_and_normalizes(key: RouteKey) -> None:
     body = realistic_payload(key, probe_request(key))
-    assert normalize(key, spec_for(key).validate(body))
+    assert spec_for(key).normalize(spec_for(key).validate(body))
 
 
 @pytest.mark.parametrize("key", list(RouteKey))
@@ -168,17 +167,16 @@ def test_wrong_kind_payload_is_invalid_response(key: RouteKey) -> None:
 def test_stock_payloads_include_zero_and_unknown(
     key: RouteKey, request_fields_: dict[str, Any], path_to_stock: str
 ) -> None:
-    data = normalize(key, spec_for(key).validate(realistic_payload(key, request_fields_)))
+    spec = spec_for(key)
+    data = spec.normalize(spec.validate(realistic_payload(key, request_fields_)))
     statuses = {row["stock"]["status"] for row in data[path_to_stock]}
     assert {"in_stock", "out_of_stock", "unknown"} <= statuses
 
 
 def test_oy_stock_payload_includes_every_status() -> None:
-    data = normalize(
-        RouteKey.OY_STOCK_STORES,
-        spec_for(RouteKey.OY_STOCK_STORES).validate(
-            realistic_payload(RouteKey.OY_STOCK_STORES, probe_request(RouteKey.OY_STOCK_STORES))
-        ),
+    spec = spec_for(RouteKey.OY_STOCK_STORES)
+    data = spec.normalize(
+        spec.validate(realistic_payload(RouteKey.OY_STOCK_STORES, probe_request(RouteKey.OY_STOCK_STORES)))
     )
     assert {row["stock"]["status"] for row in data["stores"]} == {
         "in_stock",

@@ -1,4 +1,4 @@
-"""API queries -> operation params (upstream names), composite flows and the shared budget, with the real
+"""API queries -> operation params (upstream names), composite endpoints and the shared budget, with the real
 Router and catalog but recording in-memory transports (every call counted exactly)."""
 
 from __future__ import annotations
@@ -15,20 +15,23 @@ from pydantic import BaseModel, ValidationError
 from functions.catalog.spec import OperationSpec
 from functions.core import RelayGroup, RouteKey, ServiceError, group_of
 from functions.core.routing import Router
-from functions.services import operations
 from functions.services.lookup import InvalidParams, Lookup, operation_params
 from functions.services.queries import (
     SEOUL_CITY_HALL_LAT,
     SEOUL_CITY_HALL_LON,
     CuProductsQuery,
     CuStoresQuery,
-    DtryxCinemaQuery,
+    DtryxMoviesQuery,
     DtryxTimetableQuery,
     Gs25ProductsQuery,
     Gs25StockQuery,
+    LookupQuery,
+    OliveyoungGoodsQuery,
     OliveyoungProductsQuery,
     OliveyoungStockQuery,
     OliveyoungStoresQuery,
+    SevenElevenExhibitionsQuery,
+    SevenElevenPagesQuery,
     SevenElevenPopwordsQuery,
     SevenElevenProductsQuery,
     SevenElevenStockQuery,
@@ -108,7 +111,7 @@ def transport(clock: Clock) -> RecordingTransport:
 
 
 def test_oliveyoung_stores_defaults_to_seoul_city_hall(transport: RecordingTransport, clock: Clock) -> None:
-    data = operations.oliveyoung_stores(lookup_with(transport, clock), OliveyoungStoresQuery())
+    data = OliveyoungStoresQuery().fetch(lookup_with(transport, clock))
 
     assert transport.keys == [RouteKey.OY_FIND_STORE]
     assert transport.params_of(RouteKey.OY_FIND_STORE) == {
@@ -128,9 +131,9 @@ def test_oliveyoung_products_and_stock_use_the_upstream_names(
     transport: RecordingTransport, clock: Clock
 ) -> None:
     lookup = lookup_with(transport, clock)
-    operations.oliveyoung_products(lookup, OliveyoungProductsQuery(keyword=" 립밤 ", page=2, size=5))
-    operations.oliveyoung_stock(
-        lookup, OliveyoungStockQuery(productId="8800362322138", keyword="명동", lat=37.56, lon=126.98, page=3)
+    OliveyoungProductsQuery(keyword=" 립밤 ", page=2, size=5).fetch(lookup)
+    OliveyoungStockQuery(productId="8800362322138", keyword="명동", lat=37.56, lon=126.98, page=3).fetch(
+        lookup
     )
 
     assert transport.params_of(RouteKey.OY_PRODUCT_SEARCH) == {
@@ -152,9 +155,7 @@ def test_oliveyoung_products_and_stock_use_the_upstream_names(
 
 
 def test_cu_products_primes_then_searches(transport: RecordingTransport, clock: Clock) -> None:
-    data = operations.cu_products(
-        lookup_with(transport, clock), CuProductsQuery(keyword="레쓰비", offset=10, limit=5)
-    )
+    data = CuProductsQuery(keyword="레쓰비", offset=10, limit=5).fetch(lookup_with(transport, clock))
 
     assert transport.keys == [RouteKey.CU_PRIME, RouteKey.CU_STOCK]
     assert transport.params_of(RouteKey.CU_PRIME) == {}
@@ -171,9 +172,8 @@ def test_cu_products_primes_then_searches(transport: RecordingTransport, clock: 
 
 
 def test_cu_stores_sends_every_fixed_field_and_the_item(transport: RecordingTransport, clock: Clock) -> None:
-    data = operations.cu_stores(
-        lookup_with(transport, clock),
-        CuStoresQuery(lat=37.5, lon=127.0, keyword="강남", itemCd="8801056018979"),
+    data = CuStoresQuery(lat=37.5, lon=127.0, keyword="강남", itemCd="8801056018979").fetch(
+        lookup_with(transport, clock)
     )
 
     params = transport.params_of(RouteKey.CU_STORE)
@@ -193,7 +193,7 @@ def test_gs25_stock_sends_position_as_centre_and_only_what_was_given(
     transport: RecordingTransport, clock: Clock
 ) -> None:
     lookup = lookup_with(transport, clock, via_relay=True)
-    operations.gs25_stock(lookup, Gs25StockQuery(itemCode="8801094017200", lat=37.5, lon=127.0))
+    Gs25StockQuery(itemCode="8801094017200", lat=37.5, lon=127.0).fetch(lookup)
 
     params = transport.params_of(RouteKey.GS25_STOCK)
     assert params["itemCode"] == "8801094017200"
@@ -204,8 +204,8 @@ def test_gs25_stock_sends_position_as_centre_and_only_what_was_given(
 
 def test_seven_goods_uses_the_probes_body_shape(transport: RecordingTransport, clock: Clock) -> None:
     lookup = lookup_with(transport, clock)
-    operations.seveneleven_products(lookup, SevenElevenProductsQuery(keyword="커피", page=3, size=20))
-    operations.seveneleven_stores(lookup, SevenElevenStoresQuery(keyword="강남", limit=7))
+    SevenElevenProductsQuery(keyword="커피", page=3, size=20).fetch(lookup)
+    SevenElevenStoresQuery(keyword="강남", limit=7).fetch(lookup)
 
     assert transport.params_of(RouteKey.SEVEN_GOODS) == {
         "query": "커피",
@@ -228,7 +228,7 @@ def test_dtryx_timetable_passes_a_real_date(transport: RecordingTransport, clock
     query = DtryxTimetableQuery.model_validate(
         {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-01-02"}
     )
-    data = operations.dtryx_timetable(lookup_with(transport, clock), query)
+    data = query.fetch(lookup_with(transport, clock))
 
     assert transport.params_of(RouteKey.DTRYX_TIMETABLE) == {
         "brandCode": "indieart",
@@ -244,9 +244,7 @@ def test_dtryx_timetable_passes_a_real_date(transport: RecordingTransport, clock
 def test_seven_stock_reads_the_meta_then_asks_for_one_store(
     transport: RecordingTransport, clock: Clock
 ) -> None:
-    data = operations.seveneleven_stock(
-        lookup_with(transport, clock), SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676")
-    )
+    data = SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676").fetch(lookup_with(transport, clock))
 
     assert transport.keys == [RouteKey.SEVEN_STOCK_META, RouteKey.SEVEN_STOCK]
     assert transport.params_of(RouteKey.SEVEN_STOCK_META) == {"itemCd": "8801056018979"}
@@ -273,9 +271,7 @@ def test_seven_stock_with_unusable_meta_codes_is_502_and_never_asks_for_stock(cl
     transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK_META: lambda _f: meta})
 
     with pytest.raises(ServiceError) as raised:
-        operations.seveneleven_stock(
-            lookup_with(transport, clock), SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676")
-        )
+        SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676").fetch(lookup_with(transport, clock))
 
     assert raised.value.status == 502
     assert transport.keys == [RouteKey.SEVEN_STOCK_META]
@@ -296,9 +292,8 @@ def test_seven_stock_with_an_unknown_management_quantity_is_unknown_without_aski
     }
     for via_relay in (False, True):
         transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK_META: lambda _f: meta})
-        data = operations.seveneleven_stock(
-            lookup_with(transport, clock, via_relay=via_relay),
-            SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676"),
+        data = SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676").fetch(
+            lookup_with(transport, clock, via_relay=via_relay)
         )
 
         assert transport.keys == [RouteKey.SEVEN_STOCK_META]
@@ -314,9 +309,7 @@ def test_seven_stock_for_a_store_missing_from_the_answer_is_unknown(clock: Clock
     other_store = {"success": True, "code": 200, "data": {"storeList": [{"storeCd": "99999", "stock": 0}]}}
     transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK: lambda _f: other_store})
 
-    data = operations.seveneleven_stock(
-        lookup_with(transport, clock), SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676")
-    )
+    data = SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676").fetch(lookup_with(transport, clock))
 
     assert data["stock"] == {"quantity": None, "status": "unknown"}
 
@@ -325,9 +318,7 @@ def test_seven_stock_minus_one_is_unknown_not_out_of_stock(clock: Clock) -> None
     unknown = {"success": True, "code": 200, "data": {"storeList": [{"storeCd": "64676", "stock": -1}]}}
     transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK: lambda _f: unknown})
 
-    data = operations.seveneleven_stock(
-        lookup_with(transport, clock), SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676")
-    )
+    data = SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676").fetch(lookup_with(transport, clock))
 
     assert data["stock"] == {"quantity": None, "status": "unknown"}
 
@@ -337,7 +328,7 @@ def test_seven_stock_minus_one_is_unknown_not_out_of_stock(clock: Clock) -> None
 
 def test_composite_steps_share_one_budget(clock: Clock) -> None:
     transport = RecordingTransport(clock, takes_ms=4_000)
-    operations.cu_products(lookup_with(transport, clock, via_relay=True), CuProductsQuery(keyword="레쓰비"))
+    CuProductsQuery(keyword="레쓰비").fetch(lookup_with(transport, clock, via_relay=True))
 
     assert [timeout for _, _, timeout in transport.calls] == [10_000, 6_000]
 
@@ -346,16 +337,14 @@ def test_no_budget_left_for_the_second_step_is_a_timeout_without_calling(clock: 
     transport = RecordingTransport(clock, takes_ms=10_000)
 
     with pytest.raises(ServiceError) as raised:
-        operations.cu_products(
-            lookup_with(transport, clock, via_relay=True), CuProductsQuery(keyword="레쓰비")
-        )
+        CuProductsQuery(keyword="레쓰비").fetch(lookup_with(transport, clock, via_relay=True))
 
     assert (raised.value.status, raised.value.code) == (504, "UPSTREAM_TIMEOUT")
     assert transport.keys == [RouteKey.CU_PRIME]
 
 
 def test_direct_gets_at_most_three_seconds_of_the_budget(transport: RecordingTransport, clock: Clock) -> None:
-    operations.seveneleven_catalog(lookup_with(transport, clock), RouteKey.SEVEN_PAGES)
+    SevenElevenPagesQuery().fetch(lookup_with(transport, clock))
     assert transport.calls[0][2] == 3_000
 
 
@@ -404,14 +393,9 @@ def test_query_models_accept_and_trim() -> None:
 def test_every_group_is_reachable_through_the_relay(clock: Clock) -> None:
     transport = RecordingTransport(clock)
     lookup = lookup_with(transport, clock, via_relay=True)
-    operations.oliveyoung_goods_info(lookup, "A000000165760")
-    operations.seveneleven_catalog(lookup, RouteKey.SEVEN_EXHIBITIONS)
-    operations.dtryx_movies(
-        lookup,
-        DtryxTimetableQuery.model_validate(
-            {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-01-02"}
-        ),
-    )
+    OliveyoungGoodsQuery(goodsNo="A000000165760").fetch(lookup)
+    SevenElevenExhibitionsQuery().fetch(lookup)
+    DtryxMoviesQuery(brandCode="indieart", cinemaCode="000067").fetch(lookup)
     assert {group_of(key) for key in transport.keys} == set(RelayGroup)
 
 
@@ -426,8 +410,14 @@ class Reached(Exception):
     """The operation built valid params for every step and made its first upstream call."""
 
 
-def _first_call(_key: RouteKey, _params: BaseModel) -> Any:
-    raise Reached
+class FirstCall:
+    """A lookup that stops at the endpoint's first upstream call."""
+
+    def __call__(self, _key: RouteKey, _params: BaseModel) -> Any:
+        raise Reached
+
+    def data(self, _key: RouteKey, _params: BaseModel) -> Any:
+        raise Reached
 
 
 TEXT = st.one_of(
@@ -440,58 +430,48 @@ COORDINATE = st.floats(min_value=-200, max_value=200)
 CINEMA = st.sampled_from(
     ["000067", " 000067 ", "٠٠٠٠٦٧", "０００００６７", "00067"]
 )  # Arabic-Indic, full-width
-ENDPOINTS: list[tuple[type[BaseModel], Callable[[Any, Any], Any], dict[str, st.SearchStrategy[Any]]]] = [
+ENDPOINTS: list[tuple[type[LookupQuery], dict[str, st.SearchStrategy[Any]]]] = [
     (
         OliveyoungStoresQuery,
-        operations.oliveyoung_stores,
         {"keyword": TEXT, "lat": COORDINATE, "page": NUMBER},
     ),
     (
         OliveyoungProductsQuery,
-        operations.oliveyoung_products,
         {"keyword": TEXT, "page": NUMBER, "size": NUMBER},
     ),
     (
         OliveyoungStockQuery,
-        operations.oliveyoung_stock,
         {"productId": st.just("8800362322138"), "keyword": TEXT, "lon": COORDINATE, "page": NUMBER},
     ),
-    (CuProductsQuery, operations.cu_products, {"keyword": TEXT, "offset": NUMBER, "limit": NUMBER}),
+    (CuProductsQuery, {"keyword": TEXT, "offset": NUMBER, "limit": NUMBER}),
     (
         CuStoresQuery,
-        operations.cu_stores,
         {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCd": TEXT},
     ),
-    (Gs25ProductsQuery, operations.gs25_products, {"keyword": TEXT}),
+    (Gs25ProductsQuery, {"keyword": TEXT}),
     (
         Gs25StockQuery,
-        operations.gs25_stock,
         {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCode": TEXT},
     ),
     (
         SevenElevenProductsQuery,
-        operations.seveneleven_products,
         {"keyword": TEXT, "page": NUMBER, "size": NUMBER},
     ),
-    (SevenElevenStoresQuery, operations.seveneleven_stores, {"keyword": TEXT, "limit": NUMBER}),
-    (SevenElevenStockQuery, operations.seveneleven_stock, {"itemCd": TEXT, "storeCd": TEXT}),
-    (SevenElevenPopwordsQuery, operations.seveneleven_popwords, {"label": TEXT}),
+    (SevenElevenStoresQuery, {"keyword": TEXT, "limit": NUMBER}),
+    (SevenElevenStockQuery, {"itemCd": TEXT, "storeCd": TEXT}),
+    (SevenElevenPopwordsQuery, {"label": TEXT}),
     (
-        DtryxCinemaQuery,
-        operations.dtryx_movies,
+        DtryxMoviesQuery,
         {"brandCode": st.sampled_from(["indieart", " indieart", "Indieart"]), "cinemaCode": CINEMA},
     ),
 ]
 
 
-@pytest.mark.parametrize(
-    ("model", "operation", "fields"), ENDPOINTS, ids=[m.__name__ for m, _, _ in ENDPOINTS]
-)
+@pytest.mark.parametrize(("model", "fields"), ENDPOINTS, ids=[m.__name__ for m, _ in ENDPOINTS])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_what_the_query_accepts_the_operation_accepts(
-    model: type[BaseModel],
-    operation: Callable[[Any, Any], Any],
+    model: type[LookupQuery],
     fields: dict[str, st.SearchStrategy[Any]],
     data: st.DataObject,
 ) -> None:
@@ -502,4 +482,4 @@ def test_what_the_query_accepts_the_operation_accepts(
     except ValidationError:
         return
     with pytest.raises(Reached):
-        operation(_first_call, query)
+        query.fetch(FirstCall())  # type: ignore[arg-type]

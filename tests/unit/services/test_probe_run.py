@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import boto3
 import httpx
@@ -27,7 +27,7 @@ from functions.adapters.relay import (
     RelayTransport,
     new_relay_client,
 )
-from functions.catalog.spec import HttpRequest, OperationSpec, ResponseRejected
+from functions.catalog.spec import OperationSpec
 from functions.core import (
     DIRECT_PROBED,
     PROBE_SLOT_MS,
@@ -51,24 +51,27 @@ class Params(BaseModel):
     at: int
 
 
-def _validate(body: object) -> dict[str, Any]:
-    if not isinstance(body, dict) or body.get("ok") is not True:
-        raise ResponseRejected(Reason.SHAPE)
-    return body
+class Ok(BaseModel):
+    model_config = ConfigDict(strict=True)
+    ok: Literal[True]
 
 
-def _spec(key: RouteKey, *, bad_params: bool = False) -> OperationSpec[Params, Any]:
+def _spec(key: RouteKey, *, bad_params: bool = False) -> OperationSpec[Params, Ok]:
     def probe_params(now: int) -> Params:
         return Params.model_validate({"at": "not-a-number"} if bad_params else {"at": now})
 
     return OperationSpec(
         key=key,
+        url=f"https://{key.value}.retailer.test/probe",
+        headers={},
         params=Params,
-        build_request=lambda p: HttpRequest("GET", f"https://{key.value}.retailer.test/probe?at={p.at}", {}),
-        relay_operation="op",
-        relay_body=lambda p: {"at": p.at},
         probe_params=probe_params,
-        validate=_validate,  # type: ignore[arg-type]
+        response=Ok,
+        normalizer=Ok.model_dump,
+        relay_input=Params,
+        method="GET",
+        query=lambda p: [("at", str(p.at))],
+        relay_operation="op",
     )
 
 

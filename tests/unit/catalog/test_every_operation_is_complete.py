@@ -1,0 +1,94 @@
+"""Every route key has every piece docs/adding-an-operation.md lists: its spec with probe parameters, a relay
+input rule its bodies pass, a simulated upstream with soft failures, and an API endpoint (or a stated reason
+it has none)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from urllib.parse import urlsplit
+
+import pytest
+
+from functions.catalog import CATALOG
+from functions.catalog.relay_inputs import read_relay_input
+from functions.catalog.spec import ResponseRejected
+from functions.core import Reason, RouteKey, group_of
+from functions.handlers import api
+from functions.services import queries
+from sandbox.simulator.payloads import SIMULATED, probe_request, realistic_payload, soft_failure_payloads
+from sandbox.simulator.routes import relay_route, retailer_route
+
+NOW = 1_748_822_400_000  # 2025-06-02 09:00 KST
+
+WITHOUT_AN_ENDPOINT: dict[RouteKey, str] = {}
+"""A route key no lookup endpoint uses, with the reason why (none today)."""
+
+
+def route_keys_named_in(source: str) -> set[RouteKey]:
+    return {
+        RouteKey[node.attr]
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "RouteKey"
+    }
+
+
+def endpoint_keys() -> set[RouteKey]:
+    """The route keys the lookup API's endpoints use: named in `api.py` or in the query models it routes."""
+    api_source = inspect.getsource(api)
+    named = {node.id for node in ast.walk(ast.parse(api_source)) if isinstance(node, ast.Name)}
+    routed = [
+        query
+        for name, query in vars(queries).items()
+        if name in named and isinstance(query, type) and issubclass(query, queries.LookupQuery)
+    ]
+    keys = route_keys_named_in(api_source)
+    for query in routed:
+        keys |= route_keys_named_in(inspect.getsource(query))
+    return keys
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_the_spec_and_its_probe_request(key: RouteKey) -> None:
+    spec = CATALOG[key]
+    params = spec.probe_params(NOW)
+    assert (spec.key, type(params)) == (key, spec.params)
+    url = urlsplit(spec.build_request(params).url)
+    assert url.scheme == "https"
+    assert not urlsplit(spec.url).query  # the query comes from `spec.query`
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_the_relay_rule_accepts_the_probes_relay_body(key: RouteKey) -> None:
+    spec = CATALOG[key]
+    body = dict(spec.relay_body(spec.probe_params(NOW)))
+    assert read_relay_input(key, json.dumps(body).encode()) == body
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_the_simulated_upstream_answers_and_fails_softly(key: RouteKey) -> None:
+    spec = CATALOG[key]
+    assert key in SIMULATED
+    assert spec.normalize(spec.validate(realistic_payload(key, probe_request(key, NOW))))
+    failures = soft_failure_payloads(key)
+    assert failures
+    for body in failures.values():
+        with pytest.raises(ResponseRejected) as rejected:
+            spec.validate(body)
+        assert rejected.value.reason is Reason.SHAPE
+
+
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_the_simulator_routes_the_specs_url_and_relay_operation_to_the_key(key: RouteKey) -> None:
+    spec = CATALOG[key]
+    url = urlsplit(spec.url)
+    assert retailer_route(url.netloc, url.path) is key  # no two specs share a URL
+    assert relay_route(group_of(key), spec.relay_operation) is key  # nor a relay operation
+
+
+def test_every_route_key_has_an_api_endpoint_or_a_reason_why_not() -> None:
+    assert endpoint_keys() | set(WITHOUT_AN_ENDPOINT) == set(RouteKey)
+    assert not endpoint_keys() & set(WITHOUT_AN_ENDPOINT)
