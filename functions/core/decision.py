@@ -1,4 +1,8 @@
-"""The route decision of DESIGN §2: a pure function of the cached verdicts, the local block and `now`."""
+"""The route decision of DESIGN §2: a pure function of the cached verdicts, the local block and `now`.
+
+An operator override read from a fresh snapshot takes precedence over every verdict rule and the local
+block; it never overrides legacy mode (no store), the pin, or a missing or stale snapshot.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from functions.core.model import (
     PINNED_TO_RELAY,
     SNAPSHOT_TTL_MS,
     VERDICT_MAX_AGE_MS,
+    OverrideMode,
     RelayCheck,
     RelayGroup,
     RouteKey,
@@ -18,6 +23,7 @@ from functions.core.model import (
     Snapshot,
     group_of,
 )
+from functions.core.overrides import active_override
 
 
 class Path(StrEnum):
@@ -43,6 +49,9 @@ class Rule(StrEnum):
     LOCAL_BLOCK = "local-block"
     BOTH_KNOWN_BAD = "both-known-bad"
     DIRECT_OK = "direct-ok"
+    OVERRIDE_DIRECT = "override-direct"
+    OVERRIDE_RELAY = "override-relay"
+    OVERRIDE_RELAY_UNHEALTHY = "override-relay-unhealthy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +87,29 @@ def decide(
     if not store_configured:
         return Decision(Path.RELAY, Rule.LEGACY_RELAY)
 
+    # Only a fresh snapshot is evidence (for an override or a 503): a missing or stale one means "relay now".
+    snapshot = fresh_snapshot(cached, now)
+    override = None if pinned else active_override(snapshot, key, now)
+    if override is not None:
+        return _obey(override.mode, key, snapshot, now)
     rule = _reason_not_direct(key, cached, local_block_until, now)
     if rule is None:
         return Decision(Path.DIRECT, Rule.DIRECT_OK)
-    # Only a fresh snapshot is evidence for 503: a missing or stale one always means "relay now".
-    snapshot = fresh_snapshot(cached, now)
     locally_blocked = local_block_until is not None and local_block_until > now
     route_bad = pinned or locally_blocked or route_known_bad(snapshot, key, now)
     if route_bad and relay_known_unhealthy(snapshot, group_of(key), now):
         return Decision(Path.UNAVAILABLE, Rule.BOTH_KNOWN_BAD)
     return Decision(Path.RELAY, rule)
+
+
+def _obey(mode: OverrideMode, key: RouteKey, snapshot: Snapshot | None, now: int) -> Decision:
+    """The override's path. A live failure under force-direct still falls back to the relay (routing)."""
+    if mode is OverrideMode.FORCE_DIRECT:
+        return Decision(Path.DIRECT, Rule.OVERRIDE_DIRECT)
+    # Nothing goes direct, so a relay known unhealthy leaves no way at all: 503 without calling anything.
+    if relay_known_unhealthy(snapshot, group_of(key), now):
+        return Decision(Path.UNAVAILABLE, Rule.OVERRIDE_RELAY_UNHEALTHY)
+    return Decision(Path.RELAY, Rule.OVERRIDE_RELAY)
 
 
 def fresh_snapshot(cached: CachedSnapshot | None, now: int) -> Snapshot | None:

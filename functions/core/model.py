@@ -28,6 +28,8 @@ LOOKUP_BUDGET_MS = 10 * SECOND_MS
 """Default time budget of one whole lookup."""
 MAX_BODY_BYTES = 2 * 1024 * 1024
 """Stop reading an upstream body past this size."""
+MAX_OVERRIDE_TTL_MS = 24 * 60 * MINUTE_MS
+"""An operator override lasts at most this long (its expiry is required)."""
 
 
 class RouteKey(StrEnum):
@@ -123,9 +125,26 @@ class RouteVerdict:
     blocked_until: int | None = None
 
 
+class OverrideMode(StrEnum):
+    FORCE_RELAY = "force-relay"
+    FORCE_DIRECT = "force-direct"
+
+
+@dataclass(frozen=True, slots=True)
+class RouteOverride:
+    """An operator's override of the verdicts for one route key, until `expires_at` (epoch ms, exclusive)."""
+
+    key: RouteKey
+    mode: OverrideMode
+    reason: str
+    created_at: int
+    expires_at: int
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """Every stored verdict at one moment: what a container caches and routes from."""
+    """Every stored verdict (and operator override) at one moment: what a container caches and routes from."""
 
     routes: Mapping[RouteKey, RouteVerdict] = field(default_factory=dict)
     relays: Mapping[RelayGroup, RelayCheck] = field(default_factory=dict)
+    overrides: Mapping[RouteKey, RouteOverride] = field(default_factory=dict)

@@ -153,7 +153,8 @@ class Router:
     ) -> T:
         """After a live direct failure: block direct here, report it without waiting, try the relay once."""
         failed_at = self._clock()
-        already_blocked = (self.local_block_until(key) or 0) > failed_at  # direct anyway: no relay to use
+        # Direct despite a live block (no relay, or an operator's force-direct): one report per block.
+        already_blocked = (self.local_block_until(key) or 0) > failed_at
         self._block(key, failed_at + COOLDOWN_MS)
         if self._reporter is not None and not already_blocked:  # one store write per block, not per lookup
             self._reporter.report(key, failed_at)
