@@ -3,7 +3,9 @@
 Layout (one table, on-demand; the key schema lives only in this module):
 
 - partition ``verdict``: sort key ``route#<route key>`` (``direct``, ``checkedAt``, ``reason``, ``failedAt?``,
-  ``blockedUntil?``) and ``relay#<relay group>`` (``healthy``, ``checkedAt``, ``reason?``). One Query reads it all.
+  ``blockedUntil?``), ``relay#<relay group>`` (``healthy``, ``checkedAt``, ``reason?``) and, for an operator
+  override, ``override#<route key>`` (``mode``, ``reason``, ``createdAt``, ``expiresAt`` removed by TTL). One
+  Query reads it all.
 - partition ``probe``: sort key ``slot#<slot start ms>``, one item per claimed probe slot, removed by TTL.
 - partition ``quota#<YYYY-MM-DD>`` (the Korea day): sort key the client's hash, ``lookups`` counted with an
   atomic ``ADD`` by every container (the daily quota), removed by TTL a day after the day ends.
@@ -41,14 +43,17 @@ from functions.core.model import (
     MAX_CLOCK_SKEW_MS,
     PINNED_TO_RELAY,
     SECOND_MS,
+    OverrideMode,
     Reason,
     RelayCheck,
     RelayGroup,
     RouteCheck,
     RouteKey,
+    RouteOverride,
     RouteVerdict,
     Snapshot,
 )
+from functions.core.overrides import is_active
 from functions.core.quota import korea_day_end
 
 if TYPE_CHECKING:
@@ -70,7 +75,8 @@ T = TypeVar("T")
 PARTITION_KEY: Final = "pk"
 SORT_KEY: Final = "sk"
 TTL_ATTRIBUTE: Final = "expiresAt"
-"""Probe-slot and quota items carry their expiry here, in epoch SECONDS (DynamoDB TTL ignores milliseconds)."""
+"""Probe-slot, quota and override items carry their expiry here, in epoch SECONDS (DynamoDB TTL ignores
+milliseconds)."""
 
 VERDICT_PARTITION: Final = "verdict"
 PROBE_PARTITION: Final = "probe"
@@ -80,6 +86,7 @@ QUOTA_RETENTION_MS: Final = 24 * 60 * 60 * SECOND_MS
 
 ROUTE_PREFIX: Final = "route#"
 RELAY_PREFIX: Final = "relay#"
+OVERRIDE_PREFIX: Final = "override#"
 SLOT_PREFIX: Final = "slot#"
 QUOTA_PREFIX: Final = "quota#"
 KOREA_EPOCH: Final = date(1970, 1, 1)
@@ -115,6 +122,10 @@ def route_sort_key(key: RouteKey) -> str:
 
 def relay_sort_key(group: RelayGroup) -> str:
     return f"{RELAY_PREFIX}{group.value}"
+
+
+def override_sort_key(key: RouteKey) -> str:
+    return f"{OVERRIDE_PREFIX}{key.value}"
 
 
 def slot_sort_key(slot_start: int) -> str:
@@ -276,6 +287,7 @@ class DynamoVerdictStore:
         """Every verdict in one strongly consistent Query (a second page only if DynamoDB ever splits it)."""
         routes: dict[RouteKey, RouteVerdict] = {}
         relays: dict[RelayGroup, RelayCheck] = {}
+        overrides: dict[RouteKey, RouteOverride] = {}
         request: QueryInputTypeDef = {
             "TableName": self._table_name,
             "KeyConditionExpression": f"{PARTITION_KEY} = :partition",
@@ -291,9 +303,12 @@ class DynamoVerdictStore:
                 relay = _relay_check(item)
                 if relay is not None:
                     relays[relay.group] = relay
+                override = _route_override(item)
+                if override is not None:
+                    overrides[override.key] = override
             next_start = page.get("LastEvaluatedKey")
             if not next_start:
-                return Snapshot(routes=routes, relays=relays)
+                return Snapshot(routes=routes, relays=relays, overrides=overrides)
             request = {**request, "ExclusiveStartKey": next_start}
 
     # -- probe results ---------------------------------------------------------------------------------------
@@ -457,6 +472,28 @@ class DynamoVerdictStore:
             ),
         )
 
+    # -- operator overrides ------------------------------------------------------------------------------------
+
+    def put_override(self, override: RouteOverride) -> None:
+        """Store the key's override, replacing any earlier one (the last operator to set it wins)."""
+        self._call(
+            "PutItem",
+            lambda: self._client.put_item(TableName=self._table_name, Item=_override_item(override)),
+        )
+
+    def clear_override(self, key: RouteKey, *, now: int) -> RouteOverride | None:
+        """Delete the key's override; returns it if it still counted at ``now``, else None (nothing to clear)."""
+        response = self._call(
+            "DeleteItem",
+            lambda: self._client.delete_item(
+                TableName=self._table_name,
+                Key=_key(VERDICT_PARTITION, override_sort_key(key)),
+                ReturnValues="ALL_OLD",
+            ),
+        )
+        old = _route_override(response.get("Attributes") or {})
+        return old if old is not None and is_active(old, now) else None
+
     # -- probe slots ---------------------------------------------------------------------------------------------
 
     def claim_probe_slot(self, slot_start: int, *, trigger: str, now: int) -> bool:
@@ -552,6 +589,7 @@ class _NoAnswer(StoreError):
 
 
 _ROUTE_KEYS: Final = frozenset(key.value for key in RouteKey)
+_OVERRIDE_MODES: Final = frozenset(mode.value for mode in OverrideMode)
 _RELAY_GROUPS: Final = frozenset(group.value for group in RelayGroup)
 _REASONS: Final = frozenset(reason.value for reason in Reason)
 
@@ -560,6 +598,7 @@ _ROUTE_REQUIRED: Final = {"direct": "BOOL", "checkedAt": "N"}
 _ROUTE_OPTIONAL: Final = {"reason": "S", "failedAt": "N", "blockedUntil": "N"}
 _RELAY_REQUIRED: Final = {"healthy": "BOOL", "checkedAt": "N"}
 _RELAY_OPTIONAL: Final = {"reason": "S"}
+_OVERRIDE_REQUIRED: Final = {"mode": "S", "reason": "S", "createdAt": "N", TTL_ATTRIBUTE: "N"}
 
 
 def _well_formed(item: Item, required: Mapping[str, str], optional: Mapping[str, str]) -> bool:
@@ -648,3 +687,32 @@ def _relay_check(item: Item) -> RelayCheck | None:
     if healthy is None or checked_at is None:
         return None
     return RelayCheck(group=RelayGroup(name), healthy=healthy, checked_at=checked_at, reason=_reason(item))
+
+
+def _override_item(override: RouteOverride) -> dict[str, AttributeValueTypeDef]:
+    # The expiry is a whole second (functions/core/overrides.py), so the TTL attribute holds it exactly.
+    return {
+        **_key(VERDICT_PARTITION, override_sort_key(RouteKey(override.key))),
+        "mode": {"S": OverrideMode(override.mode).value},
+        "reason": {"S": override.reason},
+        "createdAt": _n(override.created_at),
+        TTL_ATTRIBUTE: _n(override.expires_at // SECOND_MS),
+    }
+
+
+def _route_override(item: Item) -> RouteOverride | None:
+    name = _sort_key_suffix(item, OVERRIDE_PREFIX)
+    if name not in _ROUTE_KEYS or not _well_formed(item, _OVERRIDE_REQUIRED, {}):
+        return None
+    mode = item["mode"].get("S")
+    created_at = _optional_number(item, "createdAt")
+    expires_at_s = _optional_number(item, TTL_ATTRIBUTE)
+    if mode not in _OVERRIDE_MODES or created_at is None or expires_at_s is None:
+        return None
+    return RouteOverride(
+        key=RouteKey(name),
+        mode=OverrideMode(mode),
+        reason=item["reason"].get("S", ""),
+        created_at=created_at,
+        expires_at=expires_at_s * SECOND_MS,
+    )

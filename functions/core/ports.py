@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from functions.core.decision import Path
-from functions.core.model import Reason, RelayCheck, RouteCheck, RouteKey, Snapshot
+from functions.core.model import Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride, Snapshot
 
 Clock = Callable[[], int]
 """Returns the current time in epoch milliseconds. Injected everywhere; the core never reads a clock."""
@@ -42,6 +42,18 @@ class QuotaStore(Protocol):
         """Atomically add `lookups` to `client`'s count for Korea day `day` (days since 1970-01-01 in Seoul)
         and return the new total. Failures raise `StoreError`."""
         ...
+
+
+class OverrideStore(Protocol):
+    """Where operator overrides are kept: beside the verdicts, so `read_snapshot` returns them too.
+
+    Any failure raises `StoreError`.
+    """
+
+    def put_override(self, override: RouteOverride) -> None: ...
+
+    def clear_override(self, key: RouteKey, *, now: int) -> RouteOverride | None:
+        """Remove the key's override; the removed one if it still counted at `now`, else None."""
 
 
 class FailureReporter(Protocol):
