@@ -5,11 +5,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-from functions.core import Reason, RelayCheck, RelayGroup, RouteKey, RouteVerdict, Snapshot
-from functions.handlers.wire import snapshot_to_wire
+from functions.core import (
+    OverrideMode,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteKey,
+    RouteOverride,
+    RouteVerdict,
+    Snapshot,
+)
+from functions.handlers.wire import OverrideRequest, override_to_wire, snapshot_to_wire
 
 T0 = 1_767_225_600_000
 times = st.integers(min_value=0, max_value=2**53)
@@ -95,3 +106,43 @@ def test_the_operator_shape_with_optional_keys_omitted() -> None:
 
 def test_empty_snapshot() -> None:
     assert snapshot_to_wire(Snapshot()) == {"routes": {}, "relays": {}}
+
+
+def test_an_override_shows_in_its_routes_entry_and_nothing_else_changes() -> None:
+    verdict = RouteVerdict(RouteKey.CU_STOCK, True, T0, Reason.OK)
+    override = RouteOverride(
+        RouteKey.CU_STOCK, OverrideMode.FORCE_RELAY, "점검", created_at=T0, expires_at=T0 + 60_000
+    )
+    plain = snapshot_to_wire(Snapshot(routes={RouteKey.CU_STOCK: verdict}))
+    wire = json.loads(
+        json.dumps(
+            snapshot_to_wire(
+                Snapshot(routes={RouteKey.CU_STOCK: verdict}, overrides={RouteKey.CU_STOCK: override})
+            )
+        )
+    )
+    assert wire["routes"]["cu-stock"] == {
+        **plain["routes"]["cu-stock"],
+        "override": {"mode": "force-relay", "reason": "점검", "expiresAt": T0 + 60_000, "createdAt": T0},
+    }
+    assert json.loads(json.dumps(override_to_wire(override))) == {
+        "key": "cu-stock",
+        "mode": "force-relay",
+        "reason": "점검",
+        "expiresAt": T0 + 60_000,
+        "createdAt": T0,
+    }
+
+
+def test_the_override_request_takes_exactly_mode_reason_and_whole_ttl_seconds() -> None:
+    request = OverrideRequest.model_validate_json('{"mode": "force-direct", "reason": "r", "ttlSeconds": 60}')
+    assert (request.mode, request.reason, request.ttl_seconds) == (OverrideMode.FORCE_DIRECT, "r", 60)
+    for body in (
+        '{"mode": "force-direct", "reason": "r", "ttlSeconds": "60"}',
+        '{"mode": "force-direct", "reason": "r", "ttlSeconds": true}',
+        '{"mode": "force-direct", "reason": 1, "ttlSeconds": 60}',
+        '{"mode": "off", "reason": "r", "ttlSeconds": 60}',
+        '{"mode": "force-direct", "reason": "r", "ttlSeconds": 60, "key": "cu-stock"}',
+    ):
+        with pytest.raises(ValidationError):
+            OverrideRequest.model_validate_json(body)
