@@ -1,10 +1,15 @@
-"""The operator API: `GET`/`POST /api/health/routes` (DESIGN §6), wire format as in the seed.
+"""The operator API: `GET`/`POST /api/health/routes` (DESIGN §6), wire format as in the seed, and the
+operator overrides `PUT`/`DELETE /api/health/routes/{key}/override`.
 
-- GET returns the stored snapshot and never probes.
+- GET returns the stored snapshot (with each route's override, if one counts) and never probes.
 - POST takes no input (a body or query string is 400 `INVALID_INPUT`) and runs the full check for the current
   5-minute slot. If that slot already ran (scheduled or another POST), the answer is 429 with `Retry-After`
   (seconds to the next slot) and the current snapshot in the same envelope:
   `{"success": false, "error": {"code": "PROBE_SLOT_TAKEN", "message", "retryAfter"}, "data": <snapshot>}`.
+- PUT `{"mode", "reason", "ttlSeconds"}` stores the key's override and answers it; a bad body is 400
+  `INVALID_INPUT` with `error.fields`. DELETE removes it (404 `NO_OVERRIDE` when none counts). An unknown key is
+  404 `UNKNOWN_ROUTE_KEY`; neither takes a query string, DELETE takes no body. Each change is one audit log
+  line and one `OverrideChange` count; the caller shows only as the SHA-256 of its source IP.
 - Auth: `Authorization: Bearer <secret>` (scheme case-insensitive) or `x-health-check-key: <secret>`,
   compared in constant time. Errors: 503 `HEALTH_CHECK_SECRET_NOT_CONFIGURED`, 401 `UNAUTHORIZED_HEALTH_CHECK`,
   503 `ROUTE_HEALTH_NOT_CONFIGURED` (no store), 503 `ROUTE_HEALTH_FAILED` (store error).
@@ -13,30 +18,43 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import ValidationError
 
 from functions.adapters.secrets import SecretsError
-from functions.core import PROBE_SLOT_MS, ServiceError, StoreError, VerdictStore
+from functions.core import PROBE_SLOT_MS, RouteKey, ServiceError, Snapshot, StoreError, VerdictStore
+from functions.core.overrides import OverrideRefused, new_override, with_active_overrides
+from functions.core.ports import OverrideStore
+from functions.core.quota import client_of
 from functions.handlers.operator_auth import presented_secret, secrets_match
 from functions.handlers.settings import OpsSettings
-from functions.handlers.telemetry import logger
+from functions.handlers.telemetry import audit_override_change, logger
 from functions.handlers.tracing import tracer
-from functions.handlers.wire import snapshot_to_wire
+from functions.handlers.wire import OverrideRequest, override_to_wire, snapshot_to_wire
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.probe_run import slot_start_of
 
 ROUTES_PATH = "/api/health/routes"
+OVERRIDE_PATH = "/api/health/routes/<key>/override"
 
 app = APIGatewayHttpResolver()
 
 
 class OpsError(ServiceError):
     """An operator API refusal, answered as the error envelope."""
+
+
+class InvalidInput(OpsError):
+    """400 `INVALID_INPUT` naming each field at fault: `{"location": "body", "field", "message"}`."""
+
+    def __init__(self, fields: Sequence[Mapping[str, str | None]]) -> None:
+        super().__init__("INVALID_INPUT", 400, "The request body is invalid.")
+        self.fields = [dict(field) for field in fields]
 
 
 SECRET_NOT_CONFIGURED = OpsError(
@@ -46,12 +64,16 @@ UNAUTHORIZED = OpsError("UNAUTHORIZED_HEALTH_CHECK", 401, "A valid health check 
 NOT_CONFIGURED = OpsError("ROUTE_HEALTH_NOT_CONFIGURED", 503, "The route verdict store is not configured.")
 FAILED = OpsError("ROUTE_HEALTH_FAILED", 503, "The route health state could not be read or updated.")
 INPUT_REFUSED = OpsError("INVALID_INPUT", 400, "This endpoint takes no body and no query parameters.")
+QUERY_REFUSED = OpsError("INVALID_INPUT", 400, "This endpoint takes no query parameters.")
+UNKNOWN_ROUTE_KEY = OpsError("UNKNOWN_ROUTE_KEY", 404, "No such route key.")
+NO_OVERRIDE = OpsError("NO_OVERRIDE", 404, "The route has no override to clear.")
 
 
 @app.get(ROUTES_PATH)
 def read_routes() -> Response[Any]:
-    store = _authorized_store(get_container(OpsSettings))
-    return _json(200, {"success": True, "data": snapshot_to_wire(store.read_snapshot())})
+    container = get_container(OpsSettings)
+    store = _authorized_store(container)
+    return _json(200, {"success": True, "data": _shown(store.read_snapshot(), container.clock())})
 
 
 @app.post(ROUTES_PATH)
@@ -60,7 +82,7 @@ def probe_routes() -> Response[Any]:
     store = _authorized_store(container)
     now = container.clock()
     summary = container.probe(slot_start=slot_start_of(now), trigger="operator")
-    data = snapshot_to_wire(store.read_snapshot())
+    data = _shown(store.read_snapshot(), container.clock())
     if summary.ran:
         return _json(200, {"success": True, "data": data})
     retry_after = max(1, math.ceil((summary.slot_start + PROBE_SLOT_MS - now) / 1000))
@@ -72,8 +94,75 @@ def probe_routes() -> Response[Any]:
     return _json(429, {"success": False, "error": error, "data": data}, {"Retry-After": str(retry_after)})
 
 
+@app.put(OVERRIDE_PATH)
+def set_override(key: str) -> Response[Any]:
+    container = get_container(OpsSettings)
+    overrides = _authorized_overrides(container)
+    route = _route_key(key)
+    request = _override_request(app.current_event.decoded_body)
+    try:
+        override = new_override(
+            route, request.mode, request.reason, request.ttl_seconds, now=container.clock()
+        )
+    except OverrideRefused as refused:
+        raise InvalidInput([_body_field(refused.field, refused.message)]) from None
+    overrides.put_override(override)
+    audit_override_change("set", override, caller=_caller_hash())
+    return _json(200, {"success": True, "data": override_to_wire(override)})
+
+
+@app.delete(OVERRIDE_PATH)
+def clear_override(key: str) -> Response[Any]:
+    container = get_container(OpsSettings)
+    overrides = _authorized_overrides(container)
+    removed = overrides.clear_override(_route_key(key), now=container.clock())
+    if removed is None:
+        raise NO_OVERRIDE
+    audit_override_change("clear", removed, caller=_caller_hash())
+    return _json(200, {"success": True, "data": override_to_wire(removed)})
+
+
+def _shown(snapshot: Snapshot, now: int) -> dict[str, Any]:
+    """The snapshot as operators see it: only the overrides that count now."""
+    return snapshot_to_wire(with_active_overrides(snapshot, now))
+
+
+def _route_key(name: str) -> RouteKey:
+    try:
+        return RouteKey(name)
+    except ValueError:
+        raise UNKNOWN_ROUTE_KEY from None
+
+
+def _override_request(body: str | None) -> OverrideRequest:
+    if not body:
+        raise InvalidInput([_body_field(None, "a JSON object with mode, reason and ttlSeconds is required")])
+    try:
+        return OverrideRequest.model_validate_json(body)
+    except ValidationError as error:
+        raise InvalidInput(
+            [_body_field(".".join(str(part) for part in e["loc"]) or None, e["msg"]) for e in error.errors()]
+        ) from None
+
+
+def _body_field(field: str | None, message: str) -> dict[str, str | None]:
+    return {"location": "body", "field": field, "message": message}
+
+
+def _caller_hash() -> str:
+    """The caller for the audit line: the SHA-256 of API Gateway's source IP, never the IP itself."""
+    return client_of(app.current_event.request_context.http.source_ip or "")
+
+
+def _authorized_overrides(container: Container) -> OverrideStore:
+    _authorized_store(container)
+    if container.overrides is None:
+        raise NOT_CONFIGURED
+    return container.overrides
+
+
 def _authorized_store(container: Container) -> VerdictStore:
-    """Checks, in order: secret configured, caller authorized, no input on POST, store configured."""
+    """Checks, in order: secret configured, caller authorized, input allowed, store configured."""
     expected = container.secrets.health_check_secret
     if expected is None:
         raise SECRET_NOT_CONFIGURED
@@ -81,10 +170,11 @@ def _authorized_store(container: Container) -> VerdictStore:
     if presented is None or not secrets_match(presented, expected.get_secret_value()):
         raise UNAUTHORIZED
     event = app.current_event
-    if event.http_method == "POST" and (
-        event.body or event.get("rawQueryString") or event.query_string_parameters
-    ):
+    query = event.get("rawQueryString") or event.query_string_parameters
+    if event.http_method in ("POST", "DELETE") and (event.body or query):
         raise INPUT_REFUSED
+    if event.http_method == "PUT" and query:
+        raise QUERY_REFUSED
     if container.store is None:
         raise NOT_CONFIGURED
     return container.store
@@ -122,8 +212,10 @@ def _not_found(_: Exception) -> Response[Any]:
 
 
 def _error(error: ServiceError) -> Response[Any]:
-    body = {"success": False, "error": {"code": error.code, "message": error.message}}
-    return _json(error.status, body)
+    details: dict[str, Any] = {"code": error.code, "message": error.message}
+    if isinstance(error, InvalidInput):
+        details["fields"] = error.fields
+    return _json(error.status, {"success": False, "error": details})
 
 
 def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Response[Any]:

@@ -2,6 +2,8 @@
 
 The slot comes from the event's scheduled `time`, not from the clock, so a redelivered event claims the same
 slot and never probes again. Store errors propagate: the invocation fails visibly (logs, metrics, alarms).
+The probe checks every route, overridden or not, so the verdicts stay true under an override; each
+invocation then reports how many overrides count (the OverridesActive gauge).
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.core import StoreError
+from functions.core.overrides import with_active_overrides
 from functions.handlers.settings import ProbeSettings
-from functions.handlers.telemetry import logger
+from functions.handlers.telemetry import emit_overrides_active, logger
 from functions.handlers.tracing import tracer
-from functions.handlers.wiring import get_container, prepare_container_at_init
+from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.probe_run import slot_start_of
 
 
@@ -25,8 +29,28 @@ from functions.services.probe_run import slot_start_of
 def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
     scheduled_ms = int(event.time.timestamp() * 1000)
     logger.append_keys(event_id=event.id, scheduled_at=event.time.isoformat())
-    summary = get_container(ProbeSettings).probe(slot_start=slot_start_of(scheduled_ms), trigger="schedule")
+    container = get_container(ProbeSettings)
+    summary = container.probe(slot_start=slot_start_of(scheduled_ms), trigger="schedule")
+    _report_overrides(container)
     return summary.to_dict()
+
+
+def _report_overrides(container: Container) -> None:
+    """The OverridesActive gauge and which routes they hold; a store error only costs this data point."""
+    if container.store is None:
+        return
+    try:
+        snapshot = container.store.read_snapshot()
+    except StoreError as error:
+        logger.warning("active overrides not counted", extra={"error_type": type(error).__name__})
+        return
+    active = with_active_overrides(snapshot, container.clock()).overrides
+    emit_overrides_active(len(active))
+    if active:
+        logger.info(
+            "operator overrides active",
+            extra={"overrides": {k.value: o.mode.value for k, o in active.items()}},
+        )
 
 
 prepare_container_at_init(ProbeSettings)

@@ -7,11 +7,13 @@ cardinality stays bounded. Nothing here ever receives a secret: callers pass rou
 
 from __future__ import annotations
 
+from typing import Literal
+
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from functions.core import Path, Reason, RelayCheck, RouteCheck, RouteKey
+from functions.core import Path, Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride
 from functions.core.snapshot_cache import SnapshotCache
 from functions.services.probe_run import ProbeSummary
 
@@ -42,6 +44,32 @@ def emit_snapshot_age(snapshots: SnapshotCache | None) -> None:
     age = snapshots.age_ms()
     if age is not None:
         emit_metric("SnapshotAge", max(age, 0), MetricUnit.Milliseconds)
+
+
+def audit_override_change(action: Literal["set", "clear"], override: RouteOverride, *, caller: str) -> None:
+    """One audit line and one `OverrideChange` count per operator change (Mode: the mode set, or `clear`).
+
+    `caller` is the SHA-256 of the caller's source IP. The reason is the operator's own text, never a secret.
+    """
+    logger.info(
+        f"route override {'set' if action == 'set' else 'cleared'}",
+        extra={
+            "audit": "route-override",
+            "action": action,
+            "route": override.key.value,
+            "mode": override.mode.value,
+            "reason": override.reason,
+            "createdAt": override.created_at,
+            "expiresAt": override.expires_at,
+            "callerIpSha256": caller,
+        },
+    )
+    emit_metric("OverrideChange", 1, Mode=override.mode.value if action == "set" else "clear")
+
+
+def emit_overrides_active(count: int) -> None:
+    """The OverridesActive gauge: how many operator overrides count now."""
+    emit_metric("OverridesActive", count)
 
 
 class MetricsRoutingEvents:

@@ -32,6 +32,7 @@ from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, sec
 from functions.catalog import CATALOG
 from functions.core import DIRECT_TIMEOUT_MS, LOOKUP_BUDGET_MS, Clock, RelayGroup, VerdictStore
 from functions.core.model import SECOND_MS
+from functions.core.ports import OverrideStore
 from functions.core.reporting import BackgroundFailureReporter
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
@@ -66,7 +67,7 @@ class StoreNotConfigured(Exception):
 class Container:
     """Everything a handler needs, built once per Lambda container.
 
-    `store` and `snapshots` are None in legacy mode (no table). `relays` is rebuilt only when the secret
+    `store`, `overrides` and `snapshots` are None in legacy mode (no table). `relays` is rebuilt only when the secret
     values change (Secrets Manager rotation seen after the cache's max age).
     """
 
@@ -85,6 +86,7 @@ class Container:
     """The lookup function's budget per request (`LOOKUP_BUDGET_SECONDS`)."""
     limited_lookups: LimitedLookups | None = None
     """The lookup function's daily quota (None elsewhere, or with DAILY_RATE_LIMIT=0)."""
+    overrides: OverrideStore | None = None
     probe_timeout_ms: int = DIRECT_TIMEOUT_MS
     """Per check (DESIGN §4: 3 s); tests shorten it to keep hang scenarios quick."""
     _relays: tuple[Secrets, RelayTransport] | None = field(default=None, repr=False)
@@ -230,6 +232,7 @@ def build_container(
     if store is not None:
         verdict_store = store
         container.rejected_writes = lambda: verdict_store.rejected_writes
+        container.overrides = store
     if isinstance(settings, ApiSettings):
         container.lookup_budget_ms = int(settings.lookup_budget_s * SECOND_MS)
         container.limited_lookups = limited_lookups(settings, store=store, executor=executor, clock=clock)

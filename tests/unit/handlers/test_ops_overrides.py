@@ -1,0 +1,269 @@
+"""Operator overrides through the real ops and probe handlers, on moto: PUT/DELETE, GET, audit, the gauge."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from functions.core import RouteKey
+from functions.core.model import SECOND_MS
+from functions.handlers import wiring
+from functions.handlers.ops import lambda_handler
+from functions.handlers.probe import lambda_handler as probe_handler
+from sandbox.simulator.server import Simulator
+
+ContainerFactory = Callable[..., wiring.Container]
+EventFactory = Callable[..., dict[str, Any]]
+AUTH = {"Authorization": "Bearer hc-secret-Zq81"}  # HEALTH_CHECK_SECRET in conftest's test secrets
+OVERRIDE = "/api/health/routes/cu-stock/override"
+RELAY_FOR_AN_HOUR = {"mode": "force-relay", "reason": "CU 점검 02:00-04:00", "ttlSeconds": 3600}
+
+
+@pytest.fixture
+def ops(
+    make_container: ContainerFactory, api_event: EventFactory, lambda_context: Any
+) -> Callable[..., tuple[int, Any]]:
+    """ops(method, path, body=None, headers=AUTH, **event) -> (status, JSON body), through the real handler."""
+    make_container()
+
+    def call(
+        method: str, path: str = OVERRIDE, body: object = None, headers: dict[str, str] = AUTH, **event: Any
+    ) -> tuple[int, Any]:
+        raw = body if isinstance(body, str) or body is None else json.dumps(body)
+        response = lambda_handler(api_event(method, path, headers=headers, body=raw, **event), lambda_context)
+        return response["statusCode"], json.loads(response["body"])
+
+    return call
+
+
+def scheduled_probe(clock: Any, lambda_context: Any) -> dict[str, Any]:
+    at = datetime.fromtimestamp(clock() // SECOND_MS, tz=UTC)
+    event = {
+        "version": "0",
+        "id": "e",
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": "123456789012",
+        "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": "ap-northeast-2",
+        "resources": [],
+        "detail": {},
+    }
+    result: dict[str, Any] = probe_handler(event, lambda_context)
+    return result
+
+
+# --- PUT and DELETE ------------------------------------------------------------------------------------
+
+
+def test_put_stores_the_override_and_answers_it(ops: Any, clock: Any) -> None:
+    status, body = ops("PUT", body=RELAY_FOR_AN_HOUR)
+    assert status == 200
+    assert body == {
+        "success": True,
+        "data": {
+            "key": "cu-stock",
+            "mode": "force-relay",
+            "reason": "CU 점검 02:00-04:00",
+            "createdAt": clock(),
+            "expiresAt": clock() + 3600 * SECOND_MS,  # conftest's NOW is a whole second
+        },
+    }
+
+
+def test_get_shows_the_override_with_its_route_until_it_expires(ops: Any, clock: Any) -> None:
+    assert ops("POST", "/api/health/routes")[0] == 200  # verdicts for every route
+    _, before = ops("GET", "/api/health/routes")
+    ops("PUT", body={**RELAY_FOR_AN_HOUR, "ttlSeconds": 60})
+
+    _, during = ops("GET", "/api/health/routes")
+    routes = during["data"]["routes"]
+    assert routes["cu-stock"] == {
+        **before["data"]["routes"]["cu-stock"],
+        "override": {
+            "mode": "force-relay",
+            "reason": "CU 점검 02:00-04:00",
+            "expiresAt": clock() + 60 * SECOND_MS,
+            "createdAt": clock(),
+        },
+    }
+    assert {key: route for key, route in routes.items() if key != "cu-stock"} == {
+        key: route for key, route in before["data"]["routes"].items() if key != "cu-stock"
+    }
+
+    clock.advance(60 * SECOND_MS)
+    _, after = ops("GET", "/api/health/routes")
+    assert after["data"]["routes"]["cu-stock"] == before["data"]["routes"]["cu-stock"]
+
+
+def test_delete_removes_the_override_then_answers_404(ops: Any) -> None:
+    _, stored = ops("PUT", body=RELAY_FOR_AN_HOUR)
+    assert ops("DELETE") == (200, stored)
+    status, body = ops("DELETE")
+    assert (status, body["error"]["code"]) == (404, "NO_OVERRIDE")
+
+
+def test_delete_of_an_expired_override_is_404(ops: Any, clock: Any) -> None:
+    ops("PUT", body={**RELAY_FOR_AN_HOUR, "ttlSeconds": 5})
+    clock.advance(5 * SECOND_MS)
+    assert ops("DELETE")[0] == 404
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE"])
+def test_an_unknown_route_key_is_404(ops: Any, method: str) -> None:
+    status, body = ops(
+        method, "/api/health/routes/daiso-stock/override", RELAY_FOR_AN_HOUR if method == "PUT" else None
+    )
+    assert status == 404
+    assert body == {"success": False, "error": {"code": "UNKNOWN_ROUTE_KEY", "message": "No such route key."}}
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        (None, [None]),
+        ("", [None]),
+        ("not json", [None]),
+        ("[]", [None]),
+        ({}, ["mode", "reason", "ttlSeconds"]),
+        ({**RELAY_FOR_AN_HOUR, "mode": "force-sideways"}, ["mode"]),
+        ({**RELAY_FOR_AN_HOUR, "ttlSeconds": "3600"}, ["ttlSeconds"]),
+        ({**RELAY_FOR_AN_HOUR, "ttlSeconds": True}, ["ttlSeconds"]),
+        ({**RELAY_FOR_AN_HOUR, "ttlSeconds": 1.5}, ["ttlSeconds"]),
+        ({**RELAY_FOR_AN_HOUR, "ttlSeconds": 0}, ["ttlSeconds"]),
+        ({**RELAY_FOR_AN_HOUR, "ttlSeconds": 86_401}, ["ttlSeconds"]),
+        ({**RELAY_FOR_AN_HOUR, "reason": ""}, ["reason"]),
+        ({**RELAY_FOR_AN_HOUR, "reason": "x" * 201}, ["reason"]),
+        ({**RELAY_FOR_AN_HOUR, "reason": "two\nlines"}, ["reason"]),
+        ({**RELAY_FOR_AN_HOUR, "reason": 7}, ["reason"]),
+        ({**RELAY_FOR_AN_HOUR, "until": "tomorrow"}, ["until"]),
+    ],
+)
+def test_a_bad_body_is_400_with_the_field_errors_and_stores_nothing(
+    ops: Any, body: object, fields: list[str | None]
+) -> None:
+    status, answer = ops("PUT", body=body)
+    assert status == 400
+    assert answer["success"] is False
+    assert answer["error"]["code"] == "INVALID_INPUT"
+    assert [field["field"] for field in answer["error"]["fields"]] == fields
+    assert all(field["location"] == "body" and field["message"] for field in answer["error"]["fields"])
+    assert "override" not in json.dumps(ops("GET", "/api/health/routes")[1])
+
+
+def test_force_direct_on_the_pinned_key_is_400_on_mode(ops: Any) -> None:
+    status, body = ops(
+        "PUT", "/api/health/routes/gs25-stock/override", {**RELAY_FOR_AN_HOUR, "mode": "force-direct"}
+    )
+    assert status == 400
+    assert body["error"]["fields"] == [
+        {
+            "location": "body",
+            "field": "mode",
+            "message": "gs25-stock is pinned to the relay and never goes direct",
+        }
+    ]
+    assert ops("PUT", "/api/health/routes/gs25-stock/override", RELAY_FOR_AN_HOUR)[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "event"),
+    [("PUT", {"query": {"ttl": "1"}}), ("DELETE", {"query": {"all": "1"}}), ("DELETE", {"body": "{}"})],
+)
+def test_query_strings_and_a_delete_body_are_refused(ops: Any, method: str, event: dict[str, Any]) -> None:
+    body = event.pop("body", json.dumps(RELAY_FOR_AN_HOUR) if method == "PUT" else None)
+    status, answer = ops(method, body=body, **event)
+    assert (status, answer["error"]["code"]) == (400, "INVALID_INPUT")
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE"])
+def test_overrides_need_the_operator_secret(ops: Any, method: str) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        status, body = ops(method, body=RELAY_FOR_AN_HOUR if method == "PUT" else None, headers=headers)
+        assert (status, body["error"]["code"]) == (401, "UNAUTHORIZED_HEALTH_CHECK")
+    assert "override" not in json.dumps(ops("GET", "/api/health/routes")[1])
+
+
+def test_without_a_store_overrides_are_503_not_configured(
+    make_container: ContainerFactory, api_event: EventFactory, lambda_context: Any
+) -> None:
+    make_container(table=False)
+    event = api_event("PUT", OVERRIDE, headers=AUTH, body=json.dumps(RELAY_FOR_AN_HOUR))
+    response = lambda_handler(event, lambda_context)
+    assert (response["statusCode"], json.loads(response["body"])["error"]["code"]) == (
+        503,
+        "ROUTE_HEALTH_NOT_CONFIGURED",
+    )
+
+
+def test_a_store_that_is_down_is_503_route_health_failed(
+    make_container: ContainerFactory, api_event: EventFactory, lambda_context: Any
+) -> None:
+    unreachable = boto3.client(
+        "dynamodb",
+        endpoint_url="http://127.0.0.1:9",
+        config=Config(connect_timeout=0.2, read_timeout=0.2, retries={"total_max_attempts": 1}),
+    )
+    make_container(dynamodb_client=unreachable, SNAPSHOT_PREFETCH_SECONDS="0.05")
+    for method, body in (("PUT", json.dumps(RELAY_FOR_AN_HOUR)), ("DELETE", None)):
+        response = lambda_handler(api_event(method, OVERRIDE, headers=AUTH, body=body), lambda_context)
+        assert (response["statusCode"], json.loads(response["body"])["error"]["code"]) == (
+            503,
+            "ROUTE_HEALTH_FAILED",
+        )
+
+
+# --- audit and metrics ------------------------------------------------------------------------------------
+
+
+def test_each_change_is_one_audit_line_with_the_callers_ip_hash_and_one_metric(
+    ops: Any, telemetry: Any
+) -> None:
+    _, stored = ops("PUT", body=RELAY_FOR_AN_HOUR)
+    ops("DELETE")
+    ops("DELETE")  # nothing to clear: no change, no audit
+
+    audits = [log for log in telemetry.logs() if log.get("audit") == "route-override"]
+    caller = hashlib.sha256(b"127.0.0.1").hexdigest()  # the events' sourceIp
+    expected = {
+        "route": "cu-stock",
+        "mode": "force-relay",
+        "reason": "CU 점검 02:00-04:00",
+        "createdAt": stored["data"]["createdAt"],
+        "expiresAt": stored["data"]["expiresAt"],
+        "callerIpSha256": caller,
+    }
+    assert [{name: log[name] for name in (*expected, "action")} for log in audits] == [
+        {**expected, "action": "set"},
+        {**expected, "action": "clear"},
+    ]
+    assert "127.0.0.1" not in json.dumps(audits)
+    changes = [m["dimensions"]["Mode"] for m in telemetry.metrics() if m["name"] == "OverrideChange"]
+    assert changes == ["force-relay", "clear"]
+
+
+def test_the_probe_checks_overridden_routes_and_reports_the_active_overrides(
+    ops: Any, clock: Any, lambda_context: Any, simulator: Simulator, telemetry: Any
+) -> None:
+    ops("PUT", body=RELAY_FOR_AN_HOUR)
+    ops("PUT", "/api/health/routes/oy-find-store/override", {**RELAY_FOR_AN_HOUR, "mode": "force-direct"})
+    ops("PUT", "/api/health/routes/cu-prime/override", {**RELAY_FOR_AN_HOUR, "ttlSeconds": 1})
+    clock.advance(SECOND_MS)  # the cu-prime override has expired
+
+    assert scheduled_probe(clock, lambda_context)["ran"] is True
+
+    assert simulator.calls()["direct:cu-stock"] == 1
+    assert simulator.calls()["direct:oy-find-store"] == 1
+    metrics = telemetry.metrics()
+    checked = {m["dimensions"]["Route"] for m in metrics if m["name"] == "ProbeCheck"}
+    assert checked == {key.value for key in RouteKey}
+    assert [m["value"] for m in metrics if m["name"] == "OverridesActive"] == [2]
+    active = [log for log in telemetry.logs() if log.get("message") == "operator overrides active"]
+    assert active[0]["overrides"] == {"cu-stock": "force-relay", "oy-find-store": "force-direct"}
