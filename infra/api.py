@@ -1,5 +1,5 @@
-"""The HTTP API (docs/design.md#http-api): lookups go to the api function, `/api/health/routes` to the operator
-function."""
+"""The HTTP API (docs/design.md#http-api): lookups go to the api function, `/api/health/routes` and its
+overrides (`/api/health/routes/{key}/override`) to the operator function."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from infra.suppressions import acknowledge
 API_HANDLER = "functions.handlers.api.lambda_handler"
 OPS_HANDLER = "functions.handlers.ops.lambda_handler"
 HEALTH_ROUTES_PATH = "/api/health/routes"
+OVERRIDE_PATH = "/api/health/routes/{key}/override"
 LOOKUP_PATH = "/api/{proxy+}"
 LOOKUP_FUNCTION = FunctionDefinition(
     handler=API_HANDLER,
@@ -26,7 +27,7 @@ LOOKUP_FUNCTION = FunctionDefinition(
 )
 OPS_FUNCTION = FunctionDefinition(
     handler=OPS_HANDLER,
-    description="Route Health operator endpoints: GET/POST /api/health/routes",
+    description="Route Health operator endpoints: GET/POST /api/health/routes, route overrides",
     timeout_s=29,  # POST runs the full probe; HTTP API integrations end at 30 s
 )
 
@@ -81,6 +82,7 @@ class HttpApi(Construct):
         shared.table.grant_count_lookups(self.lookup.function)
         shared.table.grant_read_snapshot(self.ops.function)
         shared.table.grant_probe_writes(self.ops.function)
+        shared.table.grant_override_writes(self.ops.function)
         shared.secret.grant_read(self.lookup.function)
         shared.secret.grant_read(self.ops.function)
 
@@ -98,10 +100,14 @@ class HttpApi(Construct):
             methods=[apigwv2.HttpMethod.GET],
             integration=HttpLambdaIntegration("Lookup", self.lookup.function),
         )
+        ops = HttpLambdaIntegration("Ops", self.ops.function)
         http_api.add_routes(
             path=HEALTH_ROUTES_PATH,
             methods=[apigwv2.HttpMethod.GET, apigwv2.HttpMethod.POST],
-            integration=HttpLambdaIntegration("Ops", self.ops.function),
+            integration=ops,
+        )
+        http_api.add_routes(
+            path=OVERRIDE_PATH, methods=[apigwv2.HttpMethod.PUT, apigwv2.HttpMethod.DELETE], integration=ops
         )
         for route in http_api.node.find_all():
             if isinstance(route, apigwv2.CfnRoute):
@@ -131,10 +137,9 @@ class HttpApi(Construct):
         }
         cfn_stage = stage.node.default_child
         assert isinstance(cfn_stage, apigwv2.CfnStage)
-        cfn_stage.add_property_override(
-            "RouteSettings",
-            {f"{method} {HEALTH_ROUTES_PATH}": ops_throttle for method in ("GET", "POST")},
-        )
+        ops_routes = [f"{method} {HEALTH_ROUTES_PATH}" for method in ("GET", "POST")]
+        ops_routes += [f"{method} {OVERRIDE_PATH}" for method in ("PUT", "DELETE")]
+        cfn_stage.add_property_override("RouteSettings", dict.fromkeys(ops_routes, ops_throttle))
         return stage
 
     @property

@@ -197,7 +197,7 @@ class Observability(Construct):
             failure_widgets(),
             probe_widgets(),
             store_and_probe_run_widgets(),
-            [daily_quota_widget()],
+            [daily_quota_widget(), overrides_widget()],
             lambda_widgets(functions),
             [http_api_widget(http_api)],
         ]
@@ -292,7 +292,16 @@ def daily_quota_widget() -> cloudwatch.IWidget:
         title="Daily quota: lookups refused (429) and let through uncounted (container's client table full)",
         left=[metric("DailyRateLimitExceeded", label="429 DAILY_RATE_LIMIT_EXCEEDED")],
         right=[metric("DailyQuotaUntracked", label="uncounted")],
-        width=24,
+        width=12,
+    )
+
+
+def overrides_widget() -> cloudwatch.IWidget:
+    return cloudwatch.GraphWidget(
+        title="Operator overrides: active (from each probe run) and changes by mode",
+        left=[metric("OverridesActive", statistic="Maximum", label="active overrides")],
+        right=[search("OverrideChange", ("Mode",))],
+        width=12,
     )
 
 

@@ -14,11 +14,13 @@ from functions.adapters.dynamo_store import TTL_ATTRIBUTE, table_definition
 
 # Exactly the calls the store adapter makes: one Query reads the whole snapshot; a live failure report is a
 # conditional UpdateItem; probe results are conditional UpdateItem (routes) / PutItem (relays), and the slot
-# claim is a conditional PutItem; the daily quota adds to a client's count with an atomic UpdateItem.
+# claim is a conditional PutItem; the daily quota adds to a client's count with an atomic UpdateItem; an
+# operator sets an override with PutItem and clears it with DeleteItem.
 READ_SNAPSHOT_ACTIONS = ("dynamodb:Query",)
 REPORT_FAILURE_ACTIONS = ("dynamodb:UpdateItem",)
 COUNT_LOOKUPS_ACTIONS = ("dynamodb:UpdateItem",)
 WRITE_PROBE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
+WRITE_OVERRIDE_ACTIONS = ("dynamodb:PutItem", "dynamodb:DeleteItem")
 
 _ATTRIBUTE_TYPES = {
     "S": dynamodb.AttributeType.STRING,
@@ -38,7 +40,8 @@ def _key_attributes(definition: Mapping[str, Any]) -> tuple[dynamodb.Attribute, 
 
 
 class VerdictTable(Construct):
-    """On-demand, point-in-time recovery, TTL on probe-slot and quota items, kept when the stack is deleted."""
+    """On-demand, point-in-time recovery, TTL on probe-slot, quota and override items, kept when the stack is
+    deleted."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -72,3 +75,7 @@ class VerdictTable(Construct):
     def grant_probe_writes(self, grantee: iam.IGrantable) -> None:
         """Claim a probe slot and write check results (the scheduled probe and the operator POST)."""
         self.table.grant(grantee, *WRITE_PROBE_ACTIONS)
+
+    def grant_override_writes(self, grantee: iam.IGrantable) -> None:
+        """Set and clear operator overrides (the operator function)."""
+        self.table.grant(grantee, *WRITE_OVERRIDE_ACTIONS)

@@ -63,6 +63,8 @@ def test_routes_go_to_the_right_function(synthesized):
         "GET /api/{proxy+}": lookup_id,
         "GET /api/health/routes": ops_id,
         "POST /api/health/routes": ops_id,
+        "PUT /api/health/routes/{key}/override": ops_id,
+        "DELETE /api/health/routes/{key}/override": ops_id,
     }
 
 
@@ -88,7 +90,12 @@ def test_default_stage_throttles_and_writes_json_access_logs(synthesized):
     assert props["AutoDeploy"] is True
     throttle = props["DefaultRouteSettings"]
     assert 0 < throttle["ThrottlingRateLimit"] <= throttle["ThrottlingBurstLimit"]
-    for route_key in ("GET /api/health/routes", "POST /api/health/routes"):
+    for route_key in (
+        "GET /api/health/routes",
+        "POST /api/health/routes",
+        "PUT /api/health/routes/{key}/override",
+        "DELETE /api/health/routes/{key}/override",
+    ):
         ops_throttle = props["RouteSettings"][route_key]
         assert ops_throttle["ThrottlingRateLimit"] < throttle["ThrottlingRateLimit"]
 

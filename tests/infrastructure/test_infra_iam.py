@@ -12,10 +12,11 @@ from infra.probe import PROBE_HANDLER
 pytestmark = pytest.mark.infra
 
 # DynamoVerdictStore: read_snapshot = Query; record_failure = UpdateItem; write_checks = UpdateItem (routes)
-# + PutItem (relays); claim_probe_slot = PutItem; add_daily_lookups (the lookup function's quota) = UpdateItem.
+# + PutItem (relays); claim_probe_slot = PutItem; add_daily_lookups (the lookup function's quota) = UpdateItem;
+# put_override = PutItem; clear_override = DeleteItem.
 EXPECTED_TABLE_ACTIONS = {
     PROBE_HANDLER: {"dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-    OPS_HANDLER: {"dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+    OPS_HANDLER: {"dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
     API_HANDLER: {"dynamodb:Query", "dynamodb:UpdateItem"},
 }
 SECRET_READ_ACTIONS = {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}

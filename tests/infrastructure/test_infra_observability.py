@@ -29,6 +29,8 @@ CUSTOM_METRICS = {
     "Gs25SessionExpired": (),
     "DailyRateLimitExceeded": (),
     "DailyQuotaUntracked": (),
+    "OverrideChange": ("Mode",),
+    "OverridesActive": (),
 }
 LAMBDA_METRICS = ("Errors", "Throttles", "Duration")
 
