@@ -1,8 +1,9 @@
 """A local API Gateway (HTTP API, payload 2.0): HTTP requests on 127.0.0.1 in, Lambda events to the real handlers.
 
-The routes are the deployed ones (infra/api.py): `GET|POST /api/health/routes` to the operator function,
-`GET /api/{proxy+}` to the lookup function; anything else under `/api/` is API Gateway's 404. `/_sandbox/...`
-goes to the sandbox controls (which are never deployed).
+The routes are the deployed ones (infra/api.py): `GET|POST /api/health/routes` and
+`PUT|DELETE /api/health/routes/{key}/override` to the operator function, `GET /api/{proxy+}` to the lookup
+function; anything else under `/api/` is API Gateway's 404. `/_sandbox/...` goes to the sandbox controls
+(which are never deployed). The `Date` header follows the one sandbox clock, as API Gateway's follows AWS's.
 
 `requestContext.http.sourceIp` is the TCP peer, as in API Gateway (which ignores `X-Forwarded-For`). To play
 several clients from one machine (the daily quota counts per source IP), a request may name its source IP in
@@ -16,6 +17,7 @@ import contextlib
 import ipaddress
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -23,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -35,6 +38,9 @@ logger = logging.getLogger(__name__)
 API_ID = "sandbox"
 HEALTH_PATH = "/api/health/routes"
 HEALTH_METHODS = frozenset({"GET", "POST"})
+OVERRIDE_ROUTE = "/api/health/routes/{key}/override"
+OVERRIDE_METHODS = frozenset({"PUT", "DELETE"})
+_OVERRIDE_PATH = re.compile(r"/api/health/routes/(?P<key>[^/]+)/override")
 LOOKUP_ROUTE_KEY = "GET /api/{proxy+}"
 NOT_FOUND = {"message": "Not Found"}
 SOURCE_IP_HEADER = "x-sandbox-source-ip"
@@ -102,6 +108,9 @@ def match_route(method: str, path: str) -> Route | None:
     """The deployed HTTP API's route for a request, or None where API Gateway answers 404 itself."""
     if path == HEALTH_PATH and method in HEALTH_METHODS:
         return Route(f"{method} {HEALTH_PATH}", "ops")
+    override = _OVERRIDE_PATH.fullmatch(path)
+    if override is not None and method in OVERRIDE_METHODS:
+        return Route(f"{method} {OVERRIDE_ROUTE}", "ops", {"key": override["key"]})
     proxy = path.removeprefix("/api/")
     if method == "GET" and path.startswith("/api/") and proxy:
         return Route(LOOKUP_ROUTE_KEY, "api", {"proxy": proxy})
@@ -252,6 +261,9 @@ class _GatewayRequestHandler(BaseHTTPRequestHandler):
 
     def do_OPTIONS(self) -> None:
         self._dispatch()
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        return formatdate(self.server.clock() / 1000 if timestamp is None else timestamp, usegmt=True)
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s %s", self.address_string(), format % args)

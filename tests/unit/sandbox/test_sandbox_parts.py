@@ -6,6 +6,7 @@ import json
 import socket
 import threading
 from collections.abc import Iterator, Mapping
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -214,6 +215,25 @@ def test_http_api_event_health_route_and_bodies() -> None:
         ("POST", "/api/health/routes", Route("POST /api/health/routes", "ops")),
         ("GET", "/api/cu/products", Route("GET /api/{proxy+}", "api", {"proxy": "cu/products"})),
         ("GET", "/api/health/routes/x", Route("GET /api/{proxy+}", "api", {"proxy": "health/routes/x"})),
+        (
+            "PUT",
+            "/api/health/routes/cu-stock/override",
+            Route("PUT /api/health/routes/{key}/override", "ops", {"key": "cu-stock"}),
+        ),
+        (
+            "DELETE",
+            "/api/health/routes/no-such-key/override",
+            Route("DELETE /api/health/routes/{key}/override", "ops", {"key": "no-such-key"}),
+        ),
+        (
+            "GET",
+            "/api/health/routes/cu-stock/override",
+            Route("GET /api/{proxy+}", "api", {"proxy": "health/routes/cu-stock/override"}),
+        ),
+        ("POST", "/api/health/routes/cu-stock/override", None),
+        ("PUT", "/api/health/routes//override", None),
+        ("PUT", "/api/health/routes/a/b/override", None),
+        ("DELETE", "/api/health/routes/cu-stock", None),
         ("POST", "/api/cu/products", None),
         ("PUT", "/api/health/routes", None),
         ("DELETE", "/api/health/routes", None),
@@ -260,7 +280,10 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
             assert invoked == []
             assert http.get("/api/cu/products").status_code == 200
             assert http.post("/api/health/routes").status_code == 200
-            assert http.get("/api/health/routes").status_code == 200
+            answer = http.get("/api/health/routes")
+            assert answer.status_code == 200
+            assert http.put("/api/health/routes/cu-stock/override").status_code == 200
+            assert http.delete("/api/health/routes/cu-stock/override").status_code == 200
     finally:
         gateway.shutdown()
         gateway.server_close()
@@ -269,7 +292,11 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
         ("api", "GET /api/{proxy+}"),
         ("ops", "POST /api/health/routes"),
         ("ops", "GET /api/health/routes"),
+        ("ops", "PUT /api/health/routes/{key}/override"),
+        ("ops", "DELETE /api/health/routes/{key}/override"),
     ]
+    # The Date header is the sandbox clock's (operator tools tell "3 min ago" by it), not the machine's.
+    assert parsedate_to_datetime(answer.headers["date"]).timestamp() * 1000 == SLOT
 
 
 def test_a_request_may_choose_its_source_ip_in_the_sandbox_only() -> None:
