@@ -1,5 +1,8 @@
 """`route-health sandbox [--port 8080] [--upstream sim|real]`: the whole system on 127.0.0.1
-(docs/design.md#sandbox)."""
+(docs/design.md#sandbox).
+
+The same console script carries `route-health ops` (ops_cli/cli.py), the operator's command line.
+"""
 
 from __future__ import annotations
 
@@ -15,12 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
+from ops_cli import cli as ops_cli
+
 SECRET_FILE = Path(".sandbox") / "health-check-secret"
 EXIT_PORT_TAKEN = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="route-health", description="Route Health local tools.")
+    parser = argparse.ArgumentParser(prog="route-health", description="Route Health tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     sandbox = commands.add_parser("sandbox", help="run the whole stack locally on 127.0.0.1")
     sandbox.add_argument("--port", type=_port, default=8080, help="gateway port on 127.0.0.1 (default 8080)")
@@ -30,7 +35,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="sim",
         help="sim: simulated retailers and relays (default); real: real retailers, relays from the environment",
     )
+    ops_cli.add_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "ops":
+        return ops_cli.run(args)
     return run_sandbox(port=args.port, upstream=args.upstream)
 
 

@@ -7,6 +7,8 @@ import json
 import pytest
 
 from infra.api import API_HANDLER, OPS_HANDLER
+from infra.secret import HEALTH_CHECK_SECRET_KEY
+from ops_cli.connection import API_URL_OUTPUT, SECRET_ARN_OUTPUT, SECRET_KEY
 
 pytestmark = pytest.mark.infra
 
@@ -105,3 +107,11 @@ def test_default_stage_throttles_and_writes_json_access_logs(synthesized):
     log_format = json.loads(props["AccessLogSettings"]["Format"])
     assert log_format["requestId"] == "$context.requestId"
     assert not any("header" in value.lower() for value in log_format.values())  # the operator secret
+
+
+def test_the_ops_cli_finds_the_api_and_its_secret_under_the_names_the_stack_uses(synthesized):
+    outputs = synthesized.template["Outputs"]
+    assert {API_URL_OUTPUT, SECRET_ARN_OUTPUT} <= set(outputs)
+    secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
+    assert outputs[SECRET_ARN_OUTPUT]["Value"] == {"Ref": secret_id}
+    assert SECRET_KEY == HEALTH_CHECK_SECRET_KEY
