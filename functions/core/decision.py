@@ -1,4 +1,5 @@
-"""The route decision of DESIGN §2: a pure function of the cached verdicts, the local block and `now`.
+"""The route decision (docs/design.md, "Route decision"): a pure function of the cached verdicts, the local
+block and `now`.
 
 An operator override read from a fresh snapshot takes precedence over every verdict rule and the local
 block; it never overrides legacy mode (no store), the pin, or a missing or stale snapshot.

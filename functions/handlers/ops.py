@@ -1,5 +1,5 @@
-"""The operator API: `GET`/`POST /api/health/routes` (DESIGN §6), wire format as in the seed, and the
-operator overrides `PUT`/`DELETE /api/health/routes/{key}/override`.
+"""The operator API (docs/design.md, "Operator API"): `GET`/`POST /api/health/routes` in the format existing
+tooling reads, and the operator overrides `PUT`/`DELETE /api/health/routes/{key}/override`.
 
 - GET returns the stored snapshot (with each route's override, if one counts) and never probes.
 - POST takes no input (a body or query string is 400 `INVALID_INPUT`) and runs the full check for the current
