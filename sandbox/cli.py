@@ -108,19 +108,20 @@ def banner(url: str, *, upstream: str, secret_shell: str) -> str:
         if upstream == "sim"
         else "REAL retailer APIs and the relays named in the environment"
     )
-    secret_note = (
-        "from HEALTH_CHECK_SECRET"
-        if secret_shell.startswith("$HEALTH")
-        else f"stored in {SECRET_FILE} (mode 600)"
+    from_environment = secret_shell.startswith("$HEALTH")
+    secret_note = "from HEALTH_CHECK_SECRET" if from_environment else f"stored in {SECRET_FILE} (mode 600)"
+    operator_view = (
+        f'curl -s -H "x-health-check-key: {secret_shell}" {url}/api/health/routes'
+        if from_environment
+        else f"route-health ops routes --url {url} --secret-file {SECRET_FILE}"
     )
-    auth = f'-H "x-health-check-key: {secret_shell}"'
     return "\n".join(
         [
             f"Route Health sandbox: {where}; embedded DynamoDB and Secrets Manager; probe every 5 minutes.",
             f"Operator secret {secret_note}.",
             "Try:",
             f"  curl -s '{url}/api/cu/products?keyword=cola'",
-            f"  curl -s {auth} {url}/api/health/routes",
+            f"  {operator_view}",
             f'  curl -s -X POST {url}/_sandbox/faults -d \'{{"target": "direct:cu-prime", "fault": "http-403"}}\'',
             f"  curl -s {url}/_sandbox/calls",
             f"  curl -s -X POST {url}/_sandbox/clock -d '{{\"advanceMs\": 300000}}'",

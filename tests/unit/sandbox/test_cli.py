@@ -41,7 +41,10 @@ def test_banner_never_contains_the_secret(in_tmp: Path) -> None:
     secret, shell = cli.operator_secret()
     text = cli.banner("http://127.0.0.1:8080", upstream="sim", secret_shell=shell)
     assert secret not in text
-    assert ".sandbox/health-check-secret" in text
+    assert (
+        "route-health ops routes --url http://127.0.0.1:8080 --secret-file .sandbox/health-check-secret"
+        in text
+    )
     assert "/_sandbox/faults" in text
 
 
