@@ -1,4 +1,5 @@
-"""The DynamoDB verdict store (DESIGN §5): item layout, key schema and the conditional writes that keep its rules.
+"""The DynamoDB verdict store (docs/design.md, "Verdict store"): item layout, key schema and the conditional
+writes that keep its rules.
 
 Layout (one table, on-demand; the key schema lives only in this module):
 
@@ -167,8 +168,8 @@ def dynamodb_client(*, region_name: str | None = None, endpoint_url: str | None 
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The conditions, one per rule of DESIGN §5. Attribute names are written out (none is a reserved word) so
-# that an operator can read them exactly as DynamoDB evaluates them.
+# The conditions, one per rule of docs/design.md, "Verdict store". Attribute names are written out (none is a
+# reserved word) so that an operator can read them exactly as DynamoDB evaluates them.
 #
 # Clock skew and bad data: `NOT attribute_type(x, :number) OR ... OR x > :latest` treats a stored time that
 # is missing, not a number, or more than 60 s ahead of the writer's clock (`:latest`, `:latestBlockEnd` for

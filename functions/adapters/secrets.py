@@ -1,4 +1,5 @@
-"""Secret values (DESIGN §7): one Secrets Manager JSON secret, or the environment when none is named.
+"""Secret values (docs/design.md, "Configuration and secrets"): one Secrets Manager JSON secret, or the
+environment when none is named.
 
 Every value is a `SecretStr`, so a `repr`, a log line or a validation error never shows it. Errors raised
 from here name the secret and the problem, never a value.
@@ -54,7 +55,7 @@ class RelaySecrets:
 
 
 class Secrets(BaseModel):
-    """All secret values, by the JSON keys (and environment variable names) of DESIGN §7."""
+    """All secret values, by their JSON keys (and environment variable names) as the README lists them."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", hide_input_in_errors=True)
 

@@ -78,7 +78,7 @@ def decide(
     store_configured: bool,
     relay_configured: bool,
 ) -> Decision:
-    """Choose direct, relay or unavailable for one lookup without any I/O (DESIGN §2)."""
+    """Choose direct, relay or unavailable for one lookup without any I/O."""
     pinned = key in PINNED_TO_RELAY
     if not relay_configured:
         # The relay is not an option, so direct is the only way (a pinned key has no way at all).

@@ -1,4 +1,5 @@
-"""Route keys, relay groups, reason codes and the verdict records (DESIGN §1, §4, §5, §11).
+"""Route keys, relay groups, reason codes and the verdict records (docs/design.md, "Route keys and relay
+groups").
 
 All times are epoch milliseconds. Nothing here reads a clock or does I/O.
 """
@@ -62,7 +63,7 @@ class RelayGroup(StrEnum):
 
 
 class Reason(StrEnum):
-    """The fixed diagnostic codes; nothing else is ever stored (DESIGN §4)."""
+    """The fixed diagnostic codes; nothing else is ever stored (never a body, cookie or token)."""
 
     OK = "ok"
     HTTP_401 = "http-401"

@@ -16,7 +16,7 @@ Clock = Callable[[], int]
 
 
 class VerdictStore(Protocol):
-    """Where probe verdicts and live failures are kept (DESIGN §5, §11).
+    """Where probe verdicts and live failures are kept (docs/design.md, "Verdict store").
 
     Implementations enforce the ordering invariants themselves (conditional writes); a rejected write is
     normal and is not raised. Any other failure raises `StoreError`.

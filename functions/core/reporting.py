@@ -1,4 +1,4 @@
-"""Live direct failures go to the store in the background: a lookup never waits for DynamoDB (DESIGN §3)."""
+"""Live direct failures go to the store in the background: a lookup never waits for DynamoDB."""
 
 from __future__ import annotations
 

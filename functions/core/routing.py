@@ -1,4 +1,5 @@
-"""`route_operation`: run one lookup over direct or relay within its time budget (DESIGN §3)."""
+"""`route_operation`: run one lookup over direct or relay within its time budget (docs/design.md, "Lookup
+flow")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The container's cached snapshot: peeked on the request path, refreshed in the background (DESIGN §2).
+"""The container's cached snapshot: peeked on the request path, refreshed in the background.
 
 A request never waits for the store. `refresh_if_stale()` starts at most one background load at a time
 (single flight); a load that has been running longer than `lost_after_ms` is presumed lost (a Lambda

@@ -1,4 +1,4 @@
-"""The scheduled probe (EventBridge, every 5 minutes; DESIGN §4).
+"""The scheduled probe (EventBridge, every 5 minutes; docs/design.md, "Probe").
 
 The slot comes from the event's scheduled `time`, not from the clock, so a redelivered event claims the same
 slot and never probes again. Store errors propagate: the invocation fails visibly (logs, metrics, alarms).

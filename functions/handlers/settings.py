@@ -1,4 +1,5 @@
-"""Typed settings per function, validated once per container (DESIGN §7). Secret values are not here.
+"""Typed settings per function, validated once per container (README, "Configuration"). Secret values are not
+here.
 
 A bad value fails the container's INIT with a message naming the variable, never with a stack of guesses.
 """
@@ -25,7 +26,7 @@ class CommonSettings(BaseSettings):
     """Unset: secret values come from the environment."""
     secret_max_age_s: int = Field(default=300, ge=0, le=3600, alias="ROUTE_HEALTH_SECRET_MAX_AGE")
     # Relay URLs are validated by the relay adapter, not here: a bad one must surface as the relay's
-    # `configuration` verdict (DESIGN §4), not as a function that cannot start.
+    # `configuration` verdict, not as a function that cannot start.
     oy_relay_url: str | None = Field(default=None, alias="OY_RELAY_URL")
     convenience_relay_url: str | None = Field(default=None, alias="CONVENIENCE_RELAY_URL")
     dtryx_relay_url: str | None = Field(default=None, alias="DTRYX_RELAY_URL")

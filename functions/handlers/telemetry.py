@@ -1,4 +1,5 @@
-"""Logs, metrics and traces for every function (DESIGN §9), in one place.
+"""Logs, metrics and traces for every function, in one place (docs/design.md, "Infrastructure and
+observability").
 
 Each metric is written as its own EMF line (`single_metric`) because each carries its own dimensions
 (`Route`, `Path`, ...); every dimension takes values from a fixed enum (20 routes x 3 paths at most), so

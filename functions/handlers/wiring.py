@@ -1,4 +1,4 @@
-"""Builds the container's clients and adapters once, and hands them to the handlers (DESIGN §2, §7, §12).
+"""Builds the container's clients and adapters once, and hands them to the handlers (the composition root).
 
 `get_container()` builds everything from the environment on first use and keeps it for the container's
 life; nothing is built at import time. The sandbox and tests build their own with `build_container(...)`
@@ -88,7 +88,7 @@ class Container:
     """The lookup function's daily quota (None elsewhere, or with DAILY_RATE_LIMIT=0)."""
     overrides: OverrideStore | None = None
     probe_timeout_ms: int = DIRECT_TIMEOUT_MS
-    """Per check (DESIGN §4: 3 s); tests shorten it to keep hang scenarios quick."""
+    """Per probe check (3 s); tests shorten it to keep hang scenarios quick."""
     _relays: tuple[Secrets, RelayTransport] | None = field(default=None, repr=False)
     _relays_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -287,7 +287,7 @@ def prepare_container_at_init(settings_type: type[CommonSettings]) -> None:
     """In Lambda, build the container during INIT (each handler module calls this on import).
 
     INIT runs before the first request with full CPU, so the clients, the secret read and the bounded
-    snapshot prefetch (DESIGN §2) cost no request anything, and a bad setting fails INIT with its message.
+    snapshot prefetch cost no request anything, and a bad setting fails INIT with its message.
     Outside Lambda (tests, sandbox, bench) nothing is built at import.
     """
     if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):

@@ -1,4 +1,5 @@
-"""One probe run (DESIGN §4): claim the slot, check every direct API and every relay, store the verdicts.
+"""One probe run (docs/design.md, "Probe"): claim the slot, check every direct API and every relay, store the
+verdicts.
 
 Pure orchestration over ports: the transports, the store and the telemetry come in as arguments, so the
 same run serves the scheduled probe and the operator's POST, and tests drive it with the simulator.
@@ -33,7 +34,7 @@ from functions.core import (
 from functions.services.ports import DirectChecker, ProbeEvents, RelayHealthChecker
 
 MAX_IN_FLIGHT = 4
-"""At most this many probe requests at once (DESIGN §4)."""
+"""At most this many probe requests at once."""
 
 
 def slot_start_of(at_ms: int) -> int:
@@ -103,7 +104,7 @@ def run_probe(
         return ProbeSummary(ran=False, slot_start=slot_start, trigger=trigger)
 
     # Shared by every check: an abandoned request holds its slot until it has really ended, so at most
-    # `max_in_flight` upstream requests are ever open, not merely awaited (DESIGN §4).
+    # `max_in_flight` upstream requests are ever open, not merely awaited.
     limit = threading.Semaphore(max_in_flight)
 
     def check_route(key: RouteKey) -> RouteCheck:
@@ -155,7 +156,7 @@ def _check_direct(
     limit: threading.Semaphore,
     events: ProbeEvents,
 ) -> RouteCheck:
-    checked_at = clock()  # before the request starts (DESIGN §4)
+    checked_at = clock()  # before the request starts: a late answer never looks newer than it is
     try:
         params = spec.probe_params(checked_at)
     except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError

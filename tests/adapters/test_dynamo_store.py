@@ -1,4 +1,5 @@
-"""DynamoVerdictStore against moto: the key schema, one named test per ordering rule (DESIGN §5), errors."""
+"""DynamoVerdictStore against moto: the key schema, one named test per ordering rule (docs/design.md,
+"Verdict store"), errors."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Stateful property test: probe checks and failure reports start at random times and land in any order.
 
-After every step the store (moto) must equal a small reference model that applies DESIGN §5 one write at a
-time, and the rules must hold directly on what is stored.
+After every step the store (moto) must equal a small reference model that applies the store's rules one write
+at a time, and the rules must hold directly on what is stored.
 """
 
 from __future__ import annotations

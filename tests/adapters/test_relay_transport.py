@@ -269,7 +269,7 @@ def test_no_access_headers_without_an_access_pair() -> None:
     [
         ({"Retry-After": "42", "x-relay-quota-reason": "minute"}, 42),
         ({"Retry-After": format_datetime(datetime.fromtimestamp(NOW / 1000 + 90, UTC), usegmt=True)}, 90),
-        # none or an unreadable one: a fixed 60 s, so the API's 429 always carries Retry-After (DESIGN §3)
+        # none or an unreadable one: a fixed 60 s, so the API's 429 always carries Retry-After
         ({"Retry-After": "soon"}, 60),
         ({b"Retry-After": "²".encode()}, 60),  # a relay's bytes, as received
         ({}, 60),

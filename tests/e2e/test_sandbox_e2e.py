@@ -1,5 +1,6 @@
-"""DESIGN §2 to §6 and §10 over real HTTP against `route-health sandbox` (the real handlers, embedded AWS,
-simulated retailers and relays). Each test starts from a settled sandbox (see conftest `fresh`)."""
+"""docs/design.md, from "Route decision" to "HTTP API" and "Sandbox", over real HTTP against `route-health
+sandbox` (the real handlers, embedded AWS, simulated retailers and relays). Each test starts from a settled
+sandbox (see conftest `fresh`)."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ def test_every_lookup_endpoint_is_served_direct(
         name for name in expected if not name.startswith("direct:")
     }, calls
     assert "direct:gs25-stock" not in calls
-    # No routing diagnostics in the answer (DESIGN §3).
+    # No routing diagnostics in the answer.
     assert not [
         name for name in response.headers if any(w in name.lower() for w in ("route", "relay", "via"))
     ]

@@ -1,4 +1,4 @@
-"""The HTTP API: routes, integrations, throttling, access logs (DESIGN §6, §8)."""
+"""The HTTP API: routes, integrations, throttling, access logs (docs/design.md, "HTTP API")."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ops_cli.connection import API_URL_OUTPUT, SECRET_ARN_OUTPUT, SECRET_KEY
 
 pytestmark = pytest.mark.infra
 
-# Every lookup path of DESIGN §6 (plus the OpenAPI document) must reach the lookup function.
+# Every lookup path (plus the OpenAPI document) must reach the lookup function.
 LOOKUP_PATHS = [
     "/api/openapi.json",
     "/api/oliveyoung/stores",

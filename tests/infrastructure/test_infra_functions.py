@@ -1,4 +1,4 @@
-"""Functions, packaging, schedule and secret (DESIGN §4, §7, §8)."""
+"""Functions, packaging, schedule and secret (docs/design.md, "Infrastructure and observability")."""
 
 from __future__ import annotations
 

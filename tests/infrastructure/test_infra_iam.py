@@ -1,4 +1,4 @@
-"""Least privilege: each function gets exactly the table actions the store adapter calls for it (DESIGN §8)."""
+"""Least privilege: each function gets exactly the table actions the store adapter calls for it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dashboard widgets per metric family and the alarms (DESIGN §8, §9)."""
+"""Dashboard widgets per metric family and the alarms (README, "Alarms")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The verdict table mirrors the store adapter's own definition (DESIGN §5, §8)."""
+"""The verdict table mirrors the store adapter's own definition (docs/design.md, "Verdict store")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hand-written upstream bodies per route key, straight from upstream-catalog.md §2 (independent of the
+"""Hand-written upstream bodies per route key, as the retailers document them (independent of the
 simulator's payload generator), and helpers to derive one-change soft failures from them."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""DESIGN §2: every row of the route-decision table, plus properties over arbitrary inputs."""
+"""Every row of the route-decision table (docs/design.md, "Route decision"), plus properties over arbitrary
+inputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DESIGN §3: every rule of `route_operation`, with scripted direct/relay calls on a fake clock."""
+"""Every rule of `route_operation` (docs/design.md, "Lookup flow"), with scripted direct/relay calls on a fake
+clock."""
 
 from __future__ import annotations
 

@@ -147,7 +147,7 @@ def test_a_store_that_is_down_is_503_route_health_failed_without_a_stack_trace(
 # --- GET -----------------------------------------------------------------------------------------
 
 
-def test_get_returns_the_stored_snapshot_in_the_seed_wire_format_and_never_probes(
+def test_get_returns_the_stored_snapshot_in_the_operator_wire_format_and_never_probes(
     make_container: ContainerFactory,
     api_event: EventFactory,
     lambda_context: Any,
