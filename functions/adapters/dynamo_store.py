@@ -38,6 +38,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from functions.core import Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, RouteVerdict, Snapshot
 from functions.core.errors import StoreError
 from functions.core.model import (
     COOLDOWN_MS,
@@ -45,14 +46,7 @@ from functions.core.model import (
     PINNED_TO_RELAY,
     SECOND_MS,
     OverrideMode,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteCheck,
-    RouteKey,
     RouteOverride,
-    RouteVerdict,
-    Snapshot,
 )
 from functions.core.overrides import is_active
 from functions.core.quota import korea_day_end

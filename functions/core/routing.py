@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from functions.core.decision import (
     CachedSnapshot,
@@ -52,6 +53,20 @@ class NoRoutingEvents:
 
     def relay_fallback(self, key: RouteKey) -> None:
         pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Lookup(Generic[T]):
+    """One lookup as the router follows its decision: both paths, the snapshot it was decided on, when it
+    started and its time budget (ms)."""
+
+    key: RouteKey
+    direct: Callable[[int], T]
+    relay: Callable[[int], T]
+    cached: CachedSnapshot | None
+    started: int
+    budget_ms: int
+    cancel: threading.Event | None
 
 
 class Router:
@@ -103,7 +118,7 @@ class Router:
         self._events.decided(key, decision.path, decision.rule)
         answered = decision.path
         try:
-            return self._follow(decision, key, direct, relay, cached, started, budget_ms, cancel)
+            return self._follow(decision, _Lookup(key, direct, relay, cached, started, budget_ms, cancel))
         except ServiceError as error:
             # The decision, a direct failure with the relay known unhealthy, or the relay itself: every 503
             # counts as unavailable, so the 503-rate alarm sees every one.
@@ -113,46 +128,28 @@ class Router:
         finally:
             self._events.answered(key, answered)
 
-    def _follow(
-        self,
-        decision: Decision,
-        key: RouteKey,
-        direct: Callable[[int], T],
-        relay: Callable[[int], T],
-        cached: CachedSnapshot | None,
-        started: int,
-        budget_ms: int,
-        cancel: threading.Event | None,
-    ) -> T:
+    def _follow(self, decision: Decision, lookup: _Lookup[T]) -> T:
         if decision.path is Path.UNAVAILABLE:
             raise route_unavailable()
-        if budget_ms <= 0:
+        if lookup.budget_ms <= 0:
             raise upstream_timeout()
         if decision.path is Path.RELAY:
-            return _call_relay(relay, budget_ms, cancel)
+            return _call_relay(lookup.relay, lookup.budget_ms, lookup.cancel)
 
-        granted_ms = min(DIRECT_TIMEOUT_MS, budget_ms)
+        granted_ms = min(DIRECT_TIMEOUT_MS, lookup.budget_ms)
         try:
-            return _call(direct, granted_ms, cancel)
+            return _call(lookup.direct, granted_ms, lookup.cancel)
         except RouteFailure as failure:
             # A failure seen while the caller is leaving may be the cancellation itself: never block on it.
-            _raise_if_cancelled(cancel)
+            _raise_if_cancelled(lookup.cancel)
             if failure.reason is Reason.TIMEOUT and granted_ms < DIRECT_TIMEOUT_MS:
                 # The lookup's budget ran out before the route's 3 s did: no evidence against the route.
                 raise upstream_timeout() from None
-            return self._fall_back(key, failure.reason, relay, cached, started, budget_ms, cancel)
+            return self._fall_back(lookup, failure.reason)
 
-    def _fall_back(
-        self,
-        key: RouteKey,
-        reason: Reason,
-        relay: Callable[[int], T],
-        cached: CachedSnapshot | None,
-        started: int,
-        budget_ms: int,
-        cancel: threading.Event | None,
-    ) -> T:
+    def _fall_back(self, lookup: _Lookup[T], reason: Reason) -> T:
         """After a live direct failure: block direct here, report it without waiting, try the relay once."""
+        key = lookup.key
         failed_at = self._clock()
         # Direct despite a live block (no relay, or an operator's force-direct): one report per block.
         already_blocked = (self.local_block_until(key) or 0) > failed_at
@@ -163,15 +160,15 @@ class Router:
 
         group = group_of(key)
         # The snapshot must still be fresh now, after the direct attempt: a stale one never means 503.
-        if relay_known_unhealthy(fresh_snapshot(cached, failed_at), group, failed_at):
+        if relay_known_unhealthy(fresh_snapshot(lookup.cached, failed_at), group, failed_at):
             raise route_unavailable()
-        remaining = budget_ms - (failed_at - started)
+        remaining = lookup.budget_ms - (failed_at - lookup.started)
         if remaining <= 0:
             raise upstream_timeout()
         if not self._relay_configured(group):
             raise _route_failure_error(reason)
         self._events.relay_fallback(key)
-        return _call_relay(relay, remaining, cancel)
+        return _call_relay(lookup.relay, remaining, lookup.cancel)
 
     def _peek_snapshot(self) -> CachedSnapshot | None:
         if self._snapshots is None:

@@ -34,29 +34,8 @@ from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import emit_snapshot_age, logger
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
+from functions.services import queries
 from functions.services.lookup import InvalidParams, Lookup
-from functions.services.queries import (
-    CuProductsQuery,
-    CuStoresQuery,
-    DtryxMoviesQuery,
-    DtryxPlayDatesQuery,
-    DtryxTimetableQuery,
-    GoodsNumber,
-    Gs25ProductsQuery,
-    Gs25StockQuery,
-    LookupQuery,
-    OliveyoungGoodsQuery,
-    OliveyoungProductsQuery,
-    OliveyoungStockQuery,
-    OliveyoungStoresQuery,
-    SevenElevenExhibitionsQuery,
-    SevenElevenIssuesQuery,
-    SevenElevenPagesQuery,
-    SevenElevenPopwordsQuery,
-    SevenElevenProductsQuery,
-    SevenElevenStockQuery,
-    SevenElevenStoresQuery,
-)
 
 OPENAPI_PATH = "/api/openapi.json"
 LAMBDA_SAFETY_MS = 500
@@ -149,7 +128,7 @@ def _lookup() -> Lookup:
     )
 
 
-def _answer(query: LookupQuery) -> LookupResponse:
+def _answer(query: queries.LookupQuery) -> LookupResponse:
     return LookupResponse(data=query.fetch(_lookup()))
 
 
@@ -164,12 +143,12 @@ OLIVEYOUNG = ["Olive Young"]
 
 
 @_endpoint("/api/oliveyoung/stores", "Olive Young stores", OLIVEYOUNG)
-def oliveyoung_stores(query: Annotated[OliveyoungStoresQuery, Query()]) -> LookupResponse:
+def oliveyoung_stores(query: Annotated[queries.OliveyoungStoresQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/oliveyoung/products", "Olive Young product search", OLIVEYOUNG)
-def oliveyoung_products(query: Annotated[OliveyoungProductsQuery, Query()]) -> LookupResponse:
+def oliveyoung_products(query: Annotated[queries.OliveyoungProductsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
@@ -178,12 +157,12 @@ def oliveyoung_products(query: Annotated[OliveyoungProductsQuery, Query()]) -> L
     "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
     OLIVEYOUNG,
 )
-def oliveyoung_goods_info(goodsNo: Annotated[GoodsNumber, Path()]) -> LookupResponse:
-    return _answer(OliveyoungGoodsQuery(goodsNo=goodsNo))
+def oliveyoung_goods_info(goodsNo: Annotated[queries.GoodsNumber, Path()]) -> LookupResponse:
+    return _answer(queries.OliveyoungGoodsQuery(goodsNo=goodsNo))
 
 
 @_endpoint("/api/oliveyoung/stock", "Olive Young stock per store", OLIVEYOUNG)
-def oliveyoung_stock(query: Annotated[OliveyoungStockQuery, Query()]) -> LookupResponse:
+def oliveyoung_stock(query: Annotated[queries.OliveyoungStockQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
@@ -193,12 +172,12 @@ CU = ["CU"]
 
 
 @_endpoint("/api/cu/products", "CU product search", CU)
-def cu_products(query: Annotated[CuProductsQuery, Query()]) -> LookupResponse:
+def cu_products(query: Annotated[queries.CuProductsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/cu/stores", "CU stores near a point (with one item's stock)", CU)
-def cu_stores(query: Annotated[CuStoresQuery, Query()]) -> LookupResponse:
+def cu_stores(query: Annotated[queries.CuStoresQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
@@ -208,12 +187,12 @@ GS25 = ["GS25"]
 
 
 @_endpoint("/api/gs25/products", "GS25 product search", GS25)
-def gs25_products(query: Annotated[Gs25ProductsQuery, Query()]) -> LookupResponse:
+def gs25_products(query: Annotated[queries.Gs25ProductsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/gs25/stock", "GS25 stock per store near a point (`itemCode` or `keyword` required)", GS25)
-def gs25_stock(query: Annotated[Gs25StockQuery, Query()]) -> LookupResponse:
+def gs25_stock(query: Annotated[queries.Gs25StockQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
@@ -223,38 +202,38 @@ SEVENELEVEN = ["7-Eleven"]
 
 
 @_endpoint("/api/seveneleven/products", "7-Eleven product search", SEVENELEVEN)
-def seveneleven_products(query: Annotated[SevenElevenProductsQuery, Query()]) -> LookupResponse:
+def seveneleven_products(query: Annotated[queries.SevenElevenProductsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/seveneleven/stores", "7-Eleven store search", SEVENELEVEN)
-def seveneleven_stores(query: Annotated[SevenElevenStoresQuery, Query()]) -> LookupResponse:
+def seveneleven_stores(query: Annotated[queries.SevenElevenStoresQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/seveneleven/popwords", "7-Eleven popular keywords", SEVENELEVEN)
-def seveneleven_popwords(query: Annotated[SevenElevenPopwordsQuery, Query()]) -> LookupResponse:
+def seveneleven_popwords(query: Annotated[queries.SevenElevenPopwordsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/seveneleven/stock", "7-Eleven stock of one item in one store", SEVENELEVEN)
-def seveneleven_stock(query: Annotated[SevenElevenStockQuery, Query()]) -> LookupResponse:
+def seveneleven_stock(query: Annotated[queries.SevenElevenStockQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/seveneleven/catalog/pages", "7-Eleven product pages", SEVENELEVEN)
 def seveneleven_pages() -> LookupResponse:
-    return _answer(SevenElevenPagesQuery())
+    return _answer(queries.SevenElevenPagesQuery())
 
 
 @_endpoint("/api/seveneleven/catalog/issues", "7-Eleven featured products", SEVENELEVEN)
 def seveneleven_issues() -> LookupResponse:
-    return _answer(SevenElevenIssuesQuery())
+    return _answer(queries.SevenElevenIssuesQuery())
 
 
 @_endpoint("/api/seveneleven/catalog/exhibitions", "7-Eleven promotions", SEVENELEVEN)
 def seveneleven_exhibitions() -> LookupResponse:
-    return _answer(SevenElevenExhibitionsQuery())
+    return _answer(queries.SevenElevenExhibitionsQuery())
 
 
 # --- Dtryx -------------------------------------------------------------------------------------
@@ -263,17 +242,17 @@ DTRYX = ["Dtryx cinemas"]
 
 
 @_endpoint("/api/dtryx/movies", "Films now showing at a cinema", DTRYX)
-def dtryx_movies(query: Annotated[DtryxMoviesQuery, Query()]) -> LookupResponse:
+def dtryx_movies(query: Annotated[queries.DtryxMoviesQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/dtryx/play-dates", "Bookable screening dates", DTRYX)
-def dtryx_play_dates(query: Annotated[DtryxPlayDatesQuery, Query()]) -> LookupResponse:
+def dtryx_play_dates(query: Annotated[queries.DtryxPlayDatesQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 @_endpoint("/api/dtryx/timetable", "Showtimes and seats for one date", DTRYX)
-def dtryx_timetable(query: Annotated[DtryxTimetableQuery, Query()]) -> LookupResponse:
+def dtryx_timetable(query: Annotated[queries.DtryxTimetableQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 

@@ -11,9 +11,11 @@ it and `DELETE` answer `override_to_wire`.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic.alias_generators import to_camel
 
 from functions.core import OverrideMode, RelayCheck, RouteOverride, RouteVerdict, Snapshot
 
@@ -24,13 +26,13 @@ def snapshot_to_wire(snapshot: Snapshot) -> dict[str, Any]:
         "routes": {
             key: _route(verdict, snapshot.overrides.get(key)) for key, verdict in snapshot.routes.items()
         },
-        "relays": {group: _relay(check) for group, check in snapshot.relays.items()},
+        "relays": {group: _camel_case(check) for group, check in snapshot.relays.items()},
     }
 
 
 def override_to_wire(override: RouteOverride) -> dict[str, Any]:
-    """One override as the PUT and DELETE answers show it: `{key, mode, reason, expiresAt, createdAt}`."""
-    return {"key": override.key, **_override(override)}
+    """One override as the PUT and DELETE answers show it: `{key, mode, reason, createdAt, expiresAt}`."""
+    return _camel_case(override)
 
 
 class OverrideRequest(BaseModel):
@@ -44,35 +46,13 @@ class OverrideRequest(BaseModel):
 
 
 def _route(verdict: RouteVerdict, override: RouteOverride | None) -> dict[str, Any]:
-    return _present(
-        key=verdict.key,
-        direct=verdict.direct,
-        checkedAt=verdict.checked_at,
-        reason=verdict.reason,
-        failedAt=verdict.failed_at,
-        blockedUntil=verdict.blocked_until,
-        override=None if override is None else _override(override),
-    )
+    """A route's verdict, with the override of it that counts (without repeating the key)."""
+    wire = _camel_case(verdict)
+    if override is not None:
+        wire["override"] = {name: value for name, value in _camel_case(override).items() if name != "key"}
+    return wire
 
 
-def _override(override: RouteOverride) -> dict[str, Any]:
-    return {
-        "mode": override.mode,
-        "reason": override.reason,
-        "expiresAt": override.expires_at,
-        "createdAt": override.created_at,
-    }
-
-
-def _relay(check: RelayCheck) -> dict[str, Any]:
-    return _present(
-        group=check.group,
-        healthy=check.healthy,
-        checkedAt=check.checked_at,
-        reason=check.reason,
-    )
-
-
-def _present(**fields: Any) -> dict[str, Any]:
-    """Only the fields that have a value: an optional key is left out, never null."""
-    return {name: value for name, value in fields.items() if value is not None}
+def _camel_case(record: RouteVerdict | RelayCheck | RouteOverride) -> dict[str, Any]:
+    """The record's fields by their camelCase names; an optional one without a value is left out, never null."""
+    return {to_camel(name): value for name, value in asdict(record).items() if value is not None}

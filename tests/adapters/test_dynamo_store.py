@@ -28,21 +28,9 @@ from functions.adapters.dynamo_store import (
     table_definition,
     time_to_live_definition,
 )
+from functions.core import Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, RouteVerdict, Snapshot
 from functions.core.errors import StoreError
-from functions.core.model import (
-    COOLDOWN_MS,
-    MAX_CLOCK_SKEW_MS,
-    MINUTE_MS,
-    PROBE_SLOT_MS,
-    SECOND_MS,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteCheck,
-    RouteKey,
-    RouteVerdict,
-    Snapshot,
-)
+from functions.core.model import COOLDOWN_MS, MAX_CLOCK_SKEW_MS, MINUTE_MS, PROBE_SLOT_MS, SECOND_MS
 
 TABLE = "route-health-test"
 REGION = "ap-northeast-2"

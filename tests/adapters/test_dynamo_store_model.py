@@ -17,18 +17,8 @@ from moto import mock_aws
 from mypy_boto3_dynamodb import DynamoDBClient
 
 from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
-from functions.core.model import (
-    COOLDOWN_MS,
-    MAX_CLOCK_SKEW_MS,
-    MINUTE_MS,
-    PINNED_TO_RELAY,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteCheck,
-    RouteKey,
-    RouteVerdict,
-)
+from functions.core import PINNED_TO_RELAY, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, RouteVerdict
+from functions.core.model import COOLDOWN_MS, MAX_CLOCK_SKEW_MS, MINUTE_MS
 
 TABLE = "route-health-model"
 START = 1_750_000_000_000

@@ -39,7 +39,11 @@ def route_keys_named_in(source: str) -> set[RouteKey]:
 def endpoint_keys() -> set[RouteKey]:
     """The route keys the lookup API's endpoints use: named in `api.py` or in the query models it routes."""
     api_source = inspect.getsource(api)
-    named = {node.id for node in ast.walk(ast.parse(api_source)) if isinstance(node, ast.Name)}
+    named = {
+        node.attr if isinstance(node, ast.Attribute) else node.id
+        for node in ast.walk(ast.parse(api_source))
+        if isinstance(node, ast.Name | ast.Attribute)
+    }
     routed = [
         query
         for name, query in vars(queries).items()

@@ -47,34 +47,30 @@ def snapshots(draw: st.DrawFn) -> Snapshot:
     return Snapshot(routes=routes, relays=relays)
 
 
-def _expected(**fields: Any) -> dict[str, Any]:
-    return {name: value for name, value in fields.items() if value is not None}
+WIRE_NAMES = {
+    "key": "key",
+    "group": "group",
+    "direct": "direct",
+    "healthy": "healthy",
+    "checkedAt": "checked_at",
+    "reason": "reason",
+    "failedAt": "failed_at",
+    "blockedUntil": "blocked_until",
+}
+"""Every field of the operator format, and the verdict attribute it carries."""
+
+
+def expected(record: RouteVerdict | RelayCheck) -> dict[str, Any]:
+    fields = {wire: getattr(record, name, None) for wire, name in WIRE_NAMES.items()}
+    return {wire: value for wire, value in fields.items() if value is not None}
 
 
 @given(snapshots())
 def test_every_field_in_camel_case_through_json(snapshot: Snapshot) -> None:
     wire = json.loads(json.dumps(snapshot_to_wire(snapshot)))
     assert wire == {
-        "routes": {
-            key.value: _expected(
-                key=key.value,
-                direct=v.direct,
-                checkedAt=v.checked_at,
-                reason=v.reason and v.reason.value,
-                failedAt=v.failed_at,
-                blockedUntil=v.blocked_until,
-            )
-            for key, v in snapshot.routes.items()
-        },
-        "relays": {
-            group.value: _expected(
-                group=group.value,
-                healthy=r.healthy,
-                checkedAt=r.checked_at,
-                reason=r.reason and r.reason.value,
-            )
-            for group, r in snapshot.relays.items()
-        },
+        "routes": {key.value: expected(verdict) for key, verdict in snapshot.routes.items()},
+        "relays": {group.value: expected(check) for group, check in snapshot.relays.items()},
     }
 
 
