@@ -655,13 +655,10 @@ def _sort_key_suffix(item: Item, prefix: str) -> str | None:
 
 
 def _route_verdict(item: Item) -> RouteVerdict | None:
-    name = _sort_key_suffix(item, ROUTE_PREFIX)
-    if name not in _ROUTE_KEYS or not _well_formed(item, _ROUTE_REQUIRED, _ROUTE_OPTIONAL):
+    parsed = _verdict_basics(item, ROUTE_PREFIX, _ROUTE_KEYS, _ROUTE_REQUIRED, _ROUTE_OPTIONAL, "direct")
+    if parsed is None:
         return None
-    direct = item.get("direct", {}).get("BOOL")
-    checked_at = _optional_number(item, "checkedAt")
-    if direct is None or checked_at is None:
-        return None
+    name, direct, checked_at = parsed
     key = RouteKey(name)
     return RouteVerdict(
         key=key,
@@ -674,14 +671,30 @@ def _route_verdict(item: Item) -> RouteVerdict | None:
 
 
 def _relay_check(item: Item) -> RelayCheck | None:
-    name = _sort_key_suffix(item, RELAY_PREFIX)
-    if name not in _RELAY_GROUPS or not _well_formed(item, _RELAY_REQUIRED, _RELAY_OPTIONAL):
+    parsed = _verdict_basics(item, RELAY_PREFIX, _RELAY_GROUPS, _RELAY_REQUIRED, _RELAY_OPTIONAL, "healthy")
+    if parsed is None:
         return None
-    healthy = item.get("healthy", {}).get("BOOL")
-    checked_at = _optional_number(item, "checkedAt")
-    if healthy is None or checked_at is None:
-        return None
+    name, healthy, checked_at = parsed
     return RelayCheck(group=RelayGroup(name), healthy=healthy, checked_at=checked_at, reason=_reason(item))
+
+
+def _verdict_basics(
+    item: Item,
+    prefix: str,
+    names: frozenset[str],
+    required: Mapping[str, str],
+    optional: Mapping[str, str],
+    flag: str,
+) -> tuple[str, bool, int] | None:
+    """A well-formed verdict item's name, its boolean `flag` and its `checkedAt`; None for any other item."""
+    name = _sort_key_suffix(item, prefix)
+    if name not in names or not _well_formed(item, required, optional):
+        return None
+    value = item.get(flag, {}).get("BOOL")
+    checked_at = _optional_number(item, "checkedAt")
+    if value is None or checked_at is None:
+        return None
+    return name, value, checked_at
 
 
 def _override_item(override: RouteOverride) -> dict[str, AttributeValueTypeDef]:
