@@ -23,9 +23,13 @@ def presented_secret(headers: Mapping[str, str]) -> str | None:
 
 def secrets_match(presented: str, expected: str) -> bool:
     """Constant-time comparison; hashing first also hides the expected length."""
-    return hmac.compare_digest(
-        hashlib.sha256(presented.encode()).digest(), hashlib.sha256(expected.encode()).digest()
-    )
+    return hmac.compare_digest(_digest(presented), _digest(expected))
+
+
+def _digest(secret: str) -> bytes:
+    # A header may hold any text, even a lone surrogate that strict UTF-8 cannot encode: "surrogatepass"
+    # encodes every str, each to distinct bytes, so such a value is simply a wrong secret.
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
 
 
 def carries_operator_key(headers: Mapping[str, str], secrets: Callable[[], Secrets]) -> bool:

@@ -165,6 +165,19 @@ def test_the_operator_key_bypasses_the_limit_and_is_not_counted(
     assert call(*CU_PRODUCTS, headers={"Authorization": "Bearer wrong"}).status == 429
 
 
+@pytest.mark.parametrize(
+    "headers", [{"Authorization": "Bearer \ud800"}, {"x-health-check-key": f"{OPERATOR_SECRET}\udcff"}]
+)
+def test_an_operator_key_utf8_cannot_encode_is_no_key_not_a_500(
+    make_container: ContainerFactory, call: Callable[..., Answer], headers: dict[str, str]
+) -> None:
+    make_container(DAILY_RATE_LIMIT="1")
+    first = call(*CU_PRODUCTS, headers=headers)
+    assert first.status == 200
+    assert first.rate_limit()["X-RateLimit-Remaining"] == "0"  # counted like any client's lookup
+    assert call(*CU_PRODUCTS, headers=headers).status == 429
+
+
 def test_the_limit_resets_at_midnight_in_seoul(
     make_container: ContainerFactory, call: Callable[..., Answer], clock: Any
 ) -> None:

@@ -90,6 +90,24 @@ def test_a_missing_or_wrong_secret_is_401(
     assert direct_calls(simulator) == 0
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Authorization": "Bearer \ud800"},  # a lone surrogate, as a JSON event's "\\ud800" decodes
+        {"Authorization": f"Bearer {SECRET}\udcff"},
+        {"x-health-check-key": "\udc80\udc81"},
+        {"x-health-check-key": f"{SECRET[:-1]}é"},
+        {"x-health-check-key": "\x00\x7f"},
+    ],
+)
+def test_an_unencodable_or_non_ascii_secret_is_401_not_500(
+    make_container: ContainerFactory, api_event: EventFactory, lambda_context: Any, headers: dict[str, str]
+) -> None:
+    make_container()
+    status, _, body = call(api_event, lambda_context, "GET", headers=headers)
+    assert (status, body["error"]["code"]) == (401, "UNAUTHORIZED_HEALTH_CHECK")
+
+
 def test_without_a_configured_secret_every_call_is_503(
     make_container: ContainerFactory, api_event: EventFactory, lambda_context: Any
 ) -> None:
