@@ -4,7 +4,8 @@ Relay answers map to lookup errors as follows:
 
 - 200 with a usable body -> the validated body; 200 with a failure envelope or a bad shape -> 502.
 - 429 -> 429 `RELAY_QUOTA_EXCEEDED` with `Retry-After` (a quota answer, never "relay down"): the relay's own
-  value, or `DEFAULT_RETRY_AFTER_S` (60 s) when the relay sent none or an unreadable one.
+  value clamped to 1..86,400 s, or `DEFAULT_RETRY_AFTER_S` (60 s) when the relay sent none or an unreadable
+  one.
 - 503 (relay busy / request expired) -> 503 `UPSTREAM_ROUTE_UNAVAILABLE`: the relay cannot serve now.
 - 504 from the relay and our own deadline -> 504 `UPSTREAM_TIMEOUT`.
 - gs25-stock 401/403 with the relay's failure body (not its own `{"error":"Unauthorized"}`): GS25 refused
@@ -298,16 +299,19 @@ def is_failure_envelope(group: RelayGroup, body: object) -> bool:
 
 
 def parse_retry_after(value: str | None, *, now: int) -> int | None:
-    """Seconds to wait from a `Retry-After` of delta-seconds or an HTTP date; None when absent or unreadable."""
+    """Seconds to wait from a `Retry-After` of delta-seconds or an HTTP date, clamped to 1..86,400; None when
+    absent or unreadable."""
     if value is None:
         return None
     value = value.strip()
     if value.isascii() and value.isdigit():  # str.isdigit alone accepts "²", which int() refuses
-        seconds = int(value)
+        digits = value.lstrip("0") or "0"
+        # More digits than the clamp has are past it; int() would refuse very long ones (over 4,300 digits).
+        seconds = int(digits) if len(digits) <= len(str(MAX_RETRY_AFTER_S)) else MAX_RETRY_AFTER_S
     else:
         try:
             when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: fields no datetime can hold
             return None
         if when.tzinfo is None:
             return None

@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
 from functions.adapters.relay import (
@@ -273,11 +275,19 @@ def test_no_access_headers_without_an_access_pair() -> None:
         ({"Retry-After": "soon"}, 60),
         ({b"Retry-After": "²".encode()}, 60),  # a relay's bytes, as received
         ({}, 60),
+        # absurd ones are clamped to 1..86,400 s, never a 500
+        ({"Retry-After": "9" * 5_000}, 86_400),
+        ({"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, 86_400),
+        ({"Retry-After": "NaN"}, 60),
+        ({"Retry-After": "-99999999999999999999"}, 60),
     ],
 )
 def test_relay_quota_429_keeps_retry_after(headers: Any, retry_after: int) -> None:
     error = service_error(reply(429, {"error": "Relay quota exceeded", "reason": "minute"}, headers))
     assert (error.status, error.code, error.retry_after) == (429, "RELAY_QUOTA_EXCEEDED", retry_after)
+
+
+RFC_DATE_LIKE = r"\A(Mon|Fri), [0-9]{1,30} (Jan|Dec) [0-9]{1,30} [0-9]{1,30}:[0-9]{1,30}:[0-9]{1,30} (GMT|[+-][0-9]{1,30})\Z"
 
 
 @pytest.mark.parametrize(
@@ -289,6 +299,13 @@ def test_relay_quota_429_keeps_retry_after(headers: Any, retry_after: int) -> No
         ("Wed, 21 Oct 2015 07:28:00 GMT", 1),  # already past
         ("-5", None),
         ("1.5", None),
+        ("9" * 5_000, 86_400),  # more digits than int() converts
+        ("0" * 5_000 + "42", 42),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", 86_400),
+        ("Mon, 01 Jan 99999999999999999999 00:00:00 GMT", None),  # a year no datetime holds
+        ("Mon, 01 Jan 2026 00:00:00 +99999999999999999999", None),  # an offset no timedelta holds
+        ("NaN", None),
+        ("inf", None),
         ("²", None),  # str.isdigit() is true for it, int() is not
         ("١٢", None),  # Arabic-Indic digits: not the delta-seconds of RFC 9110
         (None, None),
@@ -296,6 +313,12 @@ def test_relay_quota_429_keeps_retry_after(headers: Any, retry_after: int) -> No
 )
 def test_parse_retry_after(value: str | None, seconds: int | None) -> None:
     assert parse_retry_after(value, now=NOW) == seconds
+
+
+@given(st.text() | st.from_regex(r"\A[0-9]{1,6000}\Z") | st.from_regex(RFC_DATE_LIKE))
+def test_any_retry_after_is_clamped_or_unreadable(value: str) -> None:
+    seconds = parse_retry_after(value, now=NOW)
+    assert seconds is None or 1 <= seconds <= 86_400
 
 
 @pytest.mark.parametrize(
