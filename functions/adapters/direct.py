@@ -7,14 +7,12 @@ anything that looks like one.
 
 from __future__ import annotations
 
-import threading
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from functions.adapters.http import Answer, ExchangeFailed, decode_json, exchange
+from functions.adapters.http import Answer, ExchangeFailed, decode_json, exchange, new_http_client
 from functions.catalog.spec import OperationSpec, ResponseRejected
 from functions.core import PINNED_TO_RELAY, Reason, RouteFailure, UpstreamRejected
 
@@ -22,18 +20,6 @@ CREDENTIAL_HEADERS = frozenset({"authorization", "cf-access-client-id", "cf-acce
 """Headers that carry relay credentials; none of them may ever reach a retailer."""
 CALLER_MEANINGFUL_STATUSES = frozenset({400, 404, 422})
 """Upstream answers that mean something to the caller and say nothing about the route's health."""
-POOL_LIMITS = httpx.Limits(max_connections=32, max_keepalive_connections=8, keepalive_expiry=30)
-
-
-def new_http_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """A client that keeps no cookies, follows no redirects, retries nothing and ignores proxy/netrc settings."""
-    no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))  # accepts and returns none
-    return httpx.Client(
-        transport=transport or httpx.HTTPTransport(retries=0, limits=POOL_LIMITS),
-        cookies=no_cookies,
-        follow_redirects=False,
-        trust_env=False,
-    )
 
 
 def new_direct_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
@@ -53,9 +39,7 @@ class DirectTransport:
         params: BaseModel,
         *,
         timeout_ms: int,
-        limit: threading.Semaphore | None = None,
     ) -> Any:
-        """`limit` bounds the requests open at once across callers sharing it (the probe's; see `exchange`)."""
         if spec.key in PINNED_TO_RELAY:
             raise RouteFailure(Reason.PINNED_RELAY)
         built = spec.build_request(params)
@@ -66,7 +50,7 @@ class DirectTransport:
         if leaked:
             raise RuntimeError(f"refusing to send {sorted(leaked)} to a retailer")
         try:
-            answer = exchange(self._client, request, timeout_ms=timeout_ms, limit=limit)
+            answer = exchange(self._client, request, timeout_ms=timeout_ms)
             return spec.validate(decode_json(_body_of(answer)))
         except ExchangeFailed as failure:
             raise RouteFailure(failure.reason) from None

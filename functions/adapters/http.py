@@ -1,27 +1,48 @@
-"""One bounded HTTP exchange shared by the direct and relay transports.
+"""One bounded HTTP exchange shared by the direct and relay transports, and the connection pools under it.
 
-"Bounded" means one deadline for the whole exchange (connect, headers and body together) and a body cap.
-httpx only has per-operation timeouts (each read may take the full timeout again), so the exchange runs on a
-short-lived worker thread and the caller waits for it at most until the deadline. The worker also checks the
-deadline between body chunks, so a slow-drip body ends soon after the caller has given up on it.
+Bounded means, whatever the upstream does:
 
-An abandoned worker still holds its request open until httpx's own per-step timeout ends it. A caller that
-must bound the requests really open (the probe, DESIGN §4) passes a shared `limit`: each exchange takes a
-slot before its deadline starts and its worker gives the slot back only when its request has ended.
+- **One deadline** for the whole exchange: connect, request, headers and body together. httpx's timeouts
+  apply to each socket operation (a server dripping its headers a byte at a time never trips them), so the
+  sockets here are only ever given the time left to the exchange's deadline (`_DeadlineBackend`). At the
+  deadline the blocked read fails, httpcore closes the connection, and the exchange ends on the caller's own
+  thread: nothing keeps running and no connection stays open after it. (DNS lookups are the one step the
+  deadline cannot cut short; the system resolver's own timeouts bound them.)
+- **A cap on the decoded body**: the body is read raw and decoded here, and decoding stops at the cap, so a
+  compressed bomb never inflates past it. At most one content-coding, gzip or deflate.
+- **One connection pool per origin** (`PerHostTransport`), so slow calls to one host never make a call to
+  another host wait for a connection.
+- **JSON of bounded nesting**: anything deeper than `MAX_JSON_DEPTH` is an invalid response, so no decoder,
+  validator or serializer downstream can run out of stack on it.
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
+import re
+import socket
+import ssl
 import threading
 import time
-from concurrent.futures import Future
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
+import httpcore
 import httpx
 
 from functions.core import MAX_BODY_BYTES, Reason
+
+PER_HOST_LIMITS = httpx.Limits(max_connections=16, max_keepalive_connections=4, keepalive_expiry=30)
+_WINDOW_BITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+"""The content-codings `exchange` decodes (httpx's default `Accept-Encoding` asks for gzip and deflate)."""
+MAX_JSON_DEPTH = 64
+"""Arrays and objects nested deeper than this are not a retailer's or a relay's answer."""
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("exchange_deadline", default=None)
 
 
 class ExchangeFailed(Exception):
@@ -37,7 +58,8 @@ OK_ONLY = frozenset({200})
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """Status and headers of a response, and its body when its status was one to read (otherwise empty)."""
+    """Status and headers of a response, and its decoded body when its status was one to read (otherwise
+    empty)."""
 
     status: int
     headers: httpx.Headers
@@ -50,91 +72,251 @@ def exchange(
     *,
     timeout_ms: int,
     max_bytes: int = MAX_BODY_BYTES,
-    limit: threading.Semaphore | None = None,
     body_statuses: frozenset[int] = OK_ONLY,
 ) -> Answer:
     """Sends `request` and reads a `body_statuses` (200) body within `timeout_ms` in total, never more than
     `max_bytes`.
 
-    With `limit`, waits for a slot first (the wait is not part of `timeout_ms`); the slot is held until the
-    request has really ended, even when that is after this call has given up on it.
-
-    Raises `ExchangeFailed` with TIMEOUT, NETWORK_ERROR, RESPONSE_TOO_LARGE or INVALID_RESPONSE (bad encoding).
-    Bodies of other answers are not read: they are often large HTML pages, and few callers need them.
+    Raises `ExchangeFailed` with TIMEOUT, NETWORK_ERROR, RESPONSE_TOO_LARGE or INVALID_RESPONSE (a content
+    coding that is stacked, unknown or corrupt). Bodies of other answers are not read: they are often large
+    HTML pages, and few callers need them.
     """
     timeout_s = max(timeout_ms, 1) / 1000
-    if limit is not None:
-        limit.acquire()
     deadline = time.monotonic() + timeout_s
-    abandoned = threading.Event()
     request.extensions["timeout"] = httpx.Timeout(timeout_s).as_dict()
-
-    def run() -> Answer:
+    token = _deadline.set(deadline)
+    try:
+        response = client.send(request, stream=True, follow_redirects=False)
         try:
-            response = client.send(request, stream=True, follow_redirects=False)
-            try:
-                status = response.status_code
-                if status not in body_statuses:
-                    return Answer(status, response.headers, b"")
-                return Answer(
-                    status, response.headers, _read_capped(response, deadline, abandoned, max_bytes)
-                )
-            finally:
-                response.close()
+            status = response.status_code
+            if status not in body_statuses:
+                return Answer(status, response.headers, b"")
+            return Answer(status, response.headers, _read_body(response, deadline, max_bytes))
         finally:
-            if limit is not None:  # the request has ended (answered, failed or closed)
-                limit.release()
-
-    future: Future[Answer] = Future()
-    context = contextvars.copy_context()  # keeps log correlation ids on the worker thread
-
-    def work() -> None:
-        try:
-            future.set_result(context.run(run))
-        except BaseException as exc:  # handed to the waiting caller, never lost
-            future.set_exception(exc)
-
-    try:
-        threading.Thread(target=work, name="bounded-exchange", daemon=True).start()
-    except BaseException:
-        if limit is not None:
-            limit.release()
-        raise
-    try:
-        return future.result(timeout=max(deadline - time.monotonic(), 0))
-    except TimeoutError:  # the deadline passed while the worker was still busy
-        abandoned.set()
-        raise ExchangeFailed(Reason.TIMEOUT) from None
+            response.close()  # a body not read to its end closes the connection
     except httpx.TimeoutException:
         raise ExchangeFailed(Reason.TIMEOUT) from None
-    except httpx.DecodingError:
-        raise ExchangeFailed(Reason.INVALID_RESPONSE) from None
-    except httpx.HTTPError:
+    except httpx.HTTPError:  # refused, reset, or not speaking HTTP/1.1 as h11 understands it
         raise ExchangeFailed(Reason.NETWORK_ERROR) from None
+    finally:
+        _deadline.reset(token)
 
 
-def _read_capped(
-    response: httpx.Response, deadline: float, abandoned: threading.Event, max_bytes: int
-) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
+def _read_body(response: httpx.Response, deadline: float, max_bytes: int) -> bytes:
+    decoder = _Decoder(response.headers)
+    if _declared_length(response.headers) > max_bytes:
         raise ExchangeFailed(Reason.RESPONSE_TOO_LARGE)
+    stream = response.stream  # the bytes as received: httpx would decode each chunk whole, without a cap
+    if not isinstance(stream, httpx.SyncByteStream):
+        raise TypeError("exchange needs a synchronous client")
+    received = 0
     body = bytearray()
-    for chunk in response.iter_bytes():
-        if abandoned.is_set() or time.monotonic() > deadline:
+    for chunk in stream:
+        if time.monotonic() > deadline:  # sockets end at the deadline; this also catches a test transport
             raise ExchangeFailed(Reason.TIMEOUT)
-        body += chunk
-        if len(body) > max_bytes:
+        received += len(chunk)
+        body += decoder.decode(chunk, room=max_bytes - len(body))
+        if received > max_bytes or len(body) > max_bytes:
             raise ExchangeFailed(Reason.RESPONSE_TOO_LARGE)
+    decoder.end()
     return bytes(body)
 
 
+class _Decoder:
+    """Undoes a body's content-coding, if any, never producing more than it is asked for."""
+
+    def __init__(self, headers: httpx.Headers) -> None:
+        named = (value.strip().lower() for value in headers.get_list("content-encoding", split_commas=True))
+        codings = [coding for coding in named if coding not in ("", "identity")]
+        if len(codings) > 1 or (codings and codings[0] not in _WINDOW_BITS):
+            raise ExchangeFailed(Reason.INVALID_RESPONSE)  # stacked codings multiply a bomb's ratio
+        self._zlib = zlib.decompressobj(_WINDOW_BITS[codings[0]]) if codings else None
+
+    def decode(self, raw: bytes, *, room: int) -> bytes:
+        """`raw` decoded, but at most `room + 1` bytes of it: one more than `room` says the body is too large.
+
+        Input left over at that point stays in the decompressor and is dropped with it; bytes after the end of
+        the coded body are ignored (as httpx and browsers do).
+        """
+        if self._zlib is None:
+            return raw
+        try:
+            return self._zlib.decompress(raw, room + 1)
+        except zlib.error:
+            raise ExchangeFailed(Reason.INVALID_RESPONSE) from None
+
+    def end(self) -> None:
+        if self._zlib is not None and not self._zlib.eof:
+            raise ExchangeFailed(Reason.INVALID_RESPONSE)  # the coded body was cut short
+
+
+def _declared_length(headers: httpx.Headers) -> int:
+    declared = headers.get("content-length", "")
+    return int(declared) if re.fullmatch(r"[0-9]{1,20}", declared) else 0
+
+
 def decode_json(body: bytes) -> object:
-    """The decoded JSON body; an HTML page or anything that is not JSON raises INVALID_RESPONSE."""
+    """The decoded JSON body; an HTML page, anything that is not JSON, or JSON nested deeper than
+    `MAX_JSON_DEPTH` raises INVALID_RESPONSE."""
     head = body[:64].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith((b"<!doctype html", b"<html")):
         raise ExchangeFailed(Reason.INVALID_RESPONSE)
     try:
-        return json.loads(body)
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+        decoded: object = json.loads(body)
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, and too deep for the parser
         raise ExchangeFailed(Reason.INVALID_RESPONSE) from None
+    if not _nested_at_most(decoded, MAX_JSON_DEPTH):
+        raise ExchangeFailed(Reason.INVALID_RESPONSE)
+    return decoded
+
+
+def _nested_at_most(value: object, depth: int) -> bool:
+    """True when `value` nests arrays and objects at most `depth` deep; walked by level, not by recursion."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(depth):
+        level = [
+            child
+            for container in level
+            for child in (container.values() if isinstance(container, dict) else container)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return True
+    return not level
+
+
+# --- connection pools --------------------------------------------------------------------------------
+
+
+def new_http_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """A client that keeps no cookies, follows no redirects, retries nothing and ignores proxy/netrc settings
+    (`transport` lets tests and the sandbox redirect it)."""
+    no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))  # accepts and returns none
+    return httpx.Client(
+        transport=transport or PerHostTransport(),
+        cookies=no_cookies,
+        follow_redirects=False,
+        trust_env=False,
+    )
+
+
+class PerHostTransport(httpx.BaseTransport):
+    """One connection pool per origin (scheme, host, port), each with `PER_HOST_LIMITS`: calls to a slow
+    host can take only that host's connections, never another host's.
+
+    `wrap` puts a transport in front of each origin's pool (the sandbox sends every origin to its simulator
+    this way, through pools as separate as in production).
+    """
+
+    def __init__(
+        self, wrap: Callable[[httpx.BaseTransport], httpx.BaseTransport] = lambda pool: pool
+    ) -> None:
+        self._wrap = wrap
+        self._pools: dict[tuple[bytes, bytes, int | None], httpx.BaseTransport] = {}
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        origin = (request.url.raw_scheme, request.url.raw_host, request.url.port)
+        with self._lock:
+            pool = self._pools.get(origin)
+            if pool is None:
+                pool = self._pools[origin] = self._wrap(_DeadlineTransport())
+        return pool.handle_request(request)
+
+    def close(self) -> None:
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.close()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context (loading the CA bundle takes a while) shared by every pool."""
+    return httpx.create_ssl_context()
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's own transport (request/response conversion, error mapping) over deadline-bound sockets."""
+
+    def __init__(self) -> None:
+        super().__init__(verify=_tls_context(), retries=0)
+        # httpx takes no network backend, so its pool is rebuilt with ours (same settings, no retries).
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=_tls_context(),
+            max_connections=PER_HOST_LIMITS.max_connections,
+            max_keepalive_connections=PER_HOST_LIMITS.max_keepalive_connections,
+            keepalive_expiry=PER_HOST_LIMITS.keepalive_expiry,
+            network_backend=_DeadlineBackend(),
+        )
+
+
+def _time_left(timeout: float | None, expired: type[httpcore.TimeoutException]) -> float | None:
+    """The socket timeout for one operation: `timeout`, but never past the running exchange's deadline."""
+    deadline = _deadline.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the exchange's deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _time_left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _time_left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        tls = self._inner.start_tls(
+            ssl_context, server_hostname, _time_left(timeout, httpcore.ConnectTimeout)
+        )
+        return _DeadlineStream(tls)
+
+    def get_extra_info(self, info: str) -> object:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self) -> None:
+        self._sockets = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        # One address at a time, all within the deadline: given a host name, the socket module would give each
+        # of the host's addresses the whole timeout (a CDN dropping our packets has many addresses).
+        try:
+            addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as error:
+            raise httpcore.ConnectError(str(error)) from error
+        refused = httpcore.ConnectError(f"no address for {host}")
+        for *_, address in addresses:
+            try:
+                stream = self._sockets.connect_tcp(
+                    str(address[0]),
+                    port,
+                    _time_left(timeout, httpcore.ConnectTimeout),
+                    local_address,
+                    socket_options,
+                )
+            except httpcore.ConnectError as error:  # refused or unreachable: the next address may answer
+                refused = error
+                continue
+            return _DeadlineStream(stream)
+        raise refused

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import email.utils
 import math
-import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -34,8 +33,8 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from functions.adapters.direct import new_http_client, reason_for_status
-from functions.adapters.http import OK_ONLY, ExchangeFailed, decode_json, exchange
+from functions.adapters.direct import reason_for_status
+from functions.adapters.http import OK_ONLY, ExchangeFailed, decode_json, exchange, new_http_client
 from functions.catalog.relay_inputs import API_KEY
 from functions.catalog.spec import OperationSpec, ResponseRejected
 from functions.core import Clock, Reason, RelayCheck, RelayGroup, RouteKey, ServiceError, group_of
@@ -232,12 +231,8 @@ class RelayTransport:
         except (ExchangeFailed, ResponseRejected, ValidationError):
             raise upstream_bad_response() from None
 
-    def check_health(
-        self, group: RelayGroup, *, timeout_ms: int, now: int, limit: threading.Semaphore | None = None
-    ) -> RelayCheck:
-        """One health check of the group's relay; `now` is taken by the caller before the request. Never raises.
-
-        `limit` bounds the requests open at once across callers sharing it (the probe's; see `exchange`)."""
+    def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck:
+        """One health check of the group's relay; `now` is taken by the caller before the request. Never raises."""
         endpoint = self._endpoints.get(group)
         if not isinstance(endpoint, RelayEndpoint):
             return RelayCheck(group, healthy=False, checked_at=now, reason=Reason.CONFIGURATION)
@@ -245,7 +240,7 @@ class RelayTransport:
             request = self._client.build_request(
                 "GET", endpoint.url(HEALTH_PATHS[group]), headers=endpoint.headers()
             )
-            answer = exchange(self._client, request, timeout_ms=timeout_ms, limit=limit)
+            answer = exchange(self._client, request, timeout_ms=timeout_ms)
             if answer.status != 200:
                 return RelayCheck(group, False, now, reason_for_status(answer.status))
             body = decode_json(answer.body)

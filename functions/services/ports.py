@@ -39,17 +39,13 @@ class OperationRouter(Protocol):
 
 
 class DirectChecker(Protocol):
-    """The probe's direct transport: `limit` bounds the requests open at once across the run."""
+    """The probe's direct transport."""
 
-    def fetch(
-        self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int, limit: threading.Semaphore
-    ) -> Any: ...
+    def fetch(self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int) -> Any: ...
 
 
 class RelayHealthChecker(Protocol):
-    def check_health(
-        self, group: RelayGroup, *, timeout_ms: int, now: int, limit: threading.Semaphore
-    ) -> RelayCheck: ...
+    def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck: ...
 
 
 class ProbeEvents(Protocol):

@@ -7,7 +7,6 @@ same run serves the scheduled probe and the operator's POST, and tests drive it 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -103,21 +102,19 @@ def run_probe(
     if not claimed:
         return ProbeSummary(ran=False, slot_start=slot_start, trigger=trigger)
 
-    # Shared by every check: an abandoned request holds its slot until it has really ended, so at most
-    # `max_in_flight` upstream requests are ever open, not merely awaited.
-    limit = threading.Semaphore(max_in_flight)
-
     def check_route(key: RouteKey) -> RouteCheck:
-        return _check_direct(key, specs[key], direct, clock, timeout_ms, limit, events)
+        return _check_direct(key, specs[key], direct, clock, timeout_ms, events)
 
     def check_relay(group: RelayGroup) -> RelayCheck:
         checked_at = clock()
         try:
-            return relays.check_health(group, timeout_ms=timeout_ms, now=checked_at, limit=limit)
+            return relays.check_health(group, timeout_ms=timeout_ms, now=checked_at)
         except Exception as error:  # check_health never raises by contract; a bug must not stop the run
             events.check_crashed(f"relay:{group.value}", type(error).__name__)
             return RelayCheck(group, healthy=False, checked_at=checked_at, reason=Reason.NETWORK_ERROR)
 
+    # Each check's request runs on its worker and ends there, its connection closed by its deadline at the
+    # latest: `max_in_flight` workers are at most that many upstream requests open, not merely awaited.
     with ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="probe") as pool:
         route_futures = [pool.submit(check_route, key) for key in DIRECT_PROBED]
         relay_futures = [pool.submit(check_relay, group) for group in RelayGroup]
@@ -153,7 +150,6 @@ def _check_direct(
     direct: DirectChecker,
     clock: Clock,
     timeout_ms: int,
-    limit: threading.Semaphore,
     events: ProbeEvents,
 ) -> RouteCheck:
     checked_at = clock()  # before the request starts: a late answer never looks newer than it is
@@ -162,7 +158,7 @@ def _check_direct(
     except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
         return RouteCheck(key, direct=False, checked_at=checked_at, reason=Reason.INVALID_INPUT)
     try:
-        direct.fetch(spec, params, timeout_ms=timeout_ms, limit=limit)
+        direct.fetch(spec, params, timeout_ms=timeout_ms)
     except RouteFailure as failure:
         return RouteCheck(key, direct=False, checked_at=checked_at, reason=failure.reason)
     except UpstreamRejected:

@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import httpx
 
+from functions.adapters.http import PerHostTransport
 from functions.adapters.relay import RELAY_FAILURE_BODY, RelayCredentials
 from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
 from functions.core import MAX_BODY_BYTES, RelayGroup, RouteKey
@@ -376,6 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # the default 5 drops bursts of connections (1 s SYN retries) no retailer drops
 
     def __init__(self, address: tuple[str, int], simulator: Simulator) -> None:
         self.simulator = simulator
@@ -427,14 +429,14 @@ class SimulatorServer:
 
 
 class LoopbackTransport(httpx.BaseTransport):
-    """Sends requests for `https://<retailer-host>/<path>` to `<simulator>/<retailer-host>/<path>`.
+    """Sends requests for `https://<retailer-host>/<path>` to `<simulator>/<retailer-host>/<path>` via `inner`.
 
     Requests already addressed to the simulator (the relays) pass through unchanged.
     """
 
-    def __init__(self, sim_base_url: str, inner: httpx.BaseTransport | None = None) -> None:
+    def __init__(self, sim_base_url: str, inner: httpx.BaseTransport) -> None:
         self._base = httpx.URL(sim_base_url)
-        self._inner = inner or httpx.HTTPTransport(retries=0)
+        self._inner = inner
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -451,9 +453,10 @@ class LoopbackTransport(httpx.BaseTransport):
         self._inner.close()
 
 
-def loopback_transport(sim_base_url: str, *, inner: httpx.BaseTransport | None = None) -> httpx.BaseTransport:
+def loopback_transport(sim_base_url: str) -> httpx.BaseTransport:
     """An httpx transport that makes the unchanged specs reach the simulator at `sim_base_url`.
 
-    `inner` (default: a new `httpx.HTTPTransport` without retries) does the actual sending.
+    Each upstream host keeps its own connection pool with the production limits, as deployed: the simulator
+    is one host, and a single pool for it would hide what one slow upstream does to the others.
     """
-    return LoopbackTransport(sim_base_url, inner)
+    return PerHostTransport(wrap=lambda pool: LoopbackTransport(sim_base_url, pool))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
-import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Literal
@@ -15,6 +16,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.http import MAX_JSON_DEPTH, ExchangeFailed, decode_json
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
 from functions.catalog.spec import OperationSpec
 from functions.core import MAX_BODY_BYTES, Reason, RelayGroup, RouteFailure, RouteKey, UpstreamRejected
@@ -155,37 +157,6 @@ def test_a_real_refused_connection_is_a_network_error() -> None:
     assert caught.value.reason is Reason.NETWORK_ERROR
 
 
-def test_headers_that_never_come_end_at_the_deadline() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        time.sleep(2.0)
-        return httpx.Response(200, json=GOOD_BODY)
-
-    started = time.monotonic()
-    assert failure_reason(handler) is Reason.TIMEOUT
-    assert time.monotonic() - started < 1.2  # deadline 0.25 s; generous for a busy machine
-
-
-def test_a_shared_limit_stays_taken_until_an_abandoned_request_has_really_ended() -> None:
-    ended = threading.Event()
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        ended.wait(10)  # still open long after the caller gave up, like a real stalled request
-        return httpx.Response(200, json=GOOD_BODY)
-
-    limit = threading.Semaphore(1)
-    transport = DirectTransport(new_direct_client(httpx.MockTransport(handler)))
-    with pytest.raises(RouteFailure) as caught:
-        transport.fetch(make_spec(), SearchParams(keyword="x"), timeout_ms=DEADLINE_MS, limit=limit)
-
-    assert caught.value.reason is Reason.TIMEOUT
-    assert not limit.acquire(blocking=False)  # the abandoned request still holds its slot
-    ended.set()
-    assert limit.acquire(timeout=10)  # given back once that request has ended
-    limit.release()
-    # without a limit (the lookup path) nothing is shared or waited for
-    assert transport.fetch(make_spec(), SearchParams(keyword="x"), timeout_ms=DEADLINE_MS).data == ["a", "b"]
-
-
 def test_a_slow_drip_body_past_the_deadline_is_a_timeout() -> None:
     def drip() -> Iterator[bytes]:
         yield b'{"status":"SUCCESS","data":['
@@ -217,6 +188,8 @@ def test_a_slow_but_timely_answer_succeeds() -> None:
         b"not json at all",
         b"",
         b"\xff\xfe\x00",
+        b"[" * 100_000 + b"]" * 100_000,  # 200 KB: the JSON parser itself runs out of stack
+        b'{"status":"SUCCESS","data":' + b"[" * 500 + b"]" * 500 + b"}",  # parses; too deep for what follows
     ],
 )
 def test_html_and_non_json_200s_are_invalid_responses(body: bytes) -> None:
@@ -339,3 +312,49 @@ def test_a_spec_carrying_a_credential_header_is_refused_before_sending(header: s
     with pytest.raises(RuntimeError):
         fetch_with(handler, spec=leaky)
     assert calls == []
+
+
+# --- content-codings and JSON depth ---------------------------------------------------------------
+
+
+def streamed(body: bytes, coding: str) -> Handler:
+    """A 200 whose body arrives as sent on the wire (httpx decodes a body given whole while building it)."""
+    return lambda request: httpx.Response(
+        200, content=iter([body[:7], body[7:]]), headers={"Content-Encoding": coding}
+    )
+
+
+@pytest.mark.parametrize(
+    ("coding", "encode"),
+    [
+        ("gzip", gzip.compress),
+        ("x-gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("identity", lambda body: body),
+        (" GZIP ", gzip.compress),
+    ],
+)
+def test_one_known_content_coding_is_decoded(coding: str, encode: Callable[[bytes], bytes]) -> None:
+    assert fetch_with(streamed(encode(json.dumps(GOOD_BODY).encode()), coding)).data == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("coding", "body"),
+    [
+        ("gzip, gzip", gzip.compress(gzip.compress(json.dumps(GOOD_BODY).encode()))),  # stacked: refused
+        ("gzip, identity, deflate", gzip.compress(json.dumps(GOOD_BODY).encode())),
+        ("br", json.dumps(GOOD_BODY).encode()),
+        ("zstd", json.dumps(GOOD_BODY).encode()),
+        ("gzip", json.dumps(GOOD_BODY).encode()),  # says gzip, is not
+        ("gzip", gzip.compress(json.dumps(GOOD_BODY).encode())[:-4]),  # cut short
+    ],
+)
+def test_stacked_unknown_or_broken_content_codings_are_invalid_responses(coding: str, body: bytes) -> None:
+    assert failure_reason(streamed(body, coding)) is Reason.INVALID_RESPONSE
+
+
+def test_json_nested_up_to_the_limit_is_decoded_and_one_deeper_is_not() -> None:
+    assert decode_json(b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH) is not None
+    with pytest.raises(ExchangeFailed) as caught:
+        decode_json(b'{"a":' * MAX_JSON_DEPTH + b"[]" + b"}" * MAX_JSON_DEPTH)
+    assert caught.value.reason is Reason.INVALID_RESPONSE

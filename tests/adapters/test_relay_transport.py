@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -462,6 +461,8 @@ def test_good_envelopes_pass(key: RouteKey, body: object) -> None:
         b"<!DOCTYPE html><html></html>",
         b"{oops",
         b'{"RetCode":"success","rows":["' + b"a" * MAX_BODY_BYTES + b'"]}',
+        b"[" * 100_000 + b"]" * 100_000,  # too deep for the JSON parser
+        b'{"RetCode":"success","rows":' + b"[" * 100 + b"]" * 100 + b"}",  # too deep for what follows
     ],
 )
 def test_unusable_bodies_are_bad_responses(body: bytes) -> None:
@@ -473,17 +474,6 @@ def test_network_errors_are_bad_responses() -> None:
         raise httpx.ConnectError("refused")
 
     assert service_error(refused).code == "UPSTREAM_BAD_RESPONSE"
-
-
-def test_a_relay_slower_than_the_deadline_is_a_timeout() -> None:
-    def slow(request: httpx.Request) -> httpx.Response:
-        time.sleep(2.0)
-        return httpx.Response(200, json=DTRYX_OK)
-
-    started = time.monotonic()
-    error = service_error(slow)
-    assert (error.status, error.code) == (504, "UPSTREAM_TIMEOUT")
-    assert time.monotonic() - started < 1.2
 
 
 def test_endpoint_urls_stay_under_the_base() -> None:
@@ -528,11 +518,6 @@ def _raise(exc: Exception) -> Handler:
     return handler
 
 
-def _hang(request: httpx.Request) -> httpx.Response:
-    time.sleep(1.0)
-    return httpx.Response(200, json={"status": "ok"})
-
-
 @pytest.mark.parametrize(
     ("group", "handler", "reason"),
     [
@@ -550,7 +535,6 @@ def _hang(request: httpx.Request) -> httpx.Response:
         (RelayGroup.DTRYX, reply(404), Reason.HTTP_ERROR),
         (RelayGroup.DTRYX, _raise(httpx.ConnectError("refused")), Reason.NETWORK_ERROR),
         (RelayGroup.DTRYX, _raise(httpx.ReadTimeout("slow")), Reason.TIMEOUT),
-        (RelayGroup.DTRYX, _hang, Reason.TIMEOUT),
         (RelayGroup.DTRYX, _raise(RuntimeError("anything")), Reason.NETWORK_ERROR),
     ],
 )

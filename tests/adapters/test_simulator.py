@@ -6,12 +6,14 @@ import json
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
 
 from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.http import PER_HOST_LIMITS
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
 from functions.catalog import CATALOG
 from functions.core import (
@@ -72,13 +74,11 @@ def client(server: SimulatorServer) -> Iterator[httpx.Client]:
         yield plain
 
 
-# Building an httpx transport loads a TLS context (~0.1 s): one client of each kind serves every test.
-SHARED_HTTP = httpx.HTTPTransport(retries=0)
-SHARED_RELAY_CLIENT = new_relay_client(SHARED_HTTP)
+SHARED_RELAY_CLIENT = new_relay_client()
 
 
 def direct(server: SimulatorServer) -> DirectTransport:
-    return DirectTransport(new_direct_client(loopback_transport(server.base_url, inner=SHARED_HTTP)))
+    return DirectTransport(new_direct_client(loopback_transport(server.base_url)))
 
 
 def relays(
@@ -201,6 +201,36 @@ def test_retailer_faults_reach_the_direct_transport_as_reasons(
     assert direct_reason(server) is reason
     assert time.monotonic() - started < 1.0  # never waits for a hang to end
     assert simulator.calls()["direct:oy-find-store"] == 1
+
+
+def test_the_loopback_transport_keeps_the_production_pool_per_retailer(
+    server: SimulatorServer, simulator: Simulator
+) -> None:
+    """The simulator is one host; the sandbox still gives each retailer its own pool with production limits,
+    so what one hanging retailer does to the others shows as it would in Lambda."""
+    simulator.faults.set("direct:oy-find-store", "timeout")
+    transport = direct(server)
+    hanging = CATALOG[RouteKey.OY_FIND_STORE]
+    fine = CATALOG[RouteKey.DTRYX_MOVIES]
+    calls = PER_HOST_LIMITS.max_connections + 4
+    with ThreadPoolExecutor(max_workers=calls) as callers:
+        stuck = [
+            callers.submit(transport.fetch, hanging, hanging.probe_params(NOW), timeout_ms=2_000)
+            for _ in range(calls)
+        ]
+        give_up = time.monotonic() + 5
+        while simulator.calls()["direct:oy-find-store"] < PER_HOST_LIMITS.max_connections:
+            assert time.monotonic() < give_up, "the hanging requests never reached the simulator"
+            time.sleep(0.01)
+        started = time.monotonic()
+        with pytest.raises(RouteFailure) as answered:
+            transport.fetch(fine, fine.probe_params(NOW), timeout_ms=2_000)
+        assert answered.value.reason is Reason.SHAPE  # the stub payload came back: answered, not waiting
+        assert time.monotonic() - started < 0.5
+        assert simulator.calls()["direct:oy-find-store"] == PER_HOST_LIMITS.max_connections  # the rest wait
+        for future in stuck:
+            with pytest.raises(RouteFailure):
+                future.result()
 
 
 @pytest.mark.parametrize("status", [400, 404, 422])
