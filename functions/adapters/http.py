@@ -37,8 +37,9 @@ import httpx
 from functions.core import MAX_BODY_BYTES, Reason
 
 PER_HOST_LIMITS = httpx.Limits(max_connections=16, max_keepalive_connections=4, keepalive_expiry=30)
+ACCEPT_ENCODING = "gzip, deflate"
+"""The content-codings `exchange` decodes (zlib window bits for each below); any other is refused."""
 _WINDOW_BITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
-"""The content-codings `exchange` decodes (httpx's default `Accept-Encoding` asks for gzip and deflate)."""
 MAX_JSON_DEPTH = 64
 """Arrays and objects nested deeper than this are not a retailer's or a relay's answer."""
 
@@ -189,15 +190,22 @@ def _nested_at_most(value: object, depth: int) -> bool:
 
 
 def new_http_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """A client that keeps no cookies, follows no redirects, retries nothing and ignores proxy/netrc settings
-    (`transport` lets tests and the sandbox redirect it)."""
+    """A client that keeps no cookies, follows no redirects, retries nothing, ignores proxy/netrc settings,
+    and sends no header of its own but `Accept-Encoding` (`transport` lets tests and the sandbox redirect it).
+    """
     no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))  # accepts and returns none
-    return httpx.Client(
+    client = httpx.Client(
         transport=transport or PerHostTransport(),
         cookies=no_cookies,
         follow_redirects=False,
         trust_env=False,
     )
+    # httpx's defaults announce the client library (`User-Agent: python-httpx/…`, commonly blocked) and add
+    # `Accept: */*`: a request carries only the headers its spec or the relay protocol gives it.
+    for name in ("User-Agent", "Accept", "Connection"):
+        del client.headers[name]
+    client.headers["Accept-Encoding"] = ACCEPT_ENCODING
+    return client
 
 
 class PerHostTransport(httpx.BaseTransport):

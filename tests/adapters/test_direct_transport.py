@@ -18,8 +18,17 @@ from pydantic import BaseModel, ConfigDict
 from functions.adapters.direct import DirectTransport, new_direct_client
 from functions.adapters.http import MAX_JSON_DEPTH, ExchangeFailed, decode_json
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.catalog import CATALOG
 from functions.catalog.spec import OperationSpec
-from functions.core import MAX_BODY_BYTES, Reason, RelayGroup, RouteFailure, RouteKey, UpstreamRejected
+from functions.core import (
+    MAX_BODY_BYTES,
+    PINNED_TO_RELAY,
+    Reason,
+    RelayGroup,
+    RouteFailure,
+    RouteKey,
+    UpstreamRejected,
+)
 
 DEADLINE_MS = 250
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -53,10 +62,14 @@ GOOD_BODY = {"status": "SUCCESS", "data": ["a", "b"]}
 
 
 def fetch_with(
-    handler: Handler, *, spec: OperationSpec[Any, Any] | None = None, timeout_ms: int = DEADLINE_MS
+    handler: Handler,
+    *,
+    spec: OperationSpec[Any, Any] | None = None,
+    params: BaseModel | None = None,
+    timeout_ms: int = DEADLINE_MS,
 ) -> Any:
     transport = DirectTransport(new_direct_client(httpx.MockTransport(handler)))
-    return transport.fetch(spec or make_spec(), SearchParams(keyword="립밤"), timeout_ms=timeout_ms)
+    return transport.fetch(spec or make_spec(), params or SearchParams(keyword="립밤"), timeout_ms=timeout_ms)
 
 
 def failure_reason(handler: Handler, **kwargs: Any) -> Reason:
@@ -358,3 +371,32 @@ def test_json_nested_up_to_the_limit_is_decoded_and_one_deeper_is_not() -> None:
     with pytest.raises(ExchangeFailed) as caught:
         decode_json(b'{"a":' * MAX_JSON_DEPTH + b"[]" + b"}" * MAX_JSON_DEPTH)
     assert caught.value.reason is Reason.INVALID_RESPONSE
+
+
+# --- what a request carries -------------------------------------------------------------------------
+
+TRANSPORT_HEADERS = {"host", "accept-encoding", "content-length", "content-type"}
+"""What the HTTP exchange itself adds to a spec's headers: framing, and the codings it decodes."""
+
+
+@pytest.mark.parametrize("key", sorted(set(CATALOG) - PINNED_TO_RELAY))
+def test_a_direct_request_carries_only_its_specs_headers_and_never_announces_the_client(
+    key: RouteKey,
+) -> None:
+    spec = CATALOG[key]
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(404)
+
+    with pytest.raises(UpstreamRejected):
+        fetch_with(handler, spec=spec, params=spec.probe_params(1_767_225_600_000))
+    (request,) = seen
+    spec_headers = {name.lower(): value for name, value in spec.headers.items()}
+    assert {name: request.headers[name] for name in spec_headers} == spec_headers
+    assert set(request.headers) - set(spec_headers) <= TRANSPORT_HEADERS
+    assert request.headers["accept-encoding"] == "gzip, deflate"
+    assert "python-httpx" not in str(request.headers.raw)
+    if "user-agent" not in spec_headers:  # e.g. Dtryx: the original sends only `Accept`
+        assert "user-agent" not in request.headers

@@ -248,6 +248,18 @@ def test_the_lookup_request() -> None:
     assert request.headers["accept"] == "application/json"
     assert request.headers["content-type"] == "application/json"
     assert len(request.headers["x-request-id"]) == 32
+    # only what the relay protocol names, and the transport's own framing; no client library announced
+    assert set(request.headers) == {
+        "host",
+        "accept",
+        "accept-encoding",
+        "authorization",
+        "cf-access-client-id",
+        "cf-access-client-secret",
+        "content-length",
+        "content-type",
+        "x-request-id",
+    }
 
 
 def test_no_access_headers_without_an_access_pair() -> None:
@@ -509,6 +521,14 @@ def test_healthy_relays(group: RelayGroup, url: str, body: object) -> None:
     assert (seen[0].method, str(seen[0].url)) == ("GET", url)
     assert seen[0].headers["authorization"] == "Bearer tok-123"
     assert seen[0].headers["cf-access-client-secret"] == "secret-789"
+    assert set(seen[0].headers) == {
+        "host",
+        "accept",
+        "accept-encoding",
+        "authorization",
+        "cf-access-client-id",
+        "cf-access-client-secret",
+    }
 
 
 def _raise(exc: Exception) -> Handler:
