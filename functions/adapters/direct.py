@@ -1,4 +1,4 @@
-"""The direct route: one bounded call to the retailer's own API, exactly as its spec describes (DESIGN §3).
+"""The direct route: one bounded call to the retailer's own API, exactly as its spec describes.
 
 The transport holds nothing but an httpx client; the request comes only from the spec, whose headers are the
 retailer's public ones. Relay tokens and Access keys are never in reach, and a last check refuses to send

@@ -1,4 +1,4 @@
-"""The relay route: the self-hosted relay servers, one per relay group (DESIGN §3, §4; catalog §1-§3).
+"""The relay route: the self-hosted relay servers, one per relay group (docs/design.md, "Relay protocol").
 
 Relay answers map to lookup errors as follows:
 
@@ -49,7 +49,7 @@ from functions.core.errors import (
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_RETRY_AFTER_S = 86_400
 DEFAULT_RETRY_AFTER_S = 60
-"""The `Retry-After` we answer with when a relay's 429 has none or an unreadable one (DESIGN §3 wants one)."""
+"""The `Retry-After` answered when a relay's 429 has none or an unreadable one: a 429 always has one."""
 RELAY_FAILURE_BODY = {"error": "Relay request failed"}
 """What the convenience relay answers for any failure of its own or of the retailer behind it."""
 UPSTREAM_AUTH_STATUSES = frozenset({401, 403})
