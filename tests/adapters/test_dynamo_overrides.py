@@ -15,18 +15,9 @@ from functions.adapters.dynamo_store import (
     override_sort_key,
     table_definition,
 )
+from functions.core import OverrideMode, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, RouteOverride
 from functions.core.errors import StoreError
-from functions.core.model import (
-    MINUTE_MS,
-    SECOND_MS,
-    OverrideMode,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteCheck,
-    RouteKey,
-    RouteOverride,
-)
+from functions.core.model import MINUTE_MS, SECOND_MS
 from functions.core.overrides import new_override
 
 TABLE = "route-health-test"
