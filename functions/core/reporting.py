@@ -4,38 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Executor
+from dataclasses import dataclass
 
 from functions.core.model import RouteKey
 from functions.core.ports import Clock, VerdictStore
 
 
+@dataclass(frozen=True, slots=True)
 class BackgroundFailureReporter:
     """A FailureReporter that submits `store.record_failure` to an executor and returns at once."""
 
-    def __init__(
-        self,
-        store: VerdictStore,
-        executor: Executor,
-        clock: Clock,
-        on_error: Callable[[Exception], None] | None = None,
-    ) -> None:
-        self._store = store
-        self._executor = executor
-        self._clock = clock
-        self._on_error = on_error
+    store: VerdictStore
+    executor: Executor
+    clock: Clock
+    on_error: Callable[[Exception], None] | None = None
 
     def report(self, key: RouteKey, at: int) -> None:
         try:
-            self._executor.submit(self._record, key, at)
+            self.executor.submit(self._record, key, at)
         except RuntimeError as error:  # the executor is shut down; the next probe re-judges the route
             self._handle(error)
 
     def _record(self, key: RouteKey, at: int) -> None:
         try:
-            self._store.record_failure(key, at=at, now=self._clock())
+            self.store.record_failure(key, at=at, now=self.clock())
         except Exception as error:  # nobody awaits this thread: hand every failure to on_error
             self._handle(error)
 
     def _handle(self, error: Exception) -> None:
-        if self._on_error is not None:
-            self._on_error(error)
+        if self.on_error is not None:
+            self.on_error(error)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -36,39 +37,34 @@ def operation_params(key: RouteKey, values: Mapping[str, Any]) -> BaseModel:
     return params
 
 
+@dataclass(kw_only=True, eq=False)
 class Lookup:
     """The lookups of one API request, all within one budget that starts when this object is made."""
 
-    def __init__(
-        self,
-        *,
-        router: OperationRouter,
-        direct: Fetcher,
-        relays: Fetcher,
-        clock: Clock,
-        budget_ms: int,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        self._router = router
-        self._direct = direct
-        self._relays = relays
-        self._clock = clock
-        self._deadline = clock() + budget_ms
-        self._cancel = cancel
+    router: OperationRouter
+    direct: Fetcher
+    relays: Fetcher
+    clock: Clock
+    budget_ms: int
+    cancel: threading.Event | None = None
+    _deadline: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._deadline = self.clock() + self.budget_ms
 
     def __call__(self, key: RouteKey, params: BaseModel) -> Any:
         """Fetch `key` with already validated params; raises ServiceError or LookupCancelled."""
         spec = spec_for(key)
 
         def direct(timeout_ms: int) -> Any:
-            return self._direct.fetch(spec, params, timeout_ms=timeout_ms)
+            return self.direct.fetch(spec, params, timeout_ms=timeout_ms)
 
         def relay(timeout_ms: int) -> Any:
-            return self._relays.fetch(spec, params, timeout_ms=timeout_ms)
+            return self.relays.fetch(spec, params, timeout_ms=timeout_ms)
 
         # The router raises the timeout error itself when nothing of the budget is left.
-        remaining_ms = self._deadline - self._clock()
-        return self._router.route_operation(key, direct, relay, budget_ms=remaining_ms, cancel=self._cancel)
+        remaining_ms = self._deadline - self.clock()
+        return self.router.route_operation(key, direct, relay, budget_ms=remaining_ms, cancel=self.cancel)
 
     def data(self, key: RouteKey, params: BaseModel) -> dict[str, Any]:
         """Fetch `key` and normalize the answer: the API's `data`."""
