@@ -37,8 +37,9 @@ from bench.common import (
     quiet_stdout,
     time_batch,
 )
-from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import DynamoVerdictStore, store_client_config, table_definition
+from functions.adapters.http import new_http_client
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 from sandbox.simulator.payloads import realistic_payload, request_fields
@@ -194,7 +195,7 @@ def _run() -> dict[str, Any]:
         services.secretsmanager.meta.events.register("before-call", counter)
         through_handler = _through_handler()
         spec, params = _request_sent_direct(container, through_handler)
-        bare_transport = DirectTransport(new_direct_client(services.upstream))
+        bare_transport = DirectTransport(new_http_client(services.upstream))
 
         def bare() -> Any:
             return bare_transport.fetch(spec, params, timeout_ms=3_000)

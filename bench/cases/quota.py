@@ -58,12 +58,13 @@ from bench.common import (
     quiet_stdout,
     time_batch,
 )
-from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import (
     DynamoVerdictStore,
     dynamodb_client,
     table_definition,
 )
+from functions.adapters.http import new_http_client
 from functions.adapters.secrets import Secrets
 from functions.core.model import SECOND_MS
 from functions.core.quota import FLUSH_INTERVAL_MS, korea_day
@@ -161,7 +162,7 @@ def _request_path() -> dict[str, Any]:
         spec, params = _request_sent_direct(containers["on"], through("on"))
         assert "X-RateLimit-Remaining" in through("on")()["headers"]
         assert "X-RateLimit-Remaining" not in through("off")()["headers"]
-        bare_transport = DirectTransport(new_direct_client(services.upstream))
+        bare_transport = DirectTransport(new_http_client(services.upstream))
 
         def bare() -> Any:
             return bare_transport.fetch(spec, params, timeout_ms=3_000)

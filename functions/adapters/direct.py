@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from functions.adapters.http import Answer, ExchangeFailed, decode_json, exchange, new_http_client
+from functions.adapters.http import Answer, ExchangeFailed, decode_json, exchange, reason_for_status
 from functions.catalog.spec import OperationSpec, ResponseRejected
 from functions.core import PINNED_TO_RELAY, Reason, RouteFailure, UpstreamRejected
 
@@ -20,11 +20,6 @@ CREDENTIAL_HEADERS = frozenset({"authorization", "cf-access-client-id", "cf-acce
 """Headers that carry relay credentials; none of them may ever reach a retailer."""
 CALLER_MEANINGFUL_STATUSES = frozenset({400, 404, 422})
 """Upstream answers that mean something to the caller and say nothing about the route's health."""
-
-
-def new_direct_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """The container's one client for retailer calls (`transport` lets tests and the sandbox redirect it)."""
-    return new_http_client(transport)
 
 
 class DirectTransport:
@@ -56,8 +51,6 @@ class DirectTransport:
             raise RouteFailure(failure.reason) from None
         except ResponseRejected as rejected:
             raise RouteFailure(rejected.reason) from None
-        except ValidationError:  # a validator that let pydantic's error escape: still a shape failure
-            raise RouteFailure(Reason.SHAPE) from None
 
 
 def _body_of(answer: Answer) -> bytes:
@@ -66,16 +59,3 @@ def _body_of(answer: Answer) -> bytes:
     if answer.status in CALLER_MEANINGFUL_STATUSES:
         raise UpstreamRejected(answer.status)
     raise RouteFailure(reason_for_status(answer.status))
-
-
-def reason_for_status(status: int) -> Reason:
-    """The fixed reason code for a non-200 status that says the route does not work."""
-    if status == 401:
-        return Reason.HTTP_401
-    if status == 403:
-        return Reason.HTTP_403
-    if status == 429:
-        return Reason.HTTP_429
-    if 500 <= status <= 599:
-        return Reason.HTTP_5XX
-    return Reason.HTTP_ERROR  # redirects and every other status

@@ -1,4 +1,5 @@
-"""One bounded HTTP exchange shared by the direct and relay transports, and the connection pools under it.
+"""Everything HTTP the direct and relay transports share: the client, one bounded exchange, the connection
+pools under it, and reading an answer (its JSON, a failing status's reason).
 
 Bounded means, whatever the upstream does:
 
@@ -154,6 +155,19 @@ class _Decoder:
 def _declared_length(headers: httpx.Headers) -> int:
     declared = headers.get("content-length", "")
     return int(declared) if re.fullmatch(r"[0-9]{1,20}", declared) else 0
+
+
+def reason_for_status(status: int) -> Reason:
+    """The fixed reason code for a non-200 status that says the route (or the relay) does not work."""
+    if status == 401:
+        return Reason.HTTP_401
+    if status == 403:
+        return Reason.HTTP_403
+    if status == 429:
+        return Reason.HTTP_429
+    if 500 <= status <= 599:
+        return Reason.HTTP_5XX
+    return Reason.HTTP_ERROR  # redirects and every other status
 
 
 def decode_json(body: bytes) -> object:

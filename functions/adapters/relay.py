@@ -33,8 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from functions.adapters.direct import reason_for_status
-from functions.adapters.http import OK_ONLY, ExchangeFailed, decode_json, exchange, new_http_client
+from functions.adapters.http import OK_ONLY, ExchangeFailed, decode_json, exchange, reason_for_status
 from functions.catalog.relay_inputs import API_KEY
 from functions.catalog.spec import OperationSpec, ResponseRejected
 from functions.core import Clock, Reason, RelayCheck, RelayGroup, RouteKey, ServiceError, group_of
@@ -150,11 +149,6 @@ def _is_valid_api_key(value: str) -> bool:
     return True
 
 
-def new_relay_client(transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """The container's client for relay calls: separate from the direct client, same strict settings."""
-    return new_http_client(transport)
-
-
 class RelayEvents(Protocol):
     """What the relay transport tells the outside world (logs and metrics); must not raise or block."""
 
@@ -181,10 +175,6 @@ class RelayTransport:
         self._endpoints = dict(endpoints)
         self._clock: Clock = clock or (lambda: int(time.time() * 1000))
         self._events: RelayEvents = events if events is not None else NoRelayEvents()
-
-    def configured(self, group: RelayGroup) -> bool:
-        """True when the group has a relay set up, even an invalid one (its calls then fail with 503)."""
-        return group in self._endpoints
 
     def fetch(self, spec: OperationSpec[Any, Any], params: BaseModel, *, timeout_ms: int) -> Any:
         """The validated body of the relay's answer; raises `ServiceError` (429, 502, 503 or 504)."""
@@ -228,7 +218,7 @@ class RelayTransport:
             if is_failure_envelope(group, body):
                 raise upstream_bad_response()
             return spec.validate(body)
-        except (ExchangeFailed, ResponseRejected, ValidationError):
+        except (ExchangeFailed, ResponseRejected):
             raise upstream_bad_response() from None
 
     def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck:

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.dynamo_store import dynamodb_client as new_dynamodb_client
+from functions.adapters.http import new_http_client
 from functions.adapters.relay import (
     RelayConfigError,
     RelayCredentials,
     RelayEndpoint,
     RelayTransport,
-    new_relay_client,
 )
 from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, secret_source
 from functions.catalog import CATALOG
@@ -210,7 +210,7 @@ def build_container(
             store.read_snapshot, clock=clock, executor=executor, on_error=_snapshot_load_failed
         )
 
-    direct_client = new_direct_client(http_transport)
+    direct_client = new_http_client(http_transport)
     container = Container(
         clock=clock,
         settings=settings,
@@ -227,7 +227,7 @@ def build_container(
         secret_source=source,
         executor=executor,
         direct_client=direct_client,
-        relay_client=new_relay_client(http_transport),
+        relay_client=new_http_client(http_transport),  # its own: relay calls never share a retailer's pool
     )
     if store is not None:
         verdict_store = store

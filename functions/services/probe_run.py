@@ -14,22 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.catalog.spec import OperationSpec
-from functions.core import (
-    DIRECT_PROBED,
-    DIRECT_TIMEOUT_MS,
-    PINNED_TO_RELAY,
-    PROBE_SLOT_MS,
-    Clock,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteCheck,
-    RouteFailure,
-    RouteKey,
-    StoreError,
-    UpstreamRejected,
-    VerdictStore,
-)
+from functions.core import Clock, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, VerdictStore
+from functions.core.errors import RouteFailure, StoreError, UpstreamRejected
+from functions.core.model import DIRECT_PROBED, DIRECT_TIMEOUT_MS, PINNED_TO_RELAY, PROBE_SLOT_MS
 from functions.services.ports import DirectChecker, ProbeEvents, RelayHealthChecker
 
 MAX_IN_FLIGHT = 4
@@ -90,7 +77,8 @@ def run_probe(
     max_in_flight: int = MAX_IN_FLIGHT,
     timeout_ms: int = DIRECT_TIMEOUT_MS,
 ) -> ProbeSummary:
-    """Run the full check once for `slot_start`, unless this slot already ran (then call nothing).
+    """Run the full check of `specs` (every operation, the catalog) once for `slot_start`, unless this slot
+    already ran (then call nothing): each spec checked direct with its probe params, or written pinned.
 
     `rejected_writes` reads the store's running count of rejected conditional writes (the
     summary's `stale_writes_rejected` is the increase over this run). Store errors are reported and re-raised.
@@ -102,8 +90,8 @@ def run_probe(
     if not claimed:
         return ProbeSummary(ran=False, slot_start=slot_start, trigger=trigger)
 
-    def check_route(key: RouteKey) -> RouteCheck:
-        return _check_direct(key, specs[key], direct, clock, timeout_ms, events)
+    def check_route(spec: OperationSpec[Any, Any]) -> RouteCheck:
+        return _check_direct(spec, direct, clock, timeout_ms, events)
 
     def check_relay(group: RelayGroup) -> RelayCheck:
         checked_at = clock()
@@ -116,11 +104,14 @@ def run_probe(
     # Each check's request runs on its worker and ends there, its connection closed by its deadline at the
     # latest: `max_in_flight` workers are at most that many upstream requests open, not merely awaited.
     with ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="probe") as pool:
-        route_futures = [pool.submit(check_route, key) for key in DIRECT_PROBED]
+        route_futures = [
+            pool.submit(check_route, spec) for spec in specs.values() if spec.key in DIRECT_PROBED
+        ]
         relay_futures = [pool.submit(check_relay, group) for group in RelayGroup]
         pinned = [
-            RouteCheck(key, direct=False, checked_at=clock(), reason=Reason.PINNED_RELAY)
-            for key in PINNED_TO_RELAY
+            RouteCheck(spec.key, direct=False, checked_at=clock(), reason=Reason.PINNED_RELAY)
+            for spec in specs.values()
+            if spec.key in PINNED_TO_RELAY
         ]
         routes = tuple(future.result() for future in route_futures) + tuple(pinned)
         relay_checks = tuple(future.result() for future in relay_futures)
@@ -145,13 +136,13 @@ def run_probe(
 
 
 def _check_direct(
-    key: RouteKey,
     spec: OperationSpec[Any, Any],
     direct: DirectChecker,
     clock: Clock,
     timeout_ms: int,
     events: ProbeEvents,
 ) -> RouteCheck:
+    key = spec.key
     checked_at = clock()  # before the request starts: a late answer never looks newer than it is
     try:
         params = spec.probe_params(checked_at)

@@ -15,9 +15,9 @@ import httpx
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from functions.adapters.direct import DirectTransport, new_direct_client
-from functions.adapters.http import MAX_JSON_DEPTH, ExchangeFailed, decode_json
-from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.adapters.direct import DirectTransport
+from functions.adapters.http import MAX_JSON_DEPTH, ExchangeFailed, decode_json, new_http_client
+from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog import CATALOG
 from functions.catalog.spec import OperationSpec
 from functions.core import (
@@ -68,7 +68,7 @@ def fetch_with(
     params: BaseModel | None = None,
     timeout_ms: int = DEADLINE_MS,
 ) -> Any:
-    transport = DirectTransport(new_direct_client(httpx.MockTransport(handler)))
+    transport = DirectTransport(new_http_client(httpx.MockTransport(handler)))
     return transport.fetch(spec or make_spec(), params or SearchParams(keyword="립밤"), timeout_ms=timeout_ms)
 
 
@@ -165,7 +165,7 @@ def test_a_real_refused_connection_is_a_network_error() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     local = replace(make_spec(), url=f"http://127.0.0.1:{port}/api", headers={}, method="GET")
-    with new_direct_client() as client, pytest.raises(RouteFailure) as caught:
+    with new_http_client() as client, pytest.raises(RouteFailure) as caught:
         DirectTransport(client).fetch(local, SearchParams(keyword="x"), timeout_ms=DEADLINE_MS)
     assert caught.value.reason is Reason.NETWORK_ERROR
 
@@ -274,7 +274,7 @@ def test_cookies_are_neither_kept_nor_sent() -> None:
             200, json=GOOD_BODY, headers={"Set-Cookie": "session=abc; Path=/; Domain=shop.example"}
         )
 
-    transport = DirectTransport(new_direct_client(httpx.MockTransport(handler)))
+    transport = DirectTransport(new_http_client(httpx.MockTransport(handler)))
     for _ in range(2):
         transport.fetch(make_spec(), SearchParams(keyword="a"), timeout_ms=DEADLINE_MS)
     assert [request.headers.get("cookie") for request in seen] == [None, None]
@@ -303,8 +303,8 @@ def test_relay_credentials_never_reach_a_direct_request() -> None:
     endpoint = RelayEndpoint.parse(
         RelayGroup.OLIVEYOUNG, "https://relay.example", RelayCredentials(*RELAY_SECRETS)
     )
-    relays = RelayTransport(new_relay_client(httpx.MockTransport(relay)), {RelayGroup.OLIVEYOUNG: endpoint})
-    direct = DirectTransport(new_direct_client(httpx.MockTransport(retailer)))
+    relays = RelayTransport(new_http_client(httpx.MockTransport(relay)), {RelayGroup.OLIVEYOUNG: endpoint})
+    direct = DirectTransport(new_http_client(httpx.MockTransport(retailer)))
     for _ in range(2):  # interleaved, so any state shared between the two would show up
         relays.fetch(make_spec(), SearchParams(keyword="a"), timeout_ms=DEADLINE_MS)
         direct.fetch(make_spec(), SearchParams(keyword="a"), timeout_ms=DEADLINE_MS)

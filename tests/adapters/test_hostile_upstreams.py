@@ -42,10 +42,10 @@ from hostile_upstream import (
 from moto import mock_aws
 from pydantic import BaseModel, ConfigDict
 
-from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import DynamoVerdictStore, table_definition
-from functions.adapters.http import PER_HOST_LIMITS
-from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.adapters.http import PER_HOST_LIMITS, new_http_client
+from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog.spec import OperationSpec
 from functions.core import (
     DIRECT_PROBED,
@@ -102,8 +102,8 @@ def direct_outcome(url: str, *, timeout_ms: int = DEADLINE_MS) -> Reason:
     return Reason.OK
 
 
-DIRECT = DirectTransport(new_direct_client())
-RELAYS_CLIENT = new_relay_client()
+DIRECT = DirectTransport(new_http_client())
+RELAYS_CLIENT = new_http_client()
 
 
 def relays_at(base: str) -> RelayTransport:

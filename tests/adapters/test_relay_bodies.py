@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.adapters.http import new_http_client
+from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog import CATALOG
 from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
 from functions.core import RelayGroup, RouteKey
@@ -72,7 +73,7 @@ class StrictRelays:
     def lookup(self) -> Lookup:
         """A lookup that always takes the relay (legacy order: no verdict store, every relay configured)."""
         relays = RelayTransport(
-            new_relay_client(httpx.MockTransport(self)),
+            new_http_client(httpx.MockTransport(self)),
             {
                 group: RelayEndpoint.parse(group, "https://relay.example", creds)
                 for group, creds in CREDENTIALS.items()

@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
+from functions.adapters.http import new_http_client
 from functions.adapters.relay import (
     RelayConfigError,
     RelayCredentials,
     RelayEndpoint,
     RelayTransport,
-    new_relay_client,
     parse_retry_after,
 )
 from functions.catalog import CATALOG
@@ -86,7 +86,7 @@ def transport_for(
 ) -> RelayTransport:
     endpoint = RelayEndpoint.parse(group, "https://relay.example/base/", creds)
     return RelayTransport(
-        new_relay_client(httpx.MockTransport(handler)), {group: endpoint}, clock=lambda: NOW, events=events
+        new_http_client(httpx.MockTransport(handler)), {group: endpoint}, clock=lambda: NOW, events=events
     )
 
 
@@ -192,7 +192,7 @@ def test_credentials_that_cannot_be_header_values_are_a_configuration_error(cred
         return httpx.Response(200, json={"status": "ok"})
 
     transport = RelayTransport(
-        new_relay_client(httpx.MockTransport(handler)), {RelayGroup.DTRYX: caught.value}
+        new_http_client(httpx.MockTransport(handler)), {RelayGroup.DTRYX: caught.value}
     )
     assert transport.check_health(RelayGroup.DTRYX, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(
         RelayGroup.DTRYX, healthy=False, checked_at=NOW, reason=Reason.CONFIGURATION
@@ -216,7 +216,7 @@ def test_credentials_never_show_in_repr_or_errors() -> None:
 
 def test_an_unusable_or_missing_relay_answers_503() -> None:
     transport = RelayTransport(
-        new_relay_client(httpx.MockTransport(reply(200, DTRYX_OK))),
+        new_http_client(httpx.MockTransport(reply(200, DTRYX_OK))),
         {RelayGroup.DTRYX: RelayConfigError("dtryx relay token is missing")},
     )
     with pytest.raises(ServiceError) as caught:
@@ -570,7 +570,7 @@ def test_invalid_or_missing_configuration_is_a_configuration_verdict() -> None:
         return httpx.Response(200, json={"status": "ok"})
 
     transport = RelayTransport(
-        new_relay_client(httpx.MockTransport(handler)), {RelayGroup.DTRYX: RelayConfigError("bad url")}
+        new_http_client(httpx.MockTransport(handler)), {RelayGroup.DTRYX: RelayConfigError("bad url")}
     )
     for group in (RelayGroup.DTRYX, RelayGroup.CONVENIENCE):
         assert transport.check_health(group, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(

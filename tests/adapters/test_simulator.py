@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from functions.adapters.direct import DirectTransport, new_direct_client
-from functions.adapters.http import PER_HOST_LIMITS
-from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.adapters.direct import DirectTransport
+from functions.adapters.http import PER_HOST_LIMITS, new_http_client
+from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog import CATALOG
 from functions.core import (
     DIRECT_PROBED,
@@ -74,11 +74,11 @@ def client(server: SimulatorServer) -> Iterator[httpx.Client]:
         yield plain
 
 
-SHARED_RELAY_CLIENT = new_relay_client()
+SHARED_RELAY_CLIENT = new_http_client()
 
 
 def direct(server: SimulatorServer) -> DirectTransport:
-    return DirectTransport(new_direct_client(loopback_transport(server.base_url)))
+    return DirectTransport(new_http_client(loopback_transport(server.base_url)))
 
 
 def relays(

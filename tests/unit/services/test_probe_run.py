@@ -18,14 +18,14 @@ from botocore.config import Config
 from moto import mock_aws
 from pydantic import BaseModel, ConfigDict
 
-from functions.adapters.direct import DirectTransport, new_direct_client
+from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import DynamoVerdictStore, table_definition
+from functions.adapters.http import new_http_client
 from functions.adapters.relay import (
     RelayConfigError,
     RelayCredentials,
     RelayEndpoint,
     RelayTransport,
-    new_relay_client,
 )
 from functions.catalog.spec import OperationSpec
 from functions.core import (
@@ -187,8 +187,8 @@ def probe(
         endpoints = {group: RelayEndpoint.parse(group, _relay_base(group), CREDS) for group in RelayGroup}
     return run_probe(
         specs=specs,
-        direct=DirectTransport(new_direct_client(transport)),
-        relays=RelayTransport(new_relay_client(transport), endpoints),
+        direct=DirectTransport(new_http_client(transport)),
+        relays=RelayTransport(new_http_client(transport), endpoints),
         store=store,
         clock=clock or Clock(),
         slot_start=slot,
