@@ -69,7 +69,7 @@ class StoreStockParams(StrictParams):
     myPositionXCoordination: Longitude
     centerPositionYCoordination: Latitude
     centerPositionXCoordination: Longitude
-    radiusCondition: Literal[1000] = 1000
+    radiusCondition: Literal["1000"] = "1000"  # a query value, as the relay takes it back
     pickupStoreYn: Literal["N"] = "N"
     isSuperDlvyStoreSelected: Literal["N"] = "N"
     isGs25DlvyStoreSelected: Literal["N"] = "N"
