@@ -19,6 +19,7 @@ from pathlib import Path
 from types import FrameType
 
 from ops_cli import cli as ops_cli
+from relay.cli import add_relay_command, run_relay
 
 SECRET_FILE = Path(".sandbox") / "health-check-secret"
 EXIT_PORT_TAKEN = 2
@@ -36,9 +37,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="sim: simulated retailers and relays (default); real: real retailers, relays from the environment",
     )
     ops_cli.add_parser(commands)
+    add_relay_command(commands)
     args = parser.parse_args(argv)
     if args.command == "ops":
         return ops_cli.run(args)
+    if args.command == "relay":
+        return run_relay(args)
     return run_sandbox(port=args.port, upstream=args.upstream)
 
 

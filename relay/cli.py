@@ -1,0 +1,74 @@
+"""`route-health relay [GROUP ...]`: the reference relay server (docs/relay.md; README "Run a relay")."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from functions.core import RelayGroup
+
+DESCRIPTION = """\
+Serve one or more relay groups (oliveyoung, convenience, dtryx) from this machine, speaking the relay
+protocol the Route Health Lambda functions use. Without GROUP arguments, every group whose token is set
+is served. Listens on 127.0.0.1 only (put Cloudflare Tunnel + Access in front; see README "Run a relay").
+
+environment:
+  OY_RELAY_TOKEN, OY_RELAY_STATE_DIR          Olive Young relay: Bearer token, state directory (required)
+  OY_RELAY_PORT                               its port (default 4319)
+  OY_RELAY_TRANSPORT                          unset or "http" (the only transport)
+  DTRYX_RELAY_TOKEN, DTRYX_RELAY_STATE_DIR    Dtryx relay (required to serve it)
+  DTRYX_RELAY_PORT                            its port (default 4320)
+  CONVENIENCE_RELAY_TOKEN,                    CU / GS25 / 7-Eleven relay (both or neither; the state
+    CONVENIENCE_RELAY_STATE_DIR               directory must differ from the others)
+  CONVENIENCE_RELAY_PORT                      its port (default: the Dtryx port, shared)
+  GS25_API_KEY                                optional: GS25's key for gs25-stock (else the caller's apiKey)
+  GS25_AUTH_SESSION_FILE                      optional: a Woodongs app session file (mode 0600), used
+                                              instead of any key; renewed tokens are written back to it
+
+Each state directory (created mode 0700) holds quota.json, the group's quota ledger (per UTC minute and
+day), kept across restarts. The Lambda side needs the same token in its secret and the public URL of the
+tunnel as the group's relay URL (-c oyRelayUrl=..., -c convenienceRelayUrl=..., -c dtryxRelayUrl=...).
+Logs: JSON lines on stderr, never tokens, keys, sessions or request contents. SIGTERM stops gracefully.
+"""
+EXIT_STARTUP_FAILED = 1
+
+
+def add_relay_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "relay",
+        help="run the reference relay server for one or more relay groups",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "groups",
+        nargs="*",
+        type=_group,
+        metavar="GROUP",
+        help="oliveyoung, convenience or dtryx (default: every group whose token is set)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+
+
+def _group(name: str) -> RelayGroup:
+    try:
+        return RelayGroup(name)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name!r} is not one of: {', '.join(RelayGroup)}") from None
+
+
+def run_relay(args: argparse.Namespace) -> int:
+    from relay.config import ConfigError, load_config
+    from relay.logs import RelayLog
+    from relay.server import build_apps, serve
+
+    log = RelayLog()
+    try:
+        config = load_config(os.environ, args.groups, host=args.host)
+        apps = build_apps(config, log=log)
+    except ConfigError as error:
+        log.event("process-startup-failed")
+        print(f"route-health relay: {error}", file=sys.stderr)
+        return EXIT_STARTUP_FAILED
+    return serve(config, apps, log=log)

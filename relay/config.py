@@ -1,0 +1,129 @@
+"""The relay's configuration, from the environment variables the original relays use (docs/relay.md).
+
+| group | token | state directory | port |
+|---|---|---|---|
+| oliveyoung | `OY_RELAY_TOKEN` | `OY_RELAY_STATE_DIR` | `OY_RELAY_PORT` (4319) |
+| dtryx | `DTRYX_RELAY_TOKEN` | `DTRYX_RELAY_STATE_DIR` | `DTRYX_RELAY_PORT` (4320) |
+| convenience | `CONVENIENCE_RELAY_TOKEN` | `CONVENIENCE_RELAY_STATE_DIR` | `CONVENIENCE_RELAY_PORT` (the Dtryx port) |
+
+plus `GS25_API_KEY` and `GS25_AUTH_SESSION_FILE` (convenience, optional) and `OY_RELAY_TRANSPORT` (only
+`http`). Groups on the same port share one listener. Every problem is a `ConfigError` naming the variable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from functions.core import RelayGroup
+
+DEFAULT_PORTS: Mapping[RelayGroup, int] = {RelayGroup.OLIVEYOUNG: 4319, RelayGroup.DTRYX: 4320}
+ENV_PREFIX: Mapping[RelayGroup, str] = {
+    RelayGroup.OLIVEYOUNG: "OY",
+    RelayGroup.CONVENIENCE: "CONVENIENCE",
+    RelayGroup.DTRYX: "DTRYX",
+}
+DEFAULT_HOST = "127.0.0.1"
+
+
+class ConfigError(ValueError):
+    """The relay cannot start; the message names the variable and never shows a secret."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupConfig:
+    group: RelayGroup
+    token: str
+    state_dir: Path
+    port: int
+
+    def __repr__(self) -> str:
+        return f"GroupConfig({self.group}, token=***, state_dir={self.state_dir}, port={self.port})"
+
+
+@dataclass(frozen=True, slots=True)
+class RelayConfig:
+    groups: tuple[GroupConfig, ...]
+    host: str = DEFAULT_HOST
+    gs25_api_key: str | None = None
+    gs25_session_file: Path | None = None
+
+    def __repr__(self) -> str:
+        return f"RelayConfig({self.groups!r}, host={self.host}, gs25_api_key={'***' if self.gs25_api_key else None})"
+
+
+def configured_groups(env: Mapping[str, str]) -> list[RelayGroup]:
+    """The groups whose token is set."""
+    return [group for group in RelayGroup if env.get(f"{ENV_PREFIX[group]}_RELAY_TOKEN", "").strip()]
+
+
+def load_config(
+    env: Mapping[str, str], groups: Sequence[RelayGroup] = (), *, host: str = DEFAULT_HOST
+) -> RelayConfig:
+    """The configuration of `groups` (default: every group with a token). Creates the state directories
+    (mode 0700). Raises `ConfigError`."""
+    _check_pairs(env)
+    transport = env.get("OY_RELAY_TRANSPORT", "").strip()
+    if transport not in ("", "http"):
+        raise ConfigError(
+            "OY_RELAY_TRANSPORT: this relay calls Olive Young over plain HTTP only (`http`); "
+            "it has no browser transport"
+        )
+    chosen = list(dict.fromkeys(groups)) or configured_groups(env)
+    if not chosen:
+        raise ConfigError(
+            "no relay group configured: set OY_RELAY_TOKEN, CONVENIENCE_RELAY_TOKEN or DTRYX_RELAY_TOKEN "
+            "(with its _STATE_DIR); see `route-health relay --help`"
+        )
+    configs = tuple(_group_config(env, group) for group in chosen)
+    directories = [config.state_dir.resolve() for config in configs]
+    if len(set(directories)) != len(directories):
+        raise ConfigError("each relay group needs its own state directory (its quota ledger lives there)")
+    session = env.get("GS25_AUTH_SESSION_FILE", "").strip()
+    return RelayConfig(
+        configs,
+        host=host,
+        gs25_api_key=env.get("GS25_API_KEY", "").strip() or None,
+        gs25_session_file=Path(session).expanduser() if session else None,
+    )
+
+
+def _check_pairs(env: Mapping[str, str]) -> None:
+    token, state = (env.get(f"CONVENIENCE_RELAY_{name}", "").strip() for name in ("TOKEN", "STATE_DIR"))
+    if bool(token) != bool(state):
+        raise ConfigError(
+            "CONVENIENCE_RELAY_TOKEN and CONVENIENCE_RELAY_STATE_DIR go together: set both or neither"
+        )
+
+
+def _group_config(env: Mapping[str, str], group: RelayGroup) -> GroupConfig:
+    prefix = ENV_PREFIX[group]
+    token = env.get(f"{prefix}_RELAY_TOKEN", "").strip()
+    if not token:
+        raise ConfigError(f"{prefix}_RELAY_TOKEN is required to serve the {group} relay")
+    if not all("!" <= char <= "~" for char in token):
+        raise ConfigError(f"{prefix}_RELAY_TOKEN must be visible ASCII (no spaces or control characters)")
+    state = env.get(f"{prefix}_RELAY_STATE_DIR", "").strip()
+    if not state:
+        raise ConfigError(
+            f"{prefix}_RELAY_STATE_DIR is required: the {group} relay keeps its quota ledger there"
+        )
+    state_dir = Path(state).expanduser()
+    try:
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(f"{prefix}_RELAY_STATE_DIR {state_dir}: {error.strerror}") from None
+    return GroupConfig(group, token, state_dir, _port(env, group))
+
+
+def _port(env: Mapping[str, str], group: RelayGroup) -> int:
+    name = f"{ENV_PREFIX[group]}_RELAY_PORT"
+    if group is RelayGroup.CONVENIENCE and not env.get(name, "").strip():
+        return _port(env, RelayGroup.DTRYX)  # the original serves convenience beside Dtryx
+    text = env.get(name, "").strip()
+    if not text:
+        return DEFAULT_PORTS[group]
+    if not (text.isascii() and text.isdigit() and 1024 <= int(text) <= 65535):
+        raise ConfigError(f"{name} must be a port number from 1024 to 65535")
+    return int(text)

@@ -1,0 +1,163 @@
+"""The relay's call to the retailer: the operation's catalog spec builds the request and validates the answer,
+exactly as for a direct lookup and the probe, over the same bounded exchange (`functions/adapters/http.py`).
+
+What the relay adds: the retailer's answer is also held to everything the Lambda's relay transport checks
+(no failure envelope), stock quantities must be readable where a stock lookup asked for them, GS25 stock gets
+its credentials (`relay/gs25.py`) and passes GS25's 401/403 on, and 7-Eleven's refusal of a store lookup
+becomes its documented soft-failure envelope. Nothing from the caller's request but the validated body goes
+upstream: never its headers, never the relay token.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from functions.adapters.http import OK_ONLY, Answer, ExchangeFailed, decode_json, exchange
+from functions.adapters.relay import is_failure_envelope
+from functions.catalog import ResponseRejected, spec_for
+from functions.core import Reason, RouteKey, group_of
+from relay.gs25 import Gs25Auth, Gs25Refused
+
+SEVEN_STOCK_REJECTION = "정상적인 점포 조회 요청이 아닙니다."
+"""7-Eleven's answer (HTTP 400, code 501) to a store lookup it will not serve."""
+MAX_REJECTION_BYTES = 16_384
+API_KEY_FIELD = "apiKey"
+_QUANTITY_TEXT = re.compile(r"-1|[0-9]{1,9}")
+
+
+class UpstreamFailed(Exception):
+    """No usable answer. `status` is what the shared relay core answers (502, 504, or GS25's 401/403);
+    `envelope`, when set, is 7-Eleven's soft failure, which that core answers with HTTP 200."""
+
+    def __init__(self, status: int = 502, envelope: Mapping[str, Any] | None = None) -> None:
+        super().__init__(f"upstream failed ({status})")
+        self.status = status
+        self.envelope = envelope
+
+
+def relay_params(key: RouteKey, body: Mapping[str, Any]) -> BaseModel:
+    """The spec's parameters for a relay body (which passed the relay's input rule). Raises ValidationError
+    for a body that passes the rule but makes no valid request (the Lambda never sends one)."""
+    spec = spec_for(key)
+    fields = {name: value for name, value in body.items() if name != spec.relay_api_key_field}
+    params: BaseModel = spec.params.model_validate(fields, strict=False)
+    return params
+
+
+def compact_json(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class UpstreamCaller:
+    """Synchronous (the relay runs it on a worker thread); thread-safe."""
+
+    def __init__(self, client: httpx.Client, *, gs25: Gs25Auth | None = None) -> None:
+        self._client = client
+        self._gs25 = gs25 or Gs25Auth()
+
+    def call(self, key: RouteKey, body: Mapping[str, Any], params: BaseModel, *, timeout_ms: int) -> bytes:
+        """The retailer's validated answer as compact JSON. Raises `UpstreamFailed`.
+
+        Returns (or raises) only once its request has really ended, even when that is after `timeout_ms`
+        (see `exchange`): the relay counts its upstream calls by the threads running this."""
+        ended = threading.Semaphore(1)
+        try:
+            return self._call(key, body, params, timeout_ms, ended)
+        finally:
+            ended.acquire()  # the exchange gives it back when its request has ended
+
+    def _call(
+        self,
+        key: RouteKey,
+        body: Mapping[str, Any],
+        params: BaseModel,
+        timeout_ms: int,
+        ended: threading.Semaphore,
+    ) -> bytes:
+        spec = spec_for(key)
+        built = spec.build_request(params)
+        statuses = frozenset({200, 400}) if key is RouteKey.SEVEN_STOCK else OK_ONLY
+
+        def send(auth_headers: Mapping[str, str]) -> Answer:
+            request = self._client.build_request(
+                built.method, built.url, headers={**built.headers, **auth_headers}, json=built.json_body
+            )
+            return exchange(self._client, request, timeout_ms=timeout_ms, body_statuses=statuses, limit=ended)
+
+        try:
+            if key is RouteKey.GS25_STOCK:
+                api_key = body.get(API_KEY_FIELD)
+                answer = self._gs25.call(send, api_key if isinstance(api_key, str) else None)
+            else:
+                answer = send({})
+            if key is RouteKey.GS25_STOCK and answer.status in (401, 403):
+                raise UpstreamFailed(answer.status)
+            if key is RouteKey.SEVEN_STOCK and answer.status == 400:
+                raise UpstreamFailed(502, _seven_stock_envelope(answer.body))
+            if answer.status != 200:
+                raise UpstreamFailed(502)
+            decoded = decode_json(answer.body)
+            if is_failure_envelope(group_of(key), decoded) or not _quantities_readable(key, body, decoded):
+                raise UpstreamFailed(502)
+            spec.validate(decoded)
+        except Gs25Refused as refused:
+            raise UpstreamFailed(refused.status) from None
+        except ExchangeFailed as failure:
+            raise UpstreamFailed(504 if failure.reason is Reason.TIMEOUT else 502) from None
+        except (ResponseRejected, ValidationError):
+            raise UpstreamFailed(502) from None
+        return compact_json(decoded)
+
+
+def _seven_stock_envelope(body: bytes) -> Mapping[str, Any] | None:
+    """The soft-failure envelope for 7-Eleven's exact store-lookup refusal; None for any other 400."""
+    if len(body) > MAX_REJECTION_BYTES:
+        return None
+    try:
+        refusal = decode_json(body)
+    except ExchangeFailed:
+        return None
+    if not (
+        isinstance(refusal, dict)
+        and refusal.get("success") is False
+        and refusal.get("code") == 501
+        and refusal.get("message") == SEVEN_STOCK_REJECTION
+    ):
+        return None
+    return {
+        "success": False,
+        "error": "Relay request failed",
+        "upstreamError": {"status": 400, "code": 501, "message": SEVEN_STOCK_REJECTION},
+    }
+
+
+def is_quantity(value: object) -> bool:
+    """A stock count the relay passes on: an integer >= -1 (-1: unknown) or such a string."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= -1
+    return isinstance(value, str) and _QUANTITY_TEXT.fullmatch(value) is not None
+
+
+def _quantities_readable(key: RouteKey, request: Mapping[str, Any], answer: object) -> bool:
+    """Where the request asked for one item's stock, every row must carry a readable quantity (never a
+    missing value read as 0)."""
+    if not isinstance(answer, dict):
+        return True  # the spec refuses it
+    if key is RouteKey.CU_STORE and request.get("itemCd"):
+        rows, field = answer.get("storeList"), "stock"
+    elif key is RouteKey.GS25_STOCK and (request.get("itemCode") or request.get("keyword")):
+        rows, field = answer.get("stores"), "realStockQuantity"
+    else:
+        return True
+    return isinstance(rows, list) and all(
+        isinstance(row, dict) and is_quantity(row.get(field)) for row in rows
+    )
