@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from functions.adapters.direct import new_http_client
+from functions.adapters.http import new_http_client
 from functions.core import Clock, RelayGroup
 from relay.app import POLICIES, GroupPolicy, GroupRelay, RelayApp
 from relay.config import ConfigError, RelayConfig

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,22 +64,8 @@ class UpstreamCaller:
     def call(self, key: RouteKey, body: Mapping[str, Any], params: BaseModel, *, timeout_ms: int) -> bytes:
         """The retailer's validated answer as compact JSON. Raises `UpstreamFailed`.
 
-        Returns (or raises) only once its request has really ended, even when that is after `timeout_ms`
-        (see `exchange`): the relay counts its upstream calls by the threads running this."""
-        ended = threading.Semaphore(1)
-        try:
-            return self._call(key, body, params, timeout_ms, ended)
-        finally:
-            ended.acquire()  # the exchange gives it back when its request has ended
-
-    def _call(
-        self,
-        key: RouteKey,
-        body: Mapping[str, Any],
-        params: BaseModel,
-        timeout_ms: int,
-        ended: threading.Semaphore,
-    ) -> bytes:
+        Runs on the calling thread until its request has ended (`exchange` ends it at `timeout_ms`): the
+        relay bounds its upstream calls by the threads running this."""
         spec = spec_for(key)
         built = spec.build_request(params)
         statuses = frozenset({200, 400}) if key is RouteKey.SEVEN_STOCK else OK_ONLY
@@ -89,7 +74,7 @@ class UpstreamCaller:
             request = self._client.build_request(
                 built.method, built.url, headers={**built.headers, **auth_headers}, json=built.json_body
             )
-            return exchange(self._client, request, timeout_ms=timeout_ms, body_statuses=statuses, limit=ended)
+            return exchange(self._client, request, timeout_ms=timeout_ms, body_statuses=statuses)
 
         try:
             if key is RouteKey.GS25_STOCK:
