@@ -14,7 +14,8 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport, new_relay_client
+from functions.adapters.http import new_http_client
+from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog import spec_for
 from functions.core import Reason, RelayGroup, RouteKey, group_of
 from relay.config import GroupConfig, RelayConfig
@@ -48,7 +49,7 @@ def served(tmp_path: Path, retailers: Retailers) -> Iterator[tuple[RelayTranspor
         )
         for group in RelayGroup
     }
-    with new_relay_client() as client:
+    with new_http_client() as client:
         yield RelayTransport(client, endpoints), log
     relay.stop()
 

@@ -203,6 +203,8 @@ def test_olive_young_calls_its_retailer_one_at_a_time(
         for i in range(3)
     ]
     wait_until(lambda: relay.app.relays[RelayGroup.OLIVEYOUNG].outstanding == 3, "all three admitted")
+    wait_until(relay.retailers.held.is_set, "the first call reached the retailer")
+    time.sleep(0.05)  # and no second one follows
     assert relay.retailers.calls() == 1
     assert health(relay, RelayGroup.OLIVEYOUNG)["active"] is True
     relay.retailers.released.set()
