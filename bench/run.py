@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REGION, progress
+from infra.environment import POWERTOOLS_ENVIRONMENT
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REQUIRED_FIELDS = (
@@ -48,8 +49,7 @@ def _prepare_environment() -> None:
             "AWS_DEFAULT_REGION": REGION,
             "AWS_ACCESS_KEY_ID": "bench",
             "AWS_SECRET_ACCESS_KEY": "bench",
-            "POWERTOOLS_SERVICE_NAME": "route-health",
-            "POWERTOOLS_METRICS_NAMESPACE": "RouteHealth",
+            **POWERTOOLS_ENVIRONMENT,
         }
     )
 

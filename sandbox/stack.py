@@ -18,6 +18,7 @@ import httpx
 
 from functions.adapters.relay import RelayCredentials
 from functions.core.model import RelayGroup
+from infra.environment import DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT
 from sandbox.clock import SandboxClock
 from sandbox.controls import ControlError, SandboxControls, SimulatorControl
 from sandbox.embedded_aws import REGION, EmbeddedAws
@@ -46,11 +47,10 @@ SECRET_KEYS = (
 )
 # Quiet, local defaults for what Powertools reads; an operator's own environment wins.
 POWERTOOLS_DEFAULTS = {
-    "POWERTOOLS_SERVICE_NAME": "route-health",
-    "POWERTOOLS_METRICS_NAMESPACE": "RouteHealth",
+    **POWERTOOLS_ENVIRONMENT,
     "POWERTOOLS_METRICS_DISABLED": "true",  # EMF lines would drown the log; CloudWatch is not here
     "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon locally
-    "POWERTOOLS_LOG_LEVEL": "INFO",
+    "POWERTOOLS_LOG_LEVEL": DEFAULT_LOG_LEVEL,
 }
 STARTUP_SNAPSHOT_TIMEOUT_S = 2.0
 FUNCTION_TIMEOUT_S = {"api": 15.0, "ops": 60.0, "probe": 60.0}

@@ -8,6 +8,12 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from infra.environment import POWERTOOLS_ENVIRONMENT
+
+# What the stack sets on every function, before any test module imports a handler (Powertools reads these
+# when its Logger is created).
+os.environ.update(POWERTOOLS_ENVIRONMENT)
+
 # Property tests: no per-example deadline. The default 200 ms turns a busy 2-core runner into a
 # DeadlineExceeded flake; a test that really got slow still shows in the suite's run time.
 # Locally: random generation and the example database in .hypothesis/ (failures found once are replayed).

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REGION, median, progress
+from infra.environment import POWERTOOLS_ENVIRONMENT
 
 SAMPLES = 15
 """Fresh processes per target."""
@@ -37,8 +38,7 @@ def lambda_like_environment() -> dict[str, str]:
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
             "ROUTE_HEALTH_TABLE": "route-health",
-            "POWERTOOLS_SERVICE_NAME": "route-health",
-            "POWERTOOLS_METRICS_NAMESPACE": "RouteHealth",
+            **POWERTOOLS_ENVIRONMENT,
             "PYTHONDONTWRITEBYTECODE": "1",
         }
     )

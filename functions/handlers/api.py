@@ -32,7 +32,12 @@ from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
 from functions.core.quota import QuotaDecision
 from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.settings import ApiSettings
-from functions.handlers.telemetry import emit_snapshot_age, logger
+from functions.handlers.telemetry import (
+    count_error_answer,
+    emit_snapshot_age,
+    logger,
+    report_unexpected_error,
+)
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services import queries
 from functions.services.lookup import InvalidParams, Lookup
@@ -104,6 +109,7 @@ def _error(status: int, body: ErrorBody, headers: Mapping[str, str] | None = Non
 
 
 def _error_json(body: ErrorBody) -> str:
+    count_error_answer(body.code)  # every error answer's body is made here
     # `fields` only when there are field errors; a field error's `field` may be null.
     return ErrorResponse(error=body).model_dump_json(
         exclude={"error": {"fields"}} if body.fields is None else None
@@ -319,7 +325,7 @@ def not_found(_: NotFoundError) -> Response[str]:
 
 
 def unexpected_error(error: Exception) -> Response[str]:
-    logger.exception("lookup failed unexpectedly", extra={"error_type": type(error).__name__})
+    report_unexpected_error(error)
     return _error(500, ErrorBody(code="INTERNAL_ERROR", message="Something went wrong; try again later."))
 
 

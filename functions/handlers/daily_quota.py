@@ -35,10 +35,8 @@ class LimitedLookups:
             return None
         if carries_operator_key(event.get("headers") or {}, secrets):
             return None
-        decision = self.quota.admit(client_of(source_ip(event)), now=now)
-        if not decision.allowed:
-            emit_metric("DailyRateLimitExceeded", 1)
-        return decision
+        # A refusal is counted with the other error answers: LookupError{Code=DAILY_RATE_LIMIT_EXCEEDED}.
+        return self.quota.admit(client_of(source_ip(event)), now=now)
 
 
 def limited_lookups(

@@ -30,6 +30,10 @@ class CommonSettings(BaseSettings):
     oy_relay_url: str | None = Field(default=None, alias="OY_RELAY_URL")
     convenience_relay_url: str | None = Field(default=None, alias="CONVENIENCE_RELAY_URL")
     dtryx_relay_url: str | None = Field(default=None, alias="DTRYX_RELAY_URL")
+    # Read by Powertools itself (logs, metrics, traces); required here so that a function deployed without
+    # them fails INIT naming the variable, instead of writing metrics nowhere.
+    service_name: str = Field(alias="POWERTOOLS_SERVICE_NAME", min_length=1)
+    metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", min_length=1)
 
     @model_validator(mode="before")
     @classmethod

@@ -1,9 +1,12 @@
 """Logs, metrics and traces for every function, in one place (docs/design.md, "Infrastructure and
 observability").
 
-Each metric is written as its own EMF line (`single_metric`) because each carries its own dimensions
-(`Route`, `Path`, ...); every dimension takes values from a fixed enum (20 routes x 3 paths at most), so
-cardinality stays bounded. Nothing here ever receives a secret: callers pass route keys, codes and numbers.
+The service name, the metrics namespace and the log level come from Powertools' own environment variables
+(`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`), which the stack sets from
+`infra/environment.py`; nothing here repeats them. Each metric is written as its own EMF line
+(`single_metric`) because each carries its own dimensions, and only as `functions.handlers.metrics` declares
+it: names and dimension values from that table, so the number of series stays within its budget. Reasons go
+to the log lines. Nothing here ever receives a secret: callers pass route keys, codes and numbers.
 """
 
 from __future__ import annotations
@@ -11,30 +14,34 @@ from __future__ import annotations
 from typing import Literal
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics import single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from functions.core import Path, Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride
+from functions.core import PINNED_TO_RELAY, Path, Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride
 from functions.core.snapshot_cache import SnapshotCache
+from functions.handlers.metrics import METRICS
 from functions.services.probe_run import ProbeSummary
 
-NAMESPACE = "RouteHealth"
-SERVICE = "route-health"
-
-logger = Logger(service=SERVICE)
+logger = Logger()
 
 
-def emit_metric(name: str, value: float, unit: MetricUnit = MetricUnit.Count, **dimensions: str) -> None:
-    """One EMF metric line in the RouteHealth namespace with `service` plus the given dimensions."""
+def emit_metric(name: str, value: float, **dimensions: str) -> None:
+    """One EMF line for a metric of the table, with Powertools' `service` plus the given dimensions.
+
+    A name or dimension value outside the table is a bug: it is logged and not emitted (it would add series
+    nobody budgeted), and never raised into the lookup that reported it.
+    """
+    definition = METRICS.get(name)
+    if (
+        definition is None
+        or dimensions.keys() != definition.dimensions.keys()
+        or any(value_ not in definition.dimensions[dimension] for dimension, value_ in dimensions.items())
+    ):
+        logger.error("undeclared metric not emitted", extra={"metric": name, "dimensions": dimensions})
+        return
     if is_metrics_disabled():  # single_metric itself ignores POWERTOOLS_METRICS_DISABLED
         return
-    with single_metric(
-        name=name,
-        unit=unit,
-        value=value,
-        namespace=NAMESPACE,
-        default_dimensions={"service": SERVICE, **dimensions},
-    ):
+    with single_metric(name=name, unit=definition.unit, value=value, default_dimensions=dimensions):
         pass
 
 
@@ -44,7 +51,18 @@ def emit_snapshot_age(snapshots: SnapshotCache | None) -> None:
         return
     age = snapshots.age_ms()
     if age is not None:
-        emit_metric("SnapshotAge", max(age, 0), MetricUnit.Milliseconds)
+        emit_metric("SnapshotAge", max(age, 0))
+
+
+def count_error_answer(code: str) -> None:
+    """LookupError{Code}: one per error answer of the lookup API."""
+    emit_metric("LookupError", 1, Code=code)
+
+
+def report_unexpected_error(error: Exception) -> None:
+    """An exception no handler expected, answered as 500 INTERNAL_ERROR: logged with its trace, counted."""
+    logger.exception("unexpected error", extra={"error_type": type(error).__name__})
+    emit_metric("UnexpectedError", 1)
 
 
 def audit_override_change(action: Literal["set", "clear"], override: RouteOverride, *, caller: str) -> None:
@@ -77,20 +95,26 @@ class MetricsRoutingEvents:
     """The router's decisions and failures as metrics and log lines (implements RoutingEvents)."""
 
     def decided(self, key: RouteKey, path: Path, rule: str) -> None:
-        logger.info("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
+        # DEBUG: one line per lookup is what Lookups and RelayLookup already count; deploy with
+        # POWERTOOLS_LOG_LEVEL=DEBUG to see every decision and its rule.
+        logger.debug("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
+        if path is Path.RELAY:
+            emit_metric("RelayLookup", 1, Route=key.value)
 
     def answered(self, key: RouteKey, path: Path) -> None:
         # One count per lookup, Path=unavailable for every 503: the 503-rate alarm divides these.
-        emit_metric("LookupRoute", 1, Route=key.value, Path=path.value)
         emit_metric("Lookups", 1, Path=path.value)
+        if path is Path.UNAVAILABLE:
+            logger.warning("route unavailable", extra={"route": key.value})
 
     def direct_failed(self, key: RouteKey, reason: Reason) -> None:
         logger.warning("direct failed", extra={"route": key.value, "reason": reason.value})
-        emit_metric("DirectFailure", 1, Route=key.value, Reason=reason.value)
+        emit_metric("DirectFailure", 1, Route=key.value)
 
     def relay_fallback(self, key: RouteKey) -> None:
         logger.info("relay fallback", extra={"route": key.value})
-        emit_metric("RelayFallback", 1, Route=key.value)
+        emit_metric("RelayLookup", 1, Route=key.value)
+        emit_metric("RelayFallback", 1)
 
 
 class MetricsRelayEvents:
@@ -108,11 +132,18 @@ class MetricsProbeEvents:
     """A probe run's results as metrics and log lines (implements functions.services.ports.ProbeEvents)."""
 
     def route_checked(self, check: RouteCheck) -> None:
-        outcome = "pass" if check.direct else "fail"
-        emit_metric("ProbeCheck", 1, Route=check.key.value, Outcome=outcome)
+        if check.key in PINNED_TO_RELAY:  # written without a request: nothing was checked
+            return
+        emit_metric("DirectHealthy", 1 if check.direct else 0, Route=check.key.value)
+        if not check.direct:
+            logger.info("probe check failed", extra={"route": check.key.value, "reason": _code(check.reason)})
 
     def relay_checked(self, check: RelayCheck) -> None:
         emit_metric("RelayHealthy", 1 if check.healthy else 0, Group=check.group.value)
+        if not check.healthy:
+            logger.info(
+                "relay check failed", extra={"group": check.group.value, "reason": _code(check.reason)}
+            )
 
     def check_crashed(self, target: str, error_type: str) -> None:
         logger.error("probe check crashed", extra={"target": target, "error_type": error_type})
@@ -120,8 +151,12 @@ class MetricsProbeEvents:
     def run_finished(self, summary: ProbeSummary) -> None:
         logger.info("probe run finished", extra={"probe": summary.to_dict()})
         emit_metric("ProbeRun", 1)
-        emit_metric("ProbeRunDuration", summary.duration_ms, MetricUnit.Milliseconds)
+        emit_metric("ProbeRunDuration", summary.duration_ms)
 
     def store_failed(self, operation: str, error_type: str) -> None:
         logger.error("verdict store failed", extra={"operation": operation, "error_type": error_type})
         emit_metric("StoreError", 1, Operation=operation)
+
+
+def _code(reason: Reason | None) -> str | None:
+    return None if reason is None else reason.value

@@ -7,6 +7,4 @@ each invocation. No response is ever captured (calls carry relay credentials).
 
 from aws_lambda_powertools import Tracer
 
-from functions.handlers.telemetry import SERVICE
-
-tracer = Tracer(service=SERVICE)
+tracer = Tracer()  # the service name from POWERTOOLS_SERVICE_NAME, as everywhere

@@ -261,6 +261,7 @@ def _failure_reporter(
 
     def on_error(error: Exception) -> None:
         logger.warning("failure report not stored", extra={"error_type": type(error).__name__})
+        emit_metric("StoreError", 1, Operation="record_failure")
 
     return BackgroundFailureReporter(store, executor, clock, on_error=on_error)
 

@@ -466,13 +466,9 @@ def test_both_known_bad_is_503_without_any_upstream_call(
     assert used(simulator) == {}
 
 
-def lookup_paths(telemetry: Any) -> list[tuple[str, str]]:
-    """(Route, Path) of every LookupRoute metric written so far."""
-    return [
-        (m["dimensions"]["Route"], m["dimensions"]["Path"])
-        for m in telemetry.metrics()
-        if m["name"] == "LookupRoute"
-    ]
+def unavailable_routes(telemetry: Any) -> list[str]:
+    """The route of every `route unavailable` log line (what the 503s-by-route query counts)."""
+    return [log["route"] for log in telemetry.logs() if log["message"] == "route unavailable"]
 
 
 def test_every_503_answer_counts_as_unavailable_in_the_lookup_metrics(
@@ -495,9 +491,11 @@ def test_every_503_answer_counts_as_unavailable_in_the_lookup_metrics(
         answer = call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query)
         assert (answer.status, answer.body["error"]["code"]) == (503, "UPSTREAM_ROUTE_UNAVAILABLE")
 
-    assert lookup_paths(telemetry) == [(relayed, "unavailable"), (failing_direct, "unavailable")]
+    assert unavailable_routes(telemetry) == [relayed, failing_direct]
     lookups = [m["dimensions"]["Path"] for m in telemetry.metrics() if m["name"] == "Lookups"]
     assert lookups == ["unavailable", "unavailable"]
+    codes = [m["dimensions"]["Code"] for m in telemetry.metrics() if m["name"] == "LookupError"]
+    assert codes == ["UPSTREAM_ROUTE_UNAVAILABLE", "UPSTREAM_ROUTE_UNAVAILABLE"]
 
 
 def test_a_refused_failure_report_counts_as_stale_write_rejected(
@@ -765,10 +763,11 @@ def test_no_dynamodb_call_on_the_request_path_in_steady_state(
     assert request_thread not in counter.threads()
 
 
-def test_an_unexpected_error_is_a_bare_500(
+def test_an_unexpected_error_is_a_bare_500_that_the_unexpected_errors_alarm_counts(
     call: Callable[..., Answer],
     make_container: Callable[..., wiring.Container],
     monkeypatch: pytest.MonkeyPatch,
+    telemetry: Any,
 ) -> None:
     container = make_container()
 
@@ -783,6 +782,10 @@ def test_an_unexpected_error_is_a_bare_500(
         "success": False,
         "error": {"code": "INTERNAL_ERROR", "message": "Something went wrong; try again later."},
     }
+    counted = {(m["name"], m["dimensions"].get("Code")) for m in telemetry.metrics()}
+    assert counted >= {("UnexpectedError", None), ("LookupError", "INTERNAL_ERROR")}
+    [logged] = [log for log in telemetry.logs() if log["message"] == "unexpected error"]
+    assert logged["error_type"] == "RuntimeError"
 
 
 @pytest.fixture(autouse=True)

@@ -130,8 +130,10 @@ def test_over_the_limit_is_429_before_any_validation_or_upstream_call_and_counte
     assert call("/api/cu/products", {"keyword": " "}).status == 429  # not 400: refused before validation
     assert upstream_calls(simulator) == 0
 
-    exceeded = [m for m in telemetry.metrics() if m["name"] == "DailyRateLimitExceeded"]
-    assert [(m["value"], m["dimensions"]) for m in exceeded] == [(1, {"service": "route-health"})] * 2
+    exceeded = [m for m in telemetry.metrics() if m["name"] == "LookupError"]
+    assert [(m["value"], m["dimensions"]) for m in exceeded] == [
+        (1, {"service": "route-health", "Code": "DAILY_RATE_LIMIT_EXCEEDED"})
+    ] * 2
     assert ALICE_IP not in telemetry.text()
 
 

@@ -157,13 +157,12 @@ def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(
     metrics = telemetry.metrics()
     assert {metric["namespace"] for metric in metrics} == {"RouteHealth"}
     assert all(metric["dimensions"]["service"] == "route-health" for metric in metrics)
-    checks = {
-        (m["dimensions"]["Route"], m["dimensions"]["Outcome"]) for m in metrics if m["name"] == "ProbeCheck"
-    }
-    assert len(checks) == 20
-    assert ("cu-prime", "fail") in checks
-    assert ("cu-store", "pass") in checks
-    assert ("gs25-stock", "fail") in checks
+    checks = {m["dimensions"]["Route"]: m["value"] for m in metrics if m["name"] == "DirectHealthy"}
+    assert len(checks) == 19  # gs25-stock is pinned to the relay, never checked
+    assert checks["cu-prime"] == 0
+    assert checks["cu-store"] == 1
+    [failed] = [log for log in telemetry.logs() if log.get("message") == "probe check failed"]
+    assert (failed["route"], failed["reason"]) == ("cu-prime", "http-5xx")
     relay_health = {m["dimensions"]["Group"]: m["value"] for m in metrics if m["name"] == "RelayHealthy"}
     assert relay_health == {"oliveyoung": 1, "convenience": 1, "dtryx": 1}
     names = [metric["name"] for metric in metrics]

@@ -9,6 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
+from pydantic import ValidationError
 
 from functions.adapters.secrets import Secrets, SecretsError
 from functions.core import DIRECT_PROBED, Path, Reason, RelayGroup, RouteCheck, RouteKey, group_of
@@ -125,7 +126,7 @@ def test_routing_events_and_snapshot_age_are_bounded_emf_metrics(
 ) -> None:
     container = make_container()
     events = MetricsRoutingEvents()
-    events.decided(RouteKey.CU_STOCK, Path.RELAY, "stale-snapshot")  # a log line only
+    events.decided(RouteKey.CU_STOCK, Path.RELAY, "stale-snapshot")
     events.answered(RouteKey.CU_STOCK, Path.RELAY)
     events.direct_failed(RouteKey.CU_STOCK, Reason.HTTP_403)
     events.relay_fallback(RouteKey.CU_STOCK)
@@ -136,10 +137,11 @@ def test_routing_events_and_snapshot_age_are_bounded_emf_metrics(
     found = sorted((m["name"], sorted(m["dimensions"].items()), m["value"]) for m in telemetry.metrics())
     service = {"service": "route-health"}
     expected = [
-        ("LookupRoute", {**service, "Route": "cu-stock", "Path": "relay"}, 1),
+        ("RelayLookup", {**service, "Route": "cu-stock"}, 1),  # decided relay
         ("Lookups", {**service, "Path": "relay"}, 1),
-        ("DirectFailure", {**service, "Route": "cu-stock", "Reason": "http-403"}, 1),
-        ("RelayFallback", {**service, "Route": "cu-stock"}, 1),
+        ("DirectFailure", {**service, "Route": "cu-stock"}, 1),  # the reason is in the log line
+        ("RelayLookup", {**service, "Route": "cu-stock"}, 1),  # the fallback
+        ("RelayFallback", service, 1),
         ("SnapshotAge", service, 1_500),
     ]
     assert found == sorted((name, sorted(dims.items()), value) for name, dims, value in expected)
@@ -183,12 +185,24 @@ def test_a_blank_setting_means_its_default(
     monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings], blank: str
 ) -> None:
     # Numbers included: LOOKUP_BUDGET_SECONDS="" must not fail INIT with "input should be a valid number".
-    defaults = {name: field.get_default() for name, field in settings_type.model_fields.items()}
-    for field in settings_type.model_fields.values():
+    optional = {name: field for name, field in settings_type.model_fields.items() if not field.is_required()}
+    defaults = {name: field.get_default() for name, field in optional.items()}
+    for field in optional.values():
         assert field.alias is not None
         monkeypatch.setenv(field.alias, blank)
 
-    assert settings_type().model_dump() == defaults
+    assert settings_type().model_dump(include=set(optional)) == defaults
+
+
+@pytest.mark.parametrize("variable", ["POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"])
+@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+def test_init_fails_naming_a_missing_powertools_variable(
+    monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings], variable: str
+) -> None:
+    # The stack sets them (infra/environment.py); without them metrics would go nowhere, silently.
+    monkeypatch.delenv(variable)
+    with pytest.raises(ValidationError, match=variable):
+        settings_type()
 
 
 @pytest.mark.usefixtures("forget_container")

@@ -1,0 +1,135 @@
+"""Every custom metric the functions emit, with every value each of its dimensions can take: one table.
+
+CloudWatch bills each distinct series (metric name x dimension values) every month, so the table is a budget:
+`worst_case_series()` is the number of series the code can ever emit (every route failing for every reason),
+and a test holds it to `SERIES_BUDGET`. Reasons belong in logs and in the probe's verdicts, never in a
+dimension, where they would multiply the series. `telemetry.emit_metric` refuses any name or dimension value
+that is not here, so this table is what the code emits, and the dashboard and alarms (`infra/observability.py`)
+take their names from it. Every series also carries Powertools' `service` dimension, which has one value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from functions.core import DIRECT_PROBED, RelayGroup, RouteKey
+from functions.core.decision import Path
+from functions.core.model import OverrideMode
+
+SERIES_BUDGET = 100
+"""At most this many distinct series in the worst case (about $30 a month at $0.30 per series)."""
+
+ROUTES = frozenset(key.value for key in RouteKey)
+DIRECT_ROUTES = frozenset(key.value for key in DIRECT_PROBED)
+"""The routes that are ever called or probed direct (every route but the pinned `gs25-stock`)."""
+STORE_OPERATIONS = frozenset(
+    {"read_snapshot", "write_checks", "record_failure", "claim_probe_slot", "add_daily_lookups"}
+)
+"""The store's calls (`functions.core.ports.VerdictStore`, and the daily quota's `QuotaStore`)."""
+LOOKUP_ERROR_CODES = frozenset(
+    {
+        "INVALID_INPUT",
+        "NOT_FOUND",
+        "UPSTREAM_NOT_FOUND",
+        "UPSTREAM_REJECTED",
+        "RELAY_QUOTA_EXCEEDED",
+        "DAILY_RATE_LIMIT_EXCEEDED",
+        "INTERNAL_ERROR",
+        "UPSTREAM_BAD_RESPONSE",
+        "UPSTREAM_ROUTE_UNAVAILABLE",
+        "UPSTREAM_TIMEOUT",
+    }
+)
+"""Every `error.code` the lookup API answers with."""
+
+
+@dataclass(frozen=True)
+class MetricDefinition:
+    name: str
+    meaning: str
+    unit: MetricUnit = MetricUnit.Count
+    dimensions: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Each dimension with every value the code may give it."""
+
+    def series(self) -> int:
+        """How many distinct series this metric can have at most."""
+        return math.prod(len(values) for values in self.dimensions.values())
+
+
+def _table(*definitions: MetricDefinition) -> Mapping[str, MetricDefinition]:
+    return MappingProxyType({definition.name: definition for definition in definitions})
+
+
+METRICS = _table(
+    MetricDefinition(
+        "Lookups",
+        "One per routed upstream call of a lookup, by the path decided; `unavailable` for every 503 answer.",
+        dimensions={"Path": frozenset(path.value for path in Path)},
+    ),
+    MetricDefinition(
+        "RelayLookup",
+        "A route's upstream calls sent to its relay: by decision, or as the fallback after a live failure.",
+        dimensions={"Route": ROUTES},
+    ),
+    MetricDefinition(
+        "DirectFailure",
+        "A live direct failure of a route (its reason is in the `direct failed` log line).",
+        dimensions={"Route": DIRECT_ROUTES},
+    ),
+    MetricDefinition("RelayFallback", "A lookup answered through the relay after a live direct failure."),
+    MetricDefinition(
+        "LookupError",
+        "An error answer of the lookup API, by its `error.code`.",
+        dimensions={"Code": LOOKUP_ERROR_CODES},
+    ),
+    MetricDefinition(
+        "UnexpectedError",
+        "An unexpected exception answered as 500 INTERNAL_ERROR by the lookup or operator API (a bug).",
+    ),
+    MetricDefinition(
+        "DirectHealthy",
+        "The probe's check of a route's direct API: 1 passed, 0 failed (the reason is in the verdict).",
+        dimensions={"Route": DIRECT_ROUTES},
+    ),
+    MetricDefinition(
+        "RelayHealthy",
+        "The probe's check of a relay: 1 healthy, 0 not.",
+        dimensions={"Group": frozenset(group.value for group in RelayGroup)},
+    ),
+    MetricDefinition("ProbeRun", "One per probe run that claimed its slot."),
+    MetricDefinition("ProbeRunDuration", "How long a probe run took.", unit=MetricUnit.Milliseconds),
+    MetricDefinition(
+        "SnapshotAge",
+        "Age of the lookup container's verdict snapshot at each invocation.",
+        unit=MetricUnit.Milliseconds,
+    ),
+    MetricDefinition("StaleWriteRejected", "A verdict write the store refused as stale (normal)."),
+    MetricDefinition(
+        "StoreError",
+        "A verdict store call that failed (DynamoDB down, throttled, timed out).",
+        dimensions={"Operation": STORE_OPERATIONS},
+    ),
+    MetricDefinition("Gs25SessionExpired", "GS25 refused the convenience relay's GS25 session or key."),
+    MetricDefinition(
+        "DailyQuotaUntracked",
+        "A lookup let through uncounted by the daily quota: the container's client table was full.",
+    ),
+    MetricDefinition(
+        "OverrideChange",
+        "An operator set (by mode) or cleared a route override; who and why are in the audit log line.",
+        dimensions={"Mode": frozenset({*(mode.value for mode in OverrideMode), "clear"})},
+    ),
+    MetricDefinition(
+        "OverridesActive", "How many operator overrides count now (reported by each probe run)."
+    ),
+)
+
+
+def worst_case_series(metrics: Mapping[str, MetricDefinition] = METRICS) -> int:
+    """Every series the code can emit: each metric's dimension values multiplied out, summed."""
+    return sum(definition.series() for definition in metrics.values())

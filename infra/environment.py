@@ -1,0 +1,20 @@
+"""The one source of the service name and the metrics namespace: Powertools' environment variables.
+
+The stack sets these on every function; the functions read them from their environment (Powertools' Logger,
+Tracer and metrics do), and the dashboard and alarms, the sandbox and the benchmarks take them from here.
+No CDK import: the sandbox and the benchmarks import this module too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+SERVICE_NAME = "route-health"
+METRICS_NAMESPACE = "RouteHealth"
+DEFAULT_LOG_LEVEL = "INFO"
+"""Per-lookup decisions log at DEBUG; deploy with `-c logLevel=DEBUG` to see them."""
+
+POWERTOOLS_ENVIRONMENT: Mapping[str, str] = MappingProxyType(
+    {"POWERTOOLS_SERVICE_NAME": SERVICE_NAME, "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE}
+)

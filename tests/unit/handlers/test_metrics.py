@@ -1,0 +1,119 @@
+"""The metric table is the series budget, and the code emits nothing outside it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from functions.core import DIRECT_PROBED, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey
+from functions.core.decision import Path as RoutePath
+from functions.handlers.metrics import METRICS, SERIES_BUDGET, MetricDefinition, worst_case_series
+from functions.handlers.telemetry import (
+    MetricsProbeEvents,
+    MetricsRoutingEvents,
+    count_error_answer,
+    emit_metric,
+)
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def test_the_worst_case_fits_the_series_budget():
+    # Every metric times every value of every dimension the code can give it: every route failing for
+    # every reason, every error code answered, every store call failing.
+    worst_case = sum(
+        len(METRICS[name].dimensions["Route"]) if "Route" in METRICS[name].dimensions else 1
+        for name in ("RelayLookup", "DirectFailure", "DirectHealthy")
+    )
+    assert worst_case == 20 + 19 + 19  # per-route metrics only: no reason multiplies them
+    assert worst_case_series() <= SERIES_BUDGET
+
+
+def test_no_dimension_carries_a_reason():
+    reasons = {reason.value for reason in Reason}
+    for definition in METRICS.values():
+        assert "Reason" not in definition.dimensions, definition.name
+        for values in definition.dimensions.values():
+            assert not values & (reasons - {"unavailable"}), definition.name
+
+
+def test_series_multiply_across_dimensions():
+    two_by_three = MetricDefinition("X", "", dimensions={"A": frozenset("ab"), "B": frozenset("xyz")})
+    assert two_by_three.series() == 6
+    assert MetricDefinition("Y", "").series() == 1
+    assert worst_case_series({"X": two_by_three}) == 6
+
+
+def test_the_readme_states_the_worst_case_of_the_table():
+    total = re.search(r"\| \*\*total\*\* \| \| \*\*(\d+)\*\* \|", README.read_text())
+    assert total is not None
+    assert int(total.group(1)) == worst_case_series()
+
+
+def _series(telemetry: Any) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    return {(m["name"], tuple(sorted(m["dimensions"].items()))) for m in telemetry.metrics()}
+
+
+def test_everything_the_events_can_emit_is_in_the_table(telemetry):
+    routing = MetricsRoutingEvents()
+    for key in RouteKey:
+        for path in RoutePath:
+            routing.decided(key, path, "rule")
+            routing.answered(key, path)
+        routing.relay_fallback(key)
+    for key in DIRECT_PROBED:
+        for reason in Reason:
+            routing.direct_failed(key, reason)
+    probe = MetricsProbeEvents()
+    for key in RouteKey:
+        for passed in (True, False):
+            probe.route_checked(
+                RouteCheck(key, direct=passed, checked_at=1, reason=Reason.OK if passed else Reason.HTTP_403)
+            )
+    for group in RelayGroup:
+        probe.relay_checked(RelayCheck(group, healthy=False, checked_at=1, reason=Reason.TIMEOUT))
+
+    emitted = _series(telemetry)
+    for name, dimensions in emitted:
+        definition = METRICS[name]
+        assert dict(dimensions).keys() - {"service"} == definition.dimensions.keys()
+        for dimension, value in dimensions:
+            assert dimension == "service" or value in definition.dimensions[dimension]
+    assert "undeclared metric" not in telemetry.text()
+    # Every route failing for every reason is still one DirectFailure series per route.
+    assert len({d for n, d in emitted if n == "DirectFailure"}) == len(DIRECT_PROBED)
+
+
+def test_the_pinned_route_writes_no_probe_series(telemetry):
+    MetricsProbeEvents().route_checked(
+        RouteCheck(RouteKey.GS25_STOCK, direct=False, checked_at=1, reason=Reason.PINNED_RELAY)
+    )
+    assert telemetry.metrics() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "dimensions"),
+    [
+        ("NotInTheTable", {}),
+        ("DirectFailure", {"Route": "cu-stock", "Reason": "http-403"}),  # a reason would multiply series
+        ("DirectFailure", {"Route": "gs25-stock"}),  # never called direct
+        ("LookupError", {"Code": "SOMETHING_NEW"}),
+    ],
+)
+def test_an_undeclared_metric_is_logged_not_emitted(telemetry, name, dimensions):
+    emit_metric(name, 1, **dimensions)
+
+    assert telemetry.metrics() == []
+    [line] = [log for log in telemetry.logs() if log["message"] == "undeclared metric not emitted"]
+    assert line["metric"] == name
+
+
+def test_error_answers_are_counted_by_code(telemetry):
+    count_error_answer("UPSTREAM_TIMEOUT")
+    [metric] = telemetry.metrics()
+    assert metric["name"] == "LookupError"
+    assert metric["dimensions"] == {"service": "route-health", "Code": "UPSTREAM_TIMEOUT"}
+    assert metric["namespace"] == "RouteHealth"
