@@ -33,7 +33,7 @@ from functions.core.ports import OverrideStore
 from functions.core.quota import client_of
 from functions.handlers.operator_auth import presented_secret, secrets_match
 from functions.handlers.settings import OpsSettings
-from functions.handlers.telemetry import audit_override_change, logger
+from functions.handlers.telemetry import audit_override_change, logger, report_unexpected_error
 from functions.handlers.tracing import tracer
 from functions.handlers.wire import OverrideRequest, override_to_wire, snapshot_to_wire
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
@@ -195,7 +195,7 @@ def _secrets_error(error: SecretsError) -> Response[Any]:
 
 
 def _unexpected(error: Exception) -> Response[Any]:
-    logger.error("unexpected error", extra={"error_type": type(error).__name__})
+    report_unexpected_error(error)
     return _error(ServiceError("INTERNAL_ERROR", 500, "Something went wrong."))
 
 
@@ -215,7 +215,9 @@ def _error(error: ServiceError) -> Response[Any]:
     details: dict[str, Any] = {"code": error.code, "message": error.message}
     if isinstance(error, InvalidInput):
         details["fields"] = error.fields
-    return _json(error.status, {"success": False, "error": details})
+    # RFC 9110: a 401 names the scheme it wants (the x-health-check-key header works too).
+    challenge = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+    return _json(error.status, {"success": False, "error": details}, challenge)
 
 
 def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Response[Any]:

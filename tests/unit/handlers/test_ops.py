@@ -81,8 +81,9 @@ def test_a_missing_or_wrong_secret_is_401(
     method: str,
 ) -> None:
     make_container()
-    status, _, body = call(api_event, lambda_context, method, headers=headers)
+    status, answer_headers, body = call(api_event, lambda_context, method, headers=headers)
     assert status == 401
+    assert answer_headers["WWW-Authenticate"] == "Bearer"
     assert body == {
         "success": False,
         "error": {"code": "UNAUTHORIZED_HEALTH_CHECK", "message": "A valid health check secret is required."},
@@ -280,6 +281,25 @@ def test_post_refuses_any_input(
     status, _, body = call(api_event, lambda_context, "POST", headers=AUTH, **request_input)
     assert (status, body["error"]["code"]) == (400, "INVALID_INPUT")
     assert direct_calls(simulator) == 0
+
+
+def test_an_unexpected_error_is_a_500_that_the_unexpected_errors_alarm_counts(
+    make_container: ContainerFactory,
+    api_event: EventFactory,
+    lambda_context: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    telemetry: Any,
+) -> None:
+    container = make_container()
+
+    def explode(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("detail")
+
+    monkeypatch.setattr(container, "probe", explode)
+    status, _, body = call(api_event, lambda_context, "POST", headers=AUTH)
+
+    assert (status, body["error"]["code"]) == (500, "INTERNAL_ERROR")
+    assert [m["name"] for m in telemetry.metrics() if m["name"] == "UnexpectedError"] == ["UnexpectedError"]
 
 
 def test_an_unknown_path_is_a_404_envelope(
