@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CDK entry point (`cdk.json` runs it). Context: stage (default prod), region (default ap-northeast-2),
-oyRelayUrl / convenienceRelayUrl / dtryxRelayUrl, alarmEmail, probeReservedConcurrency, layerDir."""
+alarmEmail, logLevel, runbookUrl, probeReservedConcurrency, layerDir. Stack parameters: OyRelayUrl,
+ConvenienceRelayUrl, DtryxRelayUrl (README.md, Deploy)."""
 
 from infra.stack import create_app
 

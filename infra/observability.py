@@ -1,13 +1,15 @@
-"""Operator dashboard and alarms (docs/design.md#infrastructure-and-observability) over the functions' EMF
-metrics and the Lambda/API metrics.
+"""Operator dashboard, alarms and saved Logs Insights queries (docs/design.md#infrastructure-and-observability)
+over the functions' EMF metrics, their JSON logs and the Lambda/API metrics.
 
-Every custom metric is in namespace RouteHealth and carries Powertools' default dimension service=route-health
-on top of its own dimensions, so the dimension sets below always include `service`.
+Custom metrics come from the table in `functions/handlers/metrics.py` (names and dimensions are checked against
+it here, at synth); each carries Powertools' `service` dimension on top of its own. Every alarm's description
+says what it means, the first steps, and its runbook: a section of the README's "Runbooks".
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_apigatewayv2 as apigwv2
@@ -16,20 +18,29 @@ from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
-from functions.core.model import RelayGroup
+from functions.core.decision import Path
+from functions.core.model import SNAPSHOT_TTL_MS, RelayGroup
+from functions.handlers.metrics import METRICS, STORE_OPERATIONS
+from infra.environment import METRICS_NAMESPACE, SERVICE_NAME
 
-NAMESPACE = "RouteHealth"
-SERVICE = "route-health"
 PERIOD = Duration.minutes(5)
-LOOKUP_PATHS = ("direct", "relay", "unavailable")
+LOOKUP_PATHS = tuple(path.value for path in Path)
+DEFAULT_RUNBOOK_URL = "README.md"
 
 PROBE_STALE_WINDOW = Duration.minutes(15)
 UNAVAILABLE_RATE_PERCENT = 5
 UNAVAILABLE_MIN_LOOKUPS = 10
+API_5XX_RATE_PERCENT = 10
+API_5XX_MIN_REQUESTS = 20
+SNAPSHOT_STALE_MS = 2 * SNAPSHOT_TTL_MS
+"""A median snapshot age past this at the lookups means their background refreshes keep failing."""
+SNAPSHOT_MIN_INVOCATIONS = 10
+"""Below this many lookups in a period, ages say only that the containers sat idle."""
 
 
 def metric(
@@ -40,49 +51,116 @@ def metric(
     label: str | None = None,
     **dimensions: str,
 ) -> cloudwatch.Metric:
-    """One custom metric series; keyword arguments other than these are its dimensions."""
+    """One custom metric series of the metric table; keyword arguments other than these are its dimensions."""
+    _check_declared(name, dimensions)
     return cloudwatch.Metric(
-        namespace=NAMESPACE,
+        namespace=METRICS_NAMESPACE,
         metric_name=name,
-        dimensions_map={"service": SERVICE, **dimensions},
+        dimensions_map={"service": SERVICE_NAME, **dimensions},
         statistic=statistic,
         period=period,
         label=label,
     )
 
 
-def search(
-    name: str, dimensions: tuple[str, ...], *, statistic: str = "Sum", label: str = ""
-) -> cloudwatch.MathExpression:
-    """All series of a metric family (one per route/reason/...), however many dimension values exist."""
-    schema = ",".join([NAMESPACE, *sorted([*dimensions, "service"])])
-    expression = f"SEARCH('{{{schema}}} MetricName=\"{name}\" service=\"{SERVICE}\"', '{statistic}', {int(PERIOD.to_seconds())})"
+def search(name: str, *, statistic: str = "Sum", label: str = "") -> cloudwatch.MathExpression:
+    """Every series of one metric of the table (one per route, group, code...), however many exist."""
+    dimensions = sorted([*METRICS[name].dimensions, "service"])
+    schema = ",".join([METRICS_NAMESPACE, *dimensions])
+    expression = (
+        f'SEARCH(\'{{{schema}}} MetricName="{name}" service="{SERVICE_NAME}"\', '
+        f"'{statistic}', {int(PERIOD.to_seconds())})"
+    )
     return cloudwatch.MathExpression(expression=expression, using_metrics={}, label=label, period=PERIOD)
 
 
+def _check_declared(name: str, dimensions: Mapping[str, str]) -> None:
+    definition = METRICS.get(name)
+    if definition is None or dimensions.keys() != definition.dimensions.keys():
+        raise ValueError(f"{name}{sorted(dimensions)} is not in functions/handlers/metrics.py")
+    for dimension, value in dimensions.items():
+        if value not in definition.dimensions[dimension]:
+            raise ValueError(f"{name}: {dimension}={value} is never emitted")
+
+
+# --- saved Logs Insights queries ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogsQuery:
+    """A saved Logs Insights query over some functions' log groups (also shown on the dashboard)."""
+
+    name: str
+    functions: tuple[str, ...]
+    query: logs.QueryString
+
+
+LOGS_QUERIES = (
+    LogsQuery(
+        "why-did-a-route-go-relay",
+        ("api", "probe", "ops"),
+        logs.QueryString(
+            fields=["@timestamp", "route", "message", "reason", "rule", "@logStream"],
+            filter_statements=[
+                "ispresent(route)",
+                'message in ["direct failed", "relay fallback", "probe check failed", "route unavailable", '
+                '"route decided"]',
+                # Decisions log at DEBUG (deploy with -c logLevel=DEBUG); the direct ones explain nothing here.
+                'not (message = "route decided" and path = "direct")',
+            ],
+            sort="@timestamp desc",
+            limit=200,
+        ),
+    ),
+    LogsQuery(
+        "failures-by-reason",
+        ("api", "probe", "ops"),
+        logs.QueryString(
+            filter_statements=['message in ["direct failed", "probe check failed", "relay check failed"]'],
+            stats="count(*) as failures by message, route, group, reason",
+            sort="failures desc",
+        ),
+    ),
+    LogsQuery(
+        "503s-by-route",
+        ("api",),
+        logs.QueryString(
+            filter_statements=['message = "route unavailable"'],
+            stats="count(*) as answers503 by route",
+            sort="answers503 desc",
+        ),
+    ),
+)
+
+
 class Observability(Construct):
-    """The alarm topic, the alarms and the operator dashboard."""
+    """The alarm topic, the alarms, the saved queries and the operator dashboard."""
 
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
-        functions: Mapping[str, lambda_.IFunction],
+        functions: Mapping[str, lambda_.Function],
         http_api: apigwv2.HttpApi,
         alarm_email: str | None = None,
+        runbook_url: str = DEFAULT_RUNBOOK_URL,
     ) -> None:
         super().__init__(scope, construct_id)
         self._stack_name = Stack.of(self).stack_name
+        self._runbook_url = runbook_url
         self.topic = self._alarm_topic(alarm_email)
         self._action = cloudwatch_actions.SnsAction(self.topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         unavailable_rate = unavailable_rate_percent()
-        self._add_probe_stale_alarm()
-        self._add_unavailable_rate_alarm(unavailable_rate)
+        api_5xx_rate = api_5xx_rate_percent(http_api)
+        self._add_probe_alarms(functions["probe"])
+        self._add_lookup_alarms(unavailable_rate, api_5xx_rate)
         self._add_relay_unhealthy_alarms()
+        self._add_store_alarms()
         self._add_error_alarms(functions)
-        self.dashboard = self._dashboard(functions, http_api, unavailable_rate)
+        self.queries = self._saved_queries(functions)
+        self.dashboard = self._dashboard(functions, http_api, unavailable_rate, api_5xx_rate)
 
     def _alarm_topic(self, alarm_email: str | None) -> sns.Topic:
         # CloudWatch can publish only to topics whose key policy lets it use the key: a customer key.
@@ -97,11 +175,11 @@ class Observability(Construct):
 
     def _add_alarm(
         self,
-        alarm_id: str,
-        construct_id: str,
-        *,
         name: str,
-        description: str,
+        *,
+        runbook: str,
+        meaning: str,
+        first_steps: str,
         metric: cloudwatch.IMetric,
         comparison: cloudwatch.ComparisonOperator,
         threshold: float = 1,
@@ -109,12 +187,12 @@ class Observability(Construct):
         missing_data: cloudwatch.TreatMissingData = cloudwatch.TreatMissingData.NOT_BREACHING,
     ) -> None:
         """An alarm named `<stack>-<name>` that notifies the topic when it fires and when it clears; it fires
-        when all of the last `periods` 5-minute periods breach."""
+        when all of the last `periods` 5-minute periods breach. `runbook`: the README anchor of its runbook."""
         alarm = cloudwatch.Alarm(
             self,
-            construct_id,
+            f"Alarm-{name}",
             alarm_name=f"{self._stack_name}-{name}",
-            alarm_description=description,
+            alarm_description=f"{meaning} First steps: {first_steps} Runbook: {self._runbook_url}#{runbook}",
             metric=metric,
             threshold=threshold,
             comparison_operator=comparison,
@@ -124,42 +202,89 @@ class Observability(Construct):
         )
         alarm.add_alarm_action(self._action)
         alarm.add_ok_action(self._action)
-        self.alarms[alarm_id] = alarm
+        self.alarms[name] = alarm
 
-    def _add_probe_stale_alarm(self) -> None:
+    def _add_probe_alarms(self, probe: lambda_.Function) -> None:
         self._add_alarm(
-            "ProbeStale",
-            "ProbeStaleAlarm",
-            name="probe-stale",
-            description="No probe run in 15 minutes: verdicts are ageing out and lookups fall back to "
-            "the relays. Check the probe function's errors/throttles and the EventBridge rule.",
+            "probe-stale",
+            runbook="probe-stale",
+            meaning="No probe run in 15 minutes: verdicts are ageing out and lookups fall back to the relays.",
+            first_steps="check the probe function's errors and throttles, its log group and the EventBridge "
+            "rule; POST /api/health/routes runs a probe by hand.",
             metric=metric("ProbeRun", period=PROBE_STALE_WINDOW),
             comparison=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
             missing_data=cloudwatch.TreatMissingData.BREACHING,
         )
-
-    def _add_unavailable_rate_alarm(self, unavailable_rate: cloudwatch.IMetric) -> None:
         self._add_alarm(
-            "UnavailableRate",
-            "UnavailableRateAlarm",
-            name="503-rate",
-            description=f"More than {UNAVAILABLE_RATE_PERCENT}% of lookups answered 503 "
-            "UPSTREAM_ROUTE_UNAVAILABLE in two 5-minute periods: direct known bad and the relay known "
-            "unhealthy, or the relay itself could not serve.",
+            "probe-throttles",
+            runbook="probe-throttles",
+            meaning="Lambda throttled the scheduled probe (its reserved concurrency or the account's limit).",
+            first_steps="check the account's concurrency and the probe's reserved concurrency; a throttled "
+            "run is retried by EventBridge and its slot still runs at most once.",
+            metric=probe.metric_throttles(period=PERIOD, statistic="Sum"),
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        )
+
+    def _add_lookup_alarms(
+        self, unavailable_rate: cloudwatch.IMetric, api_5xx_rate: cloudwatch.IMetric
+    ) -> None:
+        self._add_alarm(
+            "503-rate",
+            runbook="503-rate",
+            meaning=f"More than {UNAVAILABLE_RATE_PERCENT}% of lookups answered 503 UPSTREAM_ROUTE_UNAVAILABLE "
+            "in two 5-minute periods: direct known bad and the relay known unhealthy, or the relay itself "
+            "could not serve.",
+            first_steps="run the 503s-by-route query, check the relay-unhealthy alarms and the operator "
+            "endpoint's relays.",
             metric=unavailable_rate,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             threshold=UNAVAILABLE_RATE_PERCENT,
             periods=2,
         )
+        self._add_alarm(
+            "api-5xx-rate",
+            runbook="api-5xx-rate",
+            meaning=f"More than {API_5XX_RATE_PERCENT}% of HTTP API requests answered 5xx in two 5-minute "
+            "periods (502 bad upstream answers, 503, 504 timeouts, 500s).",
+            first_steps="open the dashboard's 'Lookup errors by code' to see which code, then follow that "
+            "code's runbook.",
+            metric=api_5xx_rate,
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            threshold=API_5XX_RATE_PERCENT,
+            periods=2,
+        )
+        snapshots = {
+            "age": metric("SnapshotAge", statistic="p50"),
+            "n": metric("SnapshotAge", statistic="SampleCount"),
+        }
+        self._add_alarm(
+            "snapshot-stale",
+            runbook="snapshot-stale",
+            meaning=f"For 15 minutes, the lookups' verdict snapshots were a median of more than "
+            f"{SNAPSHOT_STALE_MS // 1000} s old (refreshed every {SNAPSHOT_TTL_MS // 1000} s): containers "
+            "cannot read DynamoDB and route relay-first.",
+            first_steps="check the store-errors alarm, StoreError{Operation=read_snapshot} and the lookup "
+            "function's 'snapshot refresh failed' log lines.",
+            metric=cloudwatch.MathExpression(
+                expression=f"IF(n >= {SNAPSHOT_MIN_INVOCATIONS}, age, 0)",
+                using_metrics=snapshots,
+                label="median snapshot age (ms)",
+                period=PERIOD,
+            ),
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            threshold=SNAPSHOT_STALE_MS,
+            periods=3,
+        )
 
     def _add_relay_unhealthy_alarms(self) -> None:
         for group in RelayGroup:
             self._add_alarm(
-                f"RelayUnhealthy-{group.value}",
-                f"RelayUnhealthyAlarm-{group.value}",
-                name=f"relay-unhealthy-{group.value}",
-                description=f"The {group.value} relay failed its health check in two consecutive probe "
-                "runs: routes without a working direct path answer 503. Check the relay host and its secret.",
+                f"relay-unhealthy-{group.value}",
+                runbook="relay-unhealthy",
+                meaning=f"The {group.value} relay failed its health check in two consecutive probe runs: "
+                "routes without a working direct path answer 503.",
+                first_steps="read the relay's reason on GET /api/health/routes, then check the relay host, "
+                "its tunnel and its secret.",
                 metric=metric("RelayHealthy", statistic="Minimum", Group=group.value),
                 comparison=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
                 periods=2,
@@ -167,22 +292,67 @@ class Observability(Construct):
                 missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
 
-    def _add_error_alarms(self, functions: Mapping[str, lambda_.IFunction]) -> None:
+    def _add_store_alarms(self) -> None:
+        errors = {
+            f"s{i}": metric("StoreError", Operation=op) for i, op in enumerate(sorted(STORE_OPERATIONS))
+        }
+        self._add_alarm(
+            "store-errors",
+            runbook="store-errors",
+            meaning="Verdict store (DynamoDB) calls failed in two 5-minute periods in a row: the probe "
+            "cannot store verdicts, lookups route relay-first on ageing snapshots.",
+            first_steps="see which operation on the dashboard's store widget, then the DynamoDB table's "
+            "metrics and the AWS Health Dashboard.",
+            metric=cloudwatch.MathExpression(
+                expression=" + ".join(f"FILL({i}, 0)" for i in errors),
+                using_metrics=errors,
+                label="store errors",
+                period=PERIOD,
+            ),
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            periods=2,
+        )
+
+    def _add_error_alarms(self, functions: Mapping[str, lambda_.Function]) -> None:
+        self._add_alarm(
+            "unexpected-errors",
+            runbook="unexpected-errors",
+            meaning="A lookup or operator request hit an unexpected exception and was answered 500 "
+            "INTERNAL_ERROR (a bug: Lambda counts no error for it).",
+            first_steps="search the api and ops log groups for 'unexpected error' (it carries the stack "
+            "trace) and roll back the last deploy if it started then.",
+            metric=metric("UnexpectedError"),
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        )
         for name, function in functions.items():
             self._add_alarm(
-                f"Errors-{name}",
-                f"ErrorsAlarm-{name}",
-                name=f"{name}-errors",
-                description=f"The {name} function failed (unhandled error or timeout); see its log group.",
+                f"{name}-errors",
+                runbook="function-errors",
+                meaning=f"The {name} function failed: an unhandled error, a timeout or a crash at start.",
+                first_steps="read the function's log group and X-Ray traces; a crash at start names the bad "
+                "setting.",
                 metric=function.metric_errors(period=PERIOD, statistic="Sum"),
                 comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             )
 
+    def _saved_queries(self, functions: Mapping[str, lambda_.Function]) -> dict[str, logs.QueryDefinition]:
+        return {
+            query.name: logs.QueryDefinition(
+                self,
+                f"Query-{query.name}",
+                query_definition_name=f"{self._stack_name}/{query.name}",
+                query_string=query.query,
+                log_groups=[functions[name].log_group for name in query.functions],
+            )
+            for query in LOGS_QUERIES
+        }
+
     def _dashboard(
         self,
-        functions: Mapping[str, lambda_.IFunction],
+        functions: Mapping[str, lambda_.Function],
         http_api: apigwv2.HttpApi,
         unavailable_rate: cloudwatch.IMetric,
+        api_5xx_rate: cloudwatch.IMetric,
     ) -> cloudwatch.Dashboard:
         dashboard = cloudwatch.Dashboard(
             self, "Dashboard", dashboard_name=self._stack_name, default_interval=Duration.hours(6)
@@ -195,7 +365,12 @@ class Observability(Construct):
             ],
             lookup_widgets(unavailable_rate),
             failure_widgets(),
+            [
+                logs_widget("Failures by reason (logs)", functions, "failures-by-reason"),
+                logs_widget("503 answers by route (logs)", functions, "503s-by-route"),
+            ],
             probe_widgets(),
+            error_widgets(api_5xx_rate),
             store_and_probe_run_widgets(),
             [daily_quota_widget(), overrides_widget()],
             lambda_widgets(functions),
@@ -218,22 +393,43 @@ def unavailable_rate_percent() -> cloudwatch.MathExpression:
     )
 
 
+def api_5xx_rate_percent(http_api: apigwv2.HttpApi) -> cloudwatch.MathExpression:
+    """The share of HTTP API requests answered 5xx (by the functions or by API Gateway itself)."""
+    return cloudwatch.MathExpression(
+        expression=f"IF(FILL(n, 0) >= {API_5XX_MIN_REQUESTS}, 100 * FILL(e, 0) / n, 0)",
+        using_metrics={
+            "e": http_api.metric_server_error(period=PERIOD, statistic="Sum"),
+            "n": http_api.metric_count(period=PERIOD, statistic="Sum"),
+        },
+        label="5xx (% of requests)",
+        period=PERIOD,
+    )
+
+
 def search_widget(
-    title: str, name: str, dimensions: tuple[str, ...], *, label: str = ""
+    title: str, name: str, *, statistic: str = "Sum", width: int = 12
 ) -> cloudwatch.GraphWidget:
-    """A half-width graph of every series of one metric family."""
-    return cloudwatch.GraphWidget(title=title, left=[search(name, dimensions, label=label)], width=12)
+    """A graph of every series of one metric."""
+    return cloudwatch.GraphWidget(title=title, left=[search(name, statistic=statistic)], width=width)
+
+
+def logs_widget(title: str, functions: Mapping[str, lambda_.Function], query_name: str) -> cloudwatch.IWidget:
+    """A table from one of the saved Logs Insights queries (reasons live in logs, not in dimensions)."""
+    query = next(query for query in LOGS_QUERIES if query.name == query_name)
+    return cloudwatch.LogQueryWidget(
+        title=title,
+        log_group_names=[functions[name].log_group.log_group_name for name in query.functions],
+        query_string=query.query.to_string(),
+        view=cloudwatch.LogQueryVisualizationType.TABLE,
+        width=12,
+    )
 
 
 def lookup_widgets(unavailable_rate: cloudwatch.IMetric) -> list[cloudwatch.IWidget]:
     return [
-        search_widget(
-            "Lookups per route by path (direct / relay / unavailable = answered 503)",
-            "LookupRoute",
-            ("Path", "Route"),
-        ),
+        search_widget("Lookups sent to the relay, per route (decided relay or fallback)", "RelayLookup"),
         cloudwatch.GraphWidget(
-            title="Lookups by path",
+            title="Lookups by path (unavailable = answered 503)",
             left=[metric("Lookups", Path=path, label=path) for path in LOOKUP_PATHS],
             right=[unavailable_rate],
             stacked=False,
@@ -244,14 +440,22 @@ def lookup_widgets(unavailable_rate: cloudwatch.IMetric) -> list[cloudwatch.IWid
 
 def failure_widgets() -> list[cloudwatch.IWidget]:
     return [
-        search_widget("Live direct failures by route and reason", "DirectFailure", ("Reason", "Route")),
-        search_widget("Relay fallbacks per route", "RelayFallback", ("Route",)),
+        search_widget("Live direct failures per route (reasons: the logs widget below)", "DirectFailure"),
+        cloudwatch.GraphWidget(
+            title="Relay fallbacks after a live direct failure",
+            left=[metric("RelayFallback", label="RelayFallback")],
+            width=12,
+        ),
     ]
 
 
 def probe_widgets() -> list[cloudwatch.IWidget]:
     return [
-        search_widget("Probe checks per route (pass / fail)", "ProbeCheck", ("Outcome", "Route")),
+        search_widget(
+            "Probe: direct API healthy per route (1 = passed, 0 = failed)",
+            "DirectHealthy",
+            statistic="Minimum",
+        ),
         cloudwatch.GraphWidget(
             title="Relay health (1 = healthy) and GS25 stock refused for the relay's GS25 session",
             left=[
@@ -265,11 +469,23 @@ def probe_widgets() -> list[cloudwatch.IWidget]:
     ]
 
 
+def error_widgets(api_5xx_rate: cloudwatch.IMetric) -> list[cloudwatch.IWidget]:
+    return [
+        search_widget("Lookup errors by code", "LookupError"),
+        cloudwatch.GraphWidget(
+            title="Unexpected errors (500 INTERNAL_ERROR) and the HTTP API's 5xx rate",
+            left=[metric("UnexpectedError", label="UnexpectedError")],
+            right=[api_5xx_rate],
+            width=12,
+        ),
+    ]
+
+
 def store_and_probe_run_widgets() -> list[cloudwatch.IWidget]:
     return [
         cloudwatch.GraphWidget(
             title="Snapshot age at lookup (ms)",
-            left=[metric("SnapshotAge", statistic=s, label=s) for s in ("Average", "p99", "Maximum")],
+            left=[metric("SnapshotAge", statistic=s, label=s) for s in ("p50", "p99", "Maximum")],
             width=8,
         ),
         cloudwatch.GraphWidget(
@@ -279,9 +495,9 @@ def store_and_probe_run_widgets() -> list[cloudwatch.IWidget]:
             width=8,
         ),
         cloudwatch.GraphWidget(
-            title="Store: rejected stale writes and errors",
+            title="Store: rejected stale writes and errors by operation",
             left=[metric("StaleWriteRejected", label="StaleWriteRejected")],
-            right=[search("StoreError", ("Operation",))],
+            right=[search("StoreError")],
             width=8,
         ),
     ]
@@ -290,7 +506,7 @@ def store_and_probe_run_widgets() -> list[cloudwatch.IWidget]:
 def daily_quota_widget() -> cloudwatch.IWidget:
     return cloudwatch.GraphWidget(
         title="Daily quota: lookups refused (429) and let through uncounted (container's client table full)",
-        left=[metric("DailyRateLimitExceeded", label="429 DAILY_RATE_LIMIT_EXCEEDED")],
+        left=[metric("LookupError", Code="DAILY_RATE_LIMIT_EXCEEDED", label="429 DAILY_RATE_LIMIT_EXCEEDED")],
         right=[metric("DailyQuotaUntracked", label="uncounted")],
         width=12,
     )
@@ -305,7 +521,7 @@ def overrides_widget() -> cloudwatch.IWidget:
     )
 
 
-def lambda_widgets(functions: Mapping[str, lambda_.IFunction]) -> list[cloudwatch.IWidget]:
+def lambda_widgets(functions: Mapping[str, lambda_.Function]) -> list[cloudwatch.IWidget]:
     return [
         cloudwatch.GraphWidget(
             title="Lambda errors",

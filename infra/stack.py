@@ -10,8 +10,9 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
 from infra.api import HttpApi
+from infra.environment import DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT
 from infra.function import SharedResources
-from infra.observability import Observability
+from infra.observability import DEFAULT_RUNBOOK_URL, Observability
 from infra.packaging import LambdaPackaging
 from infra.probe import Probe
 from infra.secret import RouteHealthSecret
@@ -20,17 +21,47 @@ from infra.table import VerdictTable
 DEFAULT_STAGE = "prod"
 DEFAULT_REGION = "ap-northeast-2"
 
-# Context key -> environment variable (README.md, Configuration); an empty or missing value leaves it unset.
-RELAY_URL_CONTEXT = {
-    "oyRelayUrl": "OY_RELAY_URL",
-    "convenienceRelayUrl": "CONVENIENCE_RELAY_URL",
-    "dtryxRelayUrl": "DTRYX_RELAY_URL",
+# Stack parameter -> environment variable (README.md, "Deploy"). Parameters, not context: the running stack
+# keeps them, and a later `cdk deploy` that does not name them reuses their previous values instead of
+# silently removing the relays. Empty (the default) leaves the variable blank, which the functions read as unset.
+RELAY_URL_PARAMETERS = {
+    "OyRelayUrl": "OY_RELAY_URL",
+    "ConvenienceRelayUrl": "CONVENIENCE_RELAY_URL",
+    "DtryxRelayUrl": "DTRYX_RELAY_URL",
 }
+RELAY_URL_PATTERN = r"^(https://[^\s/?#@]+(/[^\s?#@]*)?)?$"
+"""https, no userinfo, query or fragment (the relay adapter checks the rest), or empty for no relay."""
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def _context(scope: Construct, key: str, default: str = "") -> str:
     value = scope.node.try_get_context(key)
     return default if value is None else str(value).strip()
+
+
+def _relay_url(stack: cdk.Stack, parameter: str) -> str:
+    legacy_key = parameter[0].lower() + parameter[1:]
+    if stack.node.try_get_context(legacy_key) is not None:
+        raise ValueError(
+            f"-c {legacy_key} is no longer read: relay URLs are stack parameters that later deploys keep; "
+            f"deploy with --parameters {parameter}=<url> (README.md, Deploy)"
+        )
+    return cdk.CfnParameter(
+        stack,
+        parameter,
+        type="String",
+        default="",
+        allowed_pattern=RELAY_URL_PATTERN,
+        constraint_description="an https:// base URL without userinfo, query or fragment, or empty",
+        description=f"{RELAY_URL_PARAMETERS[parameter]}: the relay base URL (empty: no relay)",
+    ).value_as_string
+
+
+def _log_level(scope: Construct) -> str:
+    level = _context(scope, "logLevel", DEFAULT_LOG_LEVEL).upper()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"-c logLevel={level} must be one of {', '.join(LOG_LEVELS)}")
+    return level
 
 
 def _probe_reserved_concurrency(scope: Construct) -> int | None:
@@ -49,14 +80,12 @@ class RouteHealthStack(cdk.Stack):
         common = {
             "ROUTE_HEALTH_TABLE": table.table.table_name,
             "ROUTE_HEALTH_SECRET_ID": secret.secret.secret_arn,
-            "POWERTOOLS_SERVICE_NAME": "route-health",
-            "POWERTOOLS_METRICS_NAMESPACE": "RouteHealth",
+            **POWERTOOLS_ENVIRONMENT,
+            "POWERTOOLS_LOG_LEVEL": _log_level(self),
             # Relay calls carry credentials: never record responses in traces.
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+            **{variable: _relay_url(self, name) for name, variable in RELAY_URL_PARAMETERS.items()},
         }
-        for key, variable in RELAY_URL_CONTEXT.items():
-            if url := _context(self, key):
-                common[variable] = url
 
         shared = SharedResources(packaging=packaging, environment=common, table=table, secret=secret)
         self.probe = Probe(self, "Probe", shared, reserved_concurrency=_probe_reserved_concurrency(self))
@@ -71,6 +100,7 @@ class RouteHealthStack(cdk.Stack):
             },
             http_api=self.api.http_api,
             alarm_email=_context(self, "alarmEmail") or None,
+            runbook_url=_context(self, "runbookUrl", DEFAULT_RUNBOOK_URL),
         )
 
         cdk.CfnOutput(

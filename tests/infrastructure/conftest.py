@@ -14,10 +14,6 @@ import pytest
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "18,20")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-RELAY_URLS = {
-    "oyRelayUrl": "https://oy-relay.example.test",
-    "dtryxRelayUrl": "https://dtryx-relay.example.test",
-}
 
 
 @dataclass(frozen=True)
@@ -62,7 +58,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     layer_dir = tmp_path_factory.mktemp("layer")
     (layer_dir / "python").mkdir()
     context = json.loads((REPO_ROOT / "cdk.json").read_text())["context"]
-    context.update(RELAY_URLS, layerDir=str(layer_dir), alarmEmail="ops@example.test")
+    context.update(layerDir=str(layer_dir), alarmEmail="ops@example.test")
 
     app, stack = create_app(context, nag=False)
     assembly = app.synth()

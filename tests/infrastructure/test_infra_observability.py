@@ -1,37 +1,23 @@
-"""Dashboard widgets per metric family and the alarms (README, "Alarms")."""
+"""Dashboard widgets per metric, the alarms with their runbooks (README, "Runbooks"), and the saved Logs Insights
+queries."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 from functions.core.model import RelayGroup
+from functions.handlers.metrics import METRICS
 from infra.api import API_HANDLER, OPS_HANDLER
 from infra.probe import PROBE_HANDLER
 
 pytestmark = pytest.mark.infra
 
-# Metric family -> the dimensions its series carry besides service=route-health (emitted by the handlers).
-CUSTOM_METRICS = {
-    "LookupRoute": ("Path", "Route"),
-    "Lookups": ("Path",),
-    "DirectFailure": ("Reason", "Route"),
-    "RelayFallback": ("Route",),
-    "ProbeCheck": ("Outcome", "Route"),
-    "RelayHealthy": ("Group",),
-    "SnapshotAge": (),
-    "ProbeRunDuration": (),
-    "ProbeRun": (),
-    "StaleWriteRejected": (),
-    "StoreError": ("Operation",),
-    "Gs25SessionExpired": (),
-    "DailyRateLimitExceeded": (),
-    "DailyQuotaUntracked": (),
-    "OverrideChange": ("Mode",),
-    "OverridesActive": (),
-}
+# Every metric of the table, with the dimensions its series carry besides service=route-health.
+CUSTOM_METRICS = {name: tuple(sorted(d.dimensions)) for name, d in METRICS.items()}
 LAMBDA_METRICS = ("Errors", "Throttles", "Duration")
 
 
@@ -115,7 +101,7 @@ def test_lambda_metrics_are_graphed_for_every_function(synthesized, widgets, nam
 
 def test_per_route_families_use_search_expressions(widgets):
     expressions = [expression for widget in widgets for expression in _expressions(widget)]
-    for name in ("LookupRoute", "DirectFailure", "ProbeCheck"):
+    for name in ("RelayLookup", "DirectFailure", "DirectHealthy", "LookupError"):
         assert any(e.startswith("SEARCH(") and f'MetricName="{name}"' in e for e in expressions), name
 
 
@@ -197,3 +183,102 @@ def test_an_error_alarm_per_function(synthesized):
         assert alarm["Namespace"] == "AWS/Lambda"
         assert alarm["MetricName"] == "Errors"
         assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": functions[handler][0]}}]
+
+
+def test_unexpected_errors_alarm_fires_on_one_handled_500(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-unexpected-errors"]
+    assert alarm["MetricName"] == "UnexpectedError"
+    assert alarm["Statistic"] == "Sum"
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert alarm["Threshold"] == 1
+
+
+def test_api_5xx_rate_alarm_divides_5xx_by_all_requests(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-api-5xx-rate"]
+    queries = {q["Id"]: q for q in alarm["Metrics"]}
+    names = {
+        query_id: q["MetricStat"]["Metric"]["MetricName"]
+        for query_id, q in queries.items()
+        if "MetricStat" in q
+    }
+    [expression] = [q["Expression"] for q in queries.values() if "Expression" in q]
+    assert sorted(names.values()) == ["5xx", "Count"]
+    errors = next(query_id for query_id, name in names.items() if name == "5xx")
+    assert f"100 * FILL({errors}, 0) /" in expression
+    assert all(
+        q["MetricStat"]["Metric"]["Namespace"] == "AWS/ApiGateway"
+        for q in queries.values()
+        if "MetricStat" in q
+    )
+    assert alarm["DatapointsToAlarm"] == 2
+
+
+def test_store_errors_alarm_sums_every_store_operation(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-store-errors"]
+    operations = {
+        {d["Name"]: d["Value"] for d in q["MetricStat"]["Metric"]["Dimensions"]}["Operation"]
+        for q in alarm["Metrics"]
+        if "MetricStat" in q
+    }
+    assert operations == set(METRICS["StoreError"].dimensions["Operation"])
+    [expression] = [q["Expression"] for q in alarm["Metrics"] if "Expression" in q]
+    assert expression.count("FILL(") == len(operations)
+
+
+def test_snapshot_stale_alarm_judges_the_median_age_of_busy_periods_only(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-snapshot-stale"]
+    stats = {q["Id"]: q["MetricStat"]["Stat"] for q in alarm["Metrics"] if "MetricStat" in q}
+    [expression] = [q["Expression"] for q in alarm["Metrics"] if "Expression" in q]
+    assert sorted(stats.values()) == ["SampleCount", "p50"]
+    count = next(query_id for query_id, stat in stats.items() if stat == "SampleCount")
+    assert expression.startswith(f"IF({count} >= ")
+    assert alarm["Threshold"] == 60_000
+    assert alarm["DatapointsToAlarm"] == 3
+
+
+def test_probe_throttles_alarm(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-probe-throttles"]
+    functions = synthesized.functions_by_handler()
+    assert alarm["Namespace"] == "AWS/Lambda"
+    assert alarm["MetricName"] == "Throttles"
+    assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": functions[PROBE_HANDLER][0]}}]
+
+
+def test_every_alarm_description_has_first_steps_and_a_runbook_section_that_exists(synthesized):
+    from tests.infrastructure.test_infra_deploy_settings import REPO_ROOT, anchors_of
+
+    readme_anchors = anchors_of(REPO_ROOT / "README.md")
+    for name, props in _alarms(synthesized).items():
+        description = props["AlarmDescription"]
+        assert "First steps: " in description, name
+        match = re.search(r"Runbook: README\.md#([\w-]+)$", description)
+        assert match, f"{name}: no runbook link"
+        assert match.group(1) in readme_anchors, f"{name}: README.md has no #{match.group(1)}"
+        assert len(description) <= 1024
+
+
+def test_saved_logs_insights_queries(synthesized):
+    queries = {
+        props["Properties"]["Name"]: props["Properties"]
+        for props in synthesized.resources("AWS::Logs::QueryDefinition").values()
+    }
+    assert set(queries) == {
+        "RouteHealth-prod/why-did-a-route-go-relay",
+        "RouteHealth-prod/failures-by-reason",
+        "RouteHealth-prod/503s-by-route",
+    }
+    functions = synthesized.functions_by_handler()
+    log_group_of = {
+        handler: props["LoggingConfig"]["LogGroup"]["Ref"] for handler, (_, props) in functions.items()
+    }
+    why = queries["RouteHealth-prod/why-did-a-route-go-relay"]
+    assert {"Ref": log_group_of[API_HANDLER]} in why["LogGroupNames"]
+    assert '"direct failed"' in why["QueryString"]
+    assert '"probe check failed"' in why["QueryString"]
+    assert "by message, route, group, reason" in queries["RouteHealth-prod/failures-by-reason"]["QueryString"]
+    assert queries["RouteHealth-prod/503s-by-route"]["LogGroupNames"] == [{"Ref": log_group_of[API_HANDLER]}]
+
+
+def test_the_dashboard_shows_failures_by_reason_and_503s_by_route_from_the_logs(widgets):
+    titles = {w["properties"].get("title") for w in widgets if w["type"] == "log"}
+    assert titles == {"Failures by reason (logs)", "503 answers by route (logs)"}
