@@ -1,5 +1,5 @@
 """The lookup API (docs/design.md, "HTTP API"): 18 GET endpoints over the 20 route keys, documented at
-`GET /api/openapi.json`.
+`GET /api/openapi.json` (`functions/handlers/openapi.py`, from the registrations below).
 
 Query parameters are validated by Powertools with the endpoints' query models (`functions.services.queries`);
 bad input answers 400 `INVALID_INPUT` with the field errors before any upstream call. Each endpoint's query
@@ -15,13 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -30,7 +29,9 @@ from pydantic import BaseModel
 from functions.core import LookupCancelled, ServiceError
 from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
 from functions.core.quota import QuotaDecision
+from functions.handlers import lookup_data
 from functions.handlers.daily_quota import rate_limit_headers
+from functions.handlers.openapi import LookupEndpoint, openapi_document
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import (
     count_error_answer,
@@ -80,25 +81,6 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
-def _error_doc(description: str) -> OpenAPIResponse:
-    return {"description": description, "content": {"application/json": {"model": ErrorResponse}}}
-
-
-ERROR_RESPONSES: dict[int, OpenAPIResponse] = {
-    400: _error_doc("INVALID_INPUT: the parameters failed validation (see `error.fields`)"),
-    404: _error_doc("UPSTREAM_NOT_FOUND: the retailer has no such item"),
-    429: _error_doc(
-        "DAILY_RATE_LIMIT_EXCEEDED: this client used its lookups for the Korea day (Olive Young, CU and GS25 "
-        "endpoints by default; `X-RateLimit-Reset` says when it resets); RELAY_QUOTA_EXCEEDED: the relay's "
-        "quota is used up. Either way, try again after `Retry-After` seconds"
-    ),
-    500: _error_doc("INTERNAL_ERROR"),
-    502: _error_doc("UPSTREAM_BAD_RESPONSE: the retailer answered with something unusable"),
-    503: _error_doc("UPSTREAM_ROUTE_UNAVAILABLE: neither the direct API nor the relay works right now"),
-    504: _error_doc("UPSTREAM_TIMEOUT"),
-}
-
-
 def _error(status: int, body: ErrorBody, headers: Mapping[str, str] | None = None) -> Response[str]:
     return Response(
         status_code=status,
@@ -138,126 +120,206 @@ def _answer(query: queries.LookupQuery) -> LookupResponse:
     return LookupResponse(data=query.fetch(_lookup()))
 
 
-def _endpoint(path: str, summary: str, tags: list[str]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A lookup endpoint: GET `path`, documented with `summary` under `tags` and the error responses."""
-    return app.get(path, summary=summary, tags=tags, responses=ERROR_RESPONSES)
+LOOKUP_ENDPOINTS: list[LookupEndpoint] = []
+"""Every lookup endpoint, in the order registered: what the OpenAPI document describes."""
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+
+def lookup(path: str, *, summary: str, tag: str, data: type[BaseModel]) -> Callable[[Handler], Handler]:
+    """Registers a GET lookup endpoint (`path` in OpenAPI form) and what the document says about it: its query
+    or path parameters come from the handler's arguments, its 200 `data` is `data`."""
+
+    def register(handler: Handler) -> Handler:
+        LOOKUP_ENDPOINTS.append(
+            LookupEndpoint(path=path, handler=handler, summary=summary, tag=tag, data=data)
+        )
+        routed: Handler = app.get(path.replace("{", "<").replace("}", ">"), include_in_schema=False)(handler)
+        return routed
+
+    return register
 
 
 # --- Olive Young -------------------------------------------------------------------------------
 
-OLIVEYOUNG = ["Olive Young"]
+OLIVEYOUNG = "Olive Young"
 
 
-@_endpoint("/api/oliveyoung/stores", "Olive Young stores", OLIVEYOUNG)
+@lookup(
+    "/api/oliveyoung/stores", summary="Olive Young stores", tag=OLIVEYOUNG, data=lookup_data.OliveyoungStores
+)
 def oliveyoung_stores(query: Annotated[queries.OliveyoungStoresQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/oliveyoung/products", "Olive Young product search", OLIVEYOUNG)
+@lookup(
+    "/api/oliveyoung/products",
+    summary="Olive Young product search",
+    tag=OLIVEYOUNG,
+    data=lookup_data.OliveyoungProducts,
+)
 def oliveyoung_products(query: Annotated[queries.OliveyoungProductsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint(
-    "/api/oliveyoung/products/<goodsNo>",
-    "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
-    OLIVEYOUNG,
+@lookup(
+    "/api/oliveyoung/products/{goodsNo}",
+    summary="Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+    tag=OLIVEYOUNG,
+    data=lookup_data.OliveyoungGoods,
 )
 def oliveyoung_goods_info(goodsNo: Annotated[queries.GoodsNumber, Path()]) -> LookupResponse:
     return _answer(queries.OliveyoungGoodsQuery(goodsNo=goodsNo))
 
 
-@_endpoint("/api/oliveyoung/stock", "Olive Young stock per store", OLIVEYOUNG)
+@lookup(
+    "/api/oliveyoung/stock",
+    summary="Olive Young stock per store",
+    tag=OLIVEYOUNG,
+    data=lookup_data.OliveyoungStock,
+)
 def oliveyoung_stock(query: Annotated[queries.OliveyoungStockQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 # --- CU ----------------------------------------------------------------------------------------
 
-CU = ["CU"]
+CU = "CU"
 
 
-@_endpoint("/api/cu/products", "CU product search", CU)
+@lookup("/api/cu/products", summary="CU product search", tag=CU, data=lookup_data.CuProducts)
 def cu_products(query: Annotated[queries.CuProductsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/cu/stores", "CU stores near a point (with one item's stock)", CU)
+@lookup(
+    "/api/cu/stores",
+    summary="CU stores near a point (with one item's stock)",
+    tag=CU,
+    data=lookup_data.CuStores,
+)
 def cu_stores(query: Annotated[queries.CuStoresQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 # --- GS25 --------------------------------------------------------------------------------------
 
-GS25 = ["GS25"]
+GS25 = "GS25"
 
 
-@_endpoint("/api/gs25/products", "GS25 product search", GS25)
+@lookup("/api/gs25/products", summary="GS25 product search", tag=GS25, data=lookup_data.Gs25Products)
 def gs25_products(query: Annotated[queries.Gs25ProductsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/gs25/stock", "GS25 stock per store near a point (`itemCode` or `keyword` required)", GS25)
+@lookup(
+    "/api/gs25/stock",
+    summary="GS25 stock per store near a point (`itemCode` or `keyword` required)",
+    tag=GS25,
+    data=lookup_data.Gs25Stock,
+)
 def gs25_stock(query: Annotated[queries.Gs25StockQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
 # --- 7-Eleven ----------------------------------------------------------------------------------
 
-SEVENELEVEN = ["7-Eleven"]
+SEVENELEVEN = "7-Eleven"
 
 
-@_endpoint("/api/seveneleven/products", "7-Eleven product search", SEVENELEVEN)
+@lookup(
+    "/api/seveneleven/products",
+    summary="7-Eleven product search",
+    tag=SEVENELEVEN,
+    data=lookup_data.SevenElevenProducts,
+)
 def seveneleven_products(query: Annotated[queries.SevenElevenProductsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/seveneleven/stores", "7-Eleven store search", SEVENELEVEN)
+@lookup(
+    "/api/seveneleven/stores",
+    summary="7-Eleven store search",
+    tag=SEVENELEVEN,
+    data=lookup_data.SevenElevenStores,
+)
 def seveneleven_stores(query: Annotated[queries.SevenElevenStoresQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/seveneleven/popwords", "7-Eleven popular keywords", SEVENELEVEN)
+@lookup(
+    "/api/seveneleven/popwords",
+    summary="7-Eleven popular keywords",
+    tag=SEVENELEVEN,
+    data=lookup_data.SevenElevenPopwords,
+)
 def seveneleven_popwords(query: Annotated[queries.SevenElevenPopwordsQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/seveneleven/stock", "7-Eleven stock of one item in one store", SEVENELEVEN)
+@lookup(
+    "/api/seveneleven/stock",
+    summary="7-Eleven stock of one item in one store",
+    tag=SEVENELEVEN,
+    data=lookup_data.SevenElevenStock,
+)
 def seveneleven_stock(query: Annotated[queries.SevenElevenStockQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/seveneleven/catalog/pages", "7-Eleven product pages", SEVENELEVEN)
+@lookup(
+    "/api/seveneleven/catalog/pages",
+    summary="7-Eleven product pages",
+    tag=SEVENELEVEN,
+    data=lookup_data.SevenElevenCatalogProducts,
+)
 def seveneleven_pages() -> LookupResponse:
     return _answer(queries.SevenElevenPagesQuery())
 
 
-@_endpoint("/api/seveneleven/catalog/issues", "7-Eleven featured products", SEVENELEVEN)
+@lookup(
+    "/api/seveneleven/catalog/issues",
+    summary="7-Eleven featured products",
+    tag=SEVENELEVEN,
+    data=lookup_data.SevenElevenCatalogProducts,
+)
 def seveneleven_issues() -> LookupResponse:
     return _answer(queries.SevenElevenIssuesQuery())
 
 
-@_endpoint("/api/seveneleven/catalog/exhibitions", "7-Eleven promotions", SEVENELEVEN)
+@lookup(
+    "/api/seveneleven/catalog/exhibitions",
+    summary="7-Eleven promotions",
+    tag=SEVENELEVEN,
+    data=lookup_data.SevenElevenExhibitions,
+)
 def seveneleven_exhibitions() -> LookupResponse:
     return _answer(queries.SevenElevenExhibitionsQuery())
 
 
 # --- Dtryx -------------------------------------------------------------------------------------
 
-DTRYX = ["Dtryx cinemas"]
+DTRYX = "Dtryx cinemas"
 
 
-@_endpoint("/api/dtryx/movies", "Films now showing at a cinema", DTRYX)
+@lookup("/api/dtryx/movies", summary="Films now showing at a cinema", tag=DTRYX, data=lookup_data.DtryxMovies)
 def dtryx_movies(query: Annotated[queries.DtryxMoviesQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/dtryx/play-dates", "Bookable screening dates", DTRYX)
+@lookup(
+    "/api/dtryx/play-dates", summary="Bookable screening dates", tag=DTRYX, data=lookup_data.DtryxPlayDates
+)
 def dtryx_play_dates(query: Annotated[queries.DtryxPlayDatesQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
 
-@_endpoint("/api/dtryx/timetable", "Showtimes and seats for one date", DTRYX)
+@lookup(
+    "/api/dtryx/timetable",
+    summary="Showtimes and seats for one date",
+    tag=DTRYX,
+    data=lookup_data.DtryxTimetable,
+)
 def dtryx_timetable(query: Annotated[queries.DtryxTimetableQuery, Query()]) -> LookupResponse:
     return _answer(query)
 
@@ -267,16 +329,11 @@ def dtryx_timetable(query: Annotated[queries.DtryxTimetableQuery, Query()]) -> L
 
 @cache
 def _openapi_document() -> str:
-    return app.get_openapi_json_schema(
-        title="Route Health lookups",
-        version="1.0.0",
-        description="Korean retail and cinema lookups with normalized data. Errors use the envelope "
-        '`{"success": false, "error": {"code", "message"}}`.',
-    )
+    return json.dumps(openapi_document(LOOKUP_ENDPOINTS), ensure_ascii=False, separators=(",", ":"))
 
 
 @app.get(OPENAPI_PATH, include_in_schema=False)
-def openapi_document() -> Response[str]:
+def openapi_json() -> Response[str]:
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=_openapi_document())
 
 
