@@ -117,7 +117,7 @@ LOGS_QUERIES = (
         ("api", "probe", "ops"),
         logs.QueryString(
             filter_statements=['message in ["direct failed", "probe check failed", "relay check failed"]'],
-            stats="count(*) as failures by message, route, group, reason",
+            stats_statements=["count(*) as failures by message, route, group, reason"],
             sort="failures desc",
         ),
     ),
@@ -126,7 +126,7 @@ LOGS_QUERIES = (
         ("api",),
         logs.QueryString(
             filter_statements=['message = "route unavailable"'],
-            stats="count(*) as answers503 by route",
+            stats_statements=["count(*) as answers503 by route"],
             sort="answers503 desc",
         ),
     ),
