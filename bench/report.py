@@ -5,6 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.cases.cost import SCENARIOS
+
+COMPONENTS = (
+    "lambda_requests",
+    "lambda_compute",
+    "api_gateway",
+    "dynamodb_writes",
+    "dynamodb_reads",
+    "dynamodb_storage",
+    "cloudwatch_metrics",
+    "cloudwatch_alarms",
+    "cloudwatch_dashboard",
+    "cloudwatch_logs",
+    "secrets_manager",
+    "kms",
+    "xray",
+)
+
 NOTES = Path(__file__).resolve().parent / "profile_notes.md"
 
 
@@ -13,6 +31,7 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
     probe = results["probe_run_ms"]
     load = results["sandbox_load"]
     cost = results["cost_per_day"]
+    bill = results["cost_per_month"]
     handler = results["handler_detail"]
     prices = cost["assumed_prices_usd_per_million"]
     quota = results["quota"]
@@ -90,7 +109,50 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             f"{request_path['quota_check_us_median']:.0f} µs); {quota['store_calls_on_request_path']} store "
             f"calls on the request path over {request_path['lookups']:,} lookups",
         ),
+        (
+            "metric_series",
+            f"{results['metric_series']['emitted']} emitted, {results['metric_series']['worst_case']} worst case",
+            f"distinct series in the load run's EMF lines (probe alone: "
+            f"{results['metric_series']['emitted_without_lookups']}); worst case from the metric table, "
+            f"budget {results['metric_series']['budget']}",
+        ),
+        *(
+            (
+                f"cost_per_month.{name}",
+                f"${bill[name]['total_usd']:,.2f}",
+                f"{bill[name]['lookups']:,} lookups/month; largest: {_largest(bill[name])}; ASSUMED prices",
+            )
+            for name in SCENARIOS
+        ),
     ]
+
+
+def _largest(scenario: dict[str, Any], top: int = 3) -> str:
+    components = sorted(((usd, name) for name, usd in scenario.items() if name in COMPONENTS), reverse=True)
+    return ", ".join(f"{name} ${usd:,.2f}" for usd, name in components[:top])
+
+
+def bill_table(results: dict[str, Any]) -> str:
+    """The monthly bill per component and scenario, and the Route 53 alternative."""
+    bill = results["cost_per_month"]
+    lines = ["| component | " + " | ".join(SCENARIOS) + " |", "|---|" + "---:|" * len(SCENARIOS)]
+    for component in COMPONENTS:
+        lines.append(
+            f"| {component} | " + " | ".join(f"${bill[s][component]:,.2f}" for s in SCENARIOS) + " |"
+        )
+    lines.append("| **total** | " + " | ".join(f"**${bill[s]['total_usd']:,.2f}**" for s in SCENARIOS) + " |")
+    route53 = results["route53_alternative"]
+    return "\n".join(
+        [
+            *lines,
+            "",
+            f"At 10 M lookups with every metric series of the worst case ({results['metric_series']['worst_case']}): "
+            f"${bill['10m_worst_case_series']['total_usd']:,.2f}. Route 53 health checks of the same "
+            f"{route53['endpoints']} endpoints: ${route53['basic_usd']:,.2f} a month (basic), "
+            f"${route53['https_and_string_match_usd']:,.2f} (HTTPS and a string match, closer to the probe) — "
+            f"{route53['note']}.",
+        ]
+    )
 
 
 def table(results: dict[str, Any]) -> str:
@@ -102,6 +164,7 @@ def table(results: dict[str, Any]) -> str:
 def _meaning(results: dict[str, Any]) -> str:
     load = results["sandbox_load"]
     cost = results["cost_per_day"]
+    bill = results["cost_per_month"]
     cold = results["cold_import_ms_median"]
     hammering = results["quota"]["detail"]["hammering"]
     throttled = results["quota"]["detail"]["at_stage_throttle"]
@@ -142,6 +205,12 @@ def _meaning(results: dict[str, Any]) -> str:
             f"{cost['breakdown']['warm_containers']} busy containers (assumed list prices; reads scale linearly with "
             "warm containers, writes are fixed by the 5-minute schedule), plus the daily quota's counters: at most one "
             "write per limited lookup.",
+            f"- **The whole bill is about ${bill['idle']['total_usd']:.0f} a month idle, "
+            f"${bill['100k']['total_usd']:.0f} at 100 k lookups and ${bill['10m']['total_usd']:.0f} at 10 M** "
+            f"(assumed prices; table below). Idle, the fixed parts dominate: {_largest(bill['idle'])}. At 10 M: "
+            f"{_largest(bill['10m'])}. The load run emitted {results['metric_series']['emitted']} metric series "
+            f"(the table's worst case is {results['metric_series']['worst_case']}, budget "
+            f"{results['metric_series']['budget']}).",
         ]
     )
 
@@ -162,6 +231,10 @@ def markdown(results: dict[str, Any]) -> str:
         table(results),
         "",
         _meaning(results),
+        "",
+        "## The monthly bill (ASSUMED prices; `latest.json` has the prices, assumptions and usage)",
+        "",
+        bill_table(results),
         "",
     ]
     if NOTES.exists():

@@ -3,6 +3,7 @@
 Cases run one after another (they share two cores); each prints progress lines on stderr. The whole run
 takes about 2-4 minutes on a 2-core machine (limit: 10). `python -m bench.run CASE...` (e.g. `quota`)
 reruns only those cases and merges their fields into the latest results (`run.reruns` says which and when).
+The monthly bill (`bench/cases/cost.py`) is priced last, from the merged results.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ REQUIRED_FIELDS = (
     "sandbox_load",
     "cost_per_day",
     "quota",
+    "cost_per_month",
+    "metric_series",
 )
 
 
@@ -56,7 +59,7 @@ def _prepare_environment() -> None:
 
 def main(argv: list[str]) -> int:
     _prepare_environment()
-    from bench.cases import cold_import, decision, handler, probe_run, quota, sandbox_load
+    from bench.cases import cold_import, cost, decision, handler, probe_run, quota, sandbox_load
     from bench.report import markdown, table
 
     cases = {
@@ -70,6 +73,9 @@ def main(argv: list[str]) -> int:
     results: dict[str, Any] = json.loads((RESULTS / "latest.json").read_text()) if argv else {}
     for name in argv or cases:
         results.update(cases[name].run())
+    # The bill is priced from the merged results, so a rerun of one case reprices it too.
+    progress("cost: synthesizing the stack for its alarms, dashboards, keys and memory")
+    results.update(cost.monthly_bill(results, cost.stack_inventory()))
     missing = [name for name in REQUIRED_FIELDS if name not in results]
     if missing:
         raise SystemExit(f"bench: missing fields {missing}")

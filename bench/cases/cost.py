@@ -1,20 +1,32 @@
-"""`cost_per_day`: DynamoDB request units per day from the probe schedule and the containers' snapshot reads.
+"""The bill: `cost_per_day` (DynamoDB, from the probe case) and `monthly_bill` (every component, from the
+measured results), at idle, 100 k and 10 M lookups a month.
 
 Item sizes are computed with DynamoDB's size rules from the items a real probe run stored (scanned from moto
 after the probe benchmark), and the writes per run are the calls counted during that run, so a change in the
-store's layout shows up here. Prices are ASSUMED on-demand list prices (override with the environment
-variables below); the point is the order of magnitude, not the cent.
+store's layout shows up here. The monthly bill takes the metric series the load run really emitted, its log
+volume per lookup, the probe's run time against upstreams answering in 300 ms, and the alarms, dashboards,
+keys, secrets and function memory of the synthesized stack. Prices are ASSUMED on-demand list prices
+(`PRICE_DEFAULTS_USD`, each overridable), and so are the few usage figures a local run cannot measure
+(`ASSUMPTIONS`); the point is the order of magnitude and which component dominates, not the cent.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+from bench.common import LOOKUP_ENDPOINTS
 from functions.core.model import PROBE_SLOT_MS, SNAPSHOT_TTL_MS
+from functions.handlers.metrics import SERIES_BUDGET, worst_case_series
+from functions.handlers.settings import DAILY_LIMITED_PREFIXES
+
+ROOT = Path(__file__).resolve().parents[2]
 
 DAY_MS = 24 * 60 * 60 * 1000
 PROBE_RUNS_PER_DAY = DAY_MS // PROBE_SLOT_MS  # 288
@@ -24,13 +36,35 @@ OPERATOR_READS_PER_DAY = 50
 """Assumed `GET /api/health/routes` calls per day (each one Query of the verdict partition)."""
 READ_UNIT_BYTES = 4 * 1024
 WRITE_UNIT_BYTES = 1024
-ASSUMED_PRICES_USD_PER_MILLION = {
-    "region": "ap-northeast-2",
-    "write_request_unit": float(os.environ.get("BENCH_WRU_USD_PER_MILLION", "0.7068")),
-    "read_request_unit": float(os.environ.get("BENCH_RRU_USD_PER_MILLION", "0.1415")),
-    "note": "ASSUMED on-demand list prices for Seoul (half of the pre-November-2024 $1.4135 / $0.283 per million);"
-    " check the AWS price list; override with BENCH_WRU_USD_PER_MILLION / BENCH_RRU_USD_PER_MILLION",
+
+PRICE_DEFAULTS_USD = {
+    "lambda_requests_per_million": 0.20,
+    "lambda_arm64_gb_second": 0.0000133334,
+    "http_api_requests_per_million": 1.00,
+    "dynamodb_write_request_units_per_million": 0.7068,
+    "dynamodb_read_request_units_per_million": 0.1415,
+    "dynamodb_storage_gb_month": 0.2846,
+    "cloudwatch_metric_series_month": 0.30,
+    "cloudwatch_alarm_metric_month": 0.10,
+    "cloudwatch_dashboard_month": 3.00,
+    "cloudwatch_logs_ingestion_gb": 0.76,
+    "cloudwatch_logs_storage_gb_month": 0.0314,
+    "secrets_manager_secret_month": 0.40,
+    "secrets_manager_api_calls_per_10k": 0.05,
+    "kms_key_month": 1.00,
+    "xray_traces_recorded_per_million": 5.00,
+    "route53_health_check_non_aws_month": 0.75,
+    "route53_health_check_optional_feature_month": 2.00,
 }
+"""ASSUMED on-demand list prices for ap-northeast-2 (Seoul), without free tiers; check the AWS price list."""
+
+
+def prices() -> dict[str, float]:
+    """The assumed prices, each overridable with `BENCH_PRICE_<KEY IN CAPITALS>` (e.g. BENCH_PRICE_KMS_KEY_MONTH)."""
+    return {
+        key: float(os.environ.get(f"BENCH_PRICE_{key.upper()}", default))
+        for key, default in PRICE_DEFAULTS_USD.items()
+    }
 
 
 def attribute_value_size(value: Mapping[str, Any]) -> int:
@@ -74,9 +108,9 @@ def cost_per_day(
     container_reads = containers * REFRESHES_PER_CONTAINER_PER_DAY * units_per_query
     operator_reads = OPERATOR_READS_PER_DAY * units_per_query
     read_units = container_reads + operator_reads
-    prices = ASSUMED_PRICES_USD_PER_MILLION
-    write_usd = probe_writes / 1e6 * float(prices["write_request_unit"])  # type: ignore[arg-type]
-    read_usd = read_units / 1e6 * float(prices["read_request_unit"])  # type: ignore[arg-type]
+    price = prices()
+    write_usd = probe_writes / 1e6 * price["dynamodb_write_request_units_per_million"]
+    read_usd = read_units / 1e6 * price["dynamodb_read_request_units_per_million"]
     return {
         "write_request_units": probe_writes,
         "read_request_units": read_units,
@@ -101,5 +135,215 @@ def cost_per_day(
             "not_included": "live failure reports (1-2 writes each, at most one per route per container per "
             "5 min), storage (a few KB), and a passing check during a live block (2 writes instead of 1)",
         },
-        "assumed_prices_usd_per_million": prices,
+        "assumed_prices_usd_per_million": {
+            "region": "ap-northeast-2",
+            "write_request_unit": price["dynamodb_write_request_units_per_million"],
+            "read_request_unit": price["dynamodb_read_request_units_per_million"],
+            "note": "ASSUMED on-demand list prices; override with BENCH_PRICE_DYNAMODB_WRITE_REQUEST_UNITS_"
+            "PER_MILLION / BENCH_PRICE_DYNAMODB_READ_REQUEST_UNITS_PER_MILLION",
+        },
+    }
+
+
+# --- the monthly bill --------------------------------------------------------------------------------
+
+MONTH_S = 30 * 24 * 60 * 60
+SCENARIOS = {"idle": 0, "100k": 100_000, "10m": 10_000_000}
+"""Lookups (lookup API requests) a month."""
+ROUTE53_ENDPOINTS = 22
+"""What the probe checks: 19 direct APIs and 3 relays."""
+ASSUMPTIONS = {
+    "lookup_ms": 300,
+    "peak_to_average_traffic": 3,
+    "operator_calls_per_day": OPERATOR_READS_PER_DAY,
+    "platform_log_bytes_per_invocation": 350,
+    "access_log_bytes_per_request": 400,
+    "probe_log_bytes_per_run": 8_000,
+}
+"""What a local run cannot measure: a lookup's billed time (one upstream answer in ~300 ms, the handler adds
+~1 ms), how much busier the peak hour is than the average, the operator's calls (none at idle), Lambda's own
+START/END/REPORT lines and API Gateway's access log line. Each is overridable with `BENCH_ASSUME_<KEY>`."""
+XRAY_SAMPLED_SHARE = 0.05
+"""X-Ray's default rule: the first request each second, then 5 % of the others."""
+PROBE_METRICS = frozenset(
+    {"DirectHealthy", "RelayHealthy", "ProbeRun", "ProbeRunDuration", "StaleWriteRejected"}
+)
+"""What a deployment without lookups still emits (the probe's own metrics)."""
+
+
+def assumptions() -> dict[str, float]:
+    return {
+        key: float(os.environ.get(f"BENCH_ASSUME_{key.upper()}", default))
+        for key, default in ASSUMPTIONS.items()
+    }
+
+
+def stack_inventory() -> dict[str, Any]:
+    """What the synthesized stack bills by itself: alarm metrics, dashboards, customer keys, secrets, and
+    the functions' memory (an empty dependencies layer: nothing here depends on its contents)."""
+    from infra.stack import create_app
+
+    with tempfile.TemporaryDirectory(prefix="route-health-cost-") as layer:
+        (Path(layer) / "python").mkdir()
+        context = json.loads((ROOT / "cdk.json").read_text())["context"]
+        app, stack = create_app({**context, "layerDir": layer}, nag=False)
+        template = app.synth().get_stack_by_name(stack.stack_name).template
+    resources = list(template["Resources"].values())
+
+    def of(kind: str) -> list[dict[str, Any]]:
+        return [resource["Properties"] for resource in resources if resource["Type"] == kind]
+
+    memory = {
+        props["Handler"].split(".")[2]: props.get("MemorySize", 128) / 1024
+        for props in of("AWS::Lambda::Function")
+        if str(props.get("Handler", "")).startswith("functions.handlers.")
+    }
+    return {
+        "alarms": len(of("AWS::CloudWatch::Alarm")),
+        # A metric-math alarm is billed per metric it reads.
+        "alarm_metrics": sum(
+            sum(1 for query in alarm["Metrics"] if "MetricStat" in query) if "Metrics" in alarm else 1
+            for alarm in of("AWS::CloudWatch::Alarm")
+        ),
+        "dashboards": len(of("AWS::CloudWatch::Dashboard")),
+        "kms_keys": len(of("AWS::KMS::Key")),
+        "secrets": len(of("AWS::SecretsManager::Secret")),
+        "memory_gb": memory,
+    }
+
+
+def monthly_bill(results: Mapping[str, Any], inventory: Mapping[str, Any]) -> dict[str, Any]:
+    """`cost_per_month` per scenario (total and per component), `metric_series`, and the Route 53 alternative."""
+    price, assume = prices(), assumptions()
+    emitted = results["sandbox_load"]["metric_series_emitted"]
+    series = {
+        "emitted": len(emitted),
+        "emitted_without_lookups": sum(
+            1 for s in emitted if s.split("/", 1)[1].split("{")[0] in PROBE_METRICS
+        ),
+        "worst_case": worst_case_series(),
+        "budget": SERIES_BUDGET,
+    }
+    bill: dict[str, Any] = {
+        name: _scenario(lookups, results, inventory, series, price, assume)
+        for name, lookups in SCENARIOS.items()
+    }
+    worst = _scenario(
+        SCENARIOS["10m"], results, inventory, {**series, "emitted": series["worst_case"]}, price, assume
+    )
+    bill["10m_worst_case_series"] = {
+        "total_usd": worst["total_usd"],
+        "cloudwatch_metrics": worst["cloudwatch_metrics"],
+    }
+    bill["prices_usd"] = price
+    bill["assumptions"] = assume
+    bill["note"] = (
+        "ASSUMED ap-northeast-2 list prices without free tiers (override BENCH_PRICE_<KEY>); usage measured where "
+        "a local run can (metric series, log bytes per lookup, DynamoDB items and writes, probe time with 300 ms "
+        "upstreams, the synthesized stack), assumed otherwise (BENCH_ASSUME_<KEY>). Not included: Logs Insights "
+        "queries an operator runs, SNS e-mails, data transfer."
+    )
+    return {
+        "cost_per_month": bill,
+        "metric_series": series,
+        "route53_alternative": _route53(price),
+    }
+
+
+def _scenario(
+    lookups: int,
+    results: Mapping[str, Any],
+    inventory: Mapping[str, Any],
+    series: Mapping[str, int],
+    price: Mapping[str, float],
+    assume: Mapping[str, float],
+) -> dict[str, Any]:
+    dynamo = results["cost_per_day"]["breakdown"]
+    memory = inventory["memory_gb"]
+    probe_runs = PROBE_RUNS_PER_DAY * 30
+    probe_s = results["probe_detail"]["every_upstream_slow_300ms_run_ms"] / 1000
+    operator_calls = 0 if lookups == 0 else assume["operator_calls_per_day"] * 30
+    lookup_s = assume["lookup_ms"] / 1000
+    # Busy containers: the peak hour's concurrency; each refreshes its snapshot (and its secret) while busy.
+    containers = (
+        0 if lookups == 0 else math.ceil(lookups / MONTH_S * assume["peak_to_average_traffic"] * lookup_s)
+    )
+    snapshot_reads = min(lookups, containers * REFRESHES_PER_CONTAINER_PER_DAY * 30)
+    limited_share = sum(path.startswith(DAILY_LIMITED_PREFIXES) for path, _ in LOOKUP_ENDPOINTS) / len(
+        LOOKUP_ENDPOINTS
+    )
+    read_units = (snapshot_reads + operator_calls) * dynamo["read_units_per_query"]
+    write_units = probe_runs * dynamo["writes_per_probe_run"] * dynamo["write_units_per_write"]
+    quota_writes = lookups * limited_share  # at most one ADD per limited lookup
+    stored_bytes = (
+        dynamo["verdict_item_bytes"]["total"] + 2 * PROBE_RUNS_PER_DAY * dynamo["probe_slot_item_bytes"]
+    )
+    invocations = lookups + probe_runs + operator_calls
+    log_bytes = (
+        lookups * results["sandbox_load"]["log_bytes_per_lookup"]
+        + probe_runs * assume["probe_log_bytes_per_run"]
+        + invocations * assume["platform_log_bytes_per_invocation"]
+        + (lookups + operator_calls) * assume["access_log_bytes_per_request"]
+    )
+    log_gb = log_bytes / 1024**3
+    secret_reads = (containers + 1) * (MONTH_S // 300)  # each busy container, and the probe's, every 5 min
+    traced = (
+        min(lookups, MONTH_S) + XRAY_SAMPLED_SHARE * max(0, lookups - MONTH_S) + probe_runs + operator_calls
+    )
+    metric_series = series["emitted"] if lookups else series["emitted_without_lookups"]
+    components = {
+        "lambda_requests": invocations / 1e6 * price["lambda_requests_per_million"],
+        "lambda_compute": (
+            lookups * lookup_s * memory["api"]
+            + probe_runs * probe_s * memory["probe"]
+            + operator_calls * 1 * memory["ops"]
+        )
+        * price["lambda_arm64_gb_second"],
+        "api_gateway": (lookups + operator_calls) / 1e6 * price["http_api_requests_per_million"],
+        "dynamodb_writes": (write_units + quota_writes)
+        / 1e6
+        * price["dynamodb_write_request_units_per_million"],
+        "dynamodb_reads": read_units / 1e6 * price["dynamodb_read_request_units_per_million"],
+        "dynamodb_storage": stored_bytes / 1024**3 * price["dynamodb_storage_gb_month"],
+        "cloudwatch_metrics": metric_series * price["cloudwatch_metric_series_month"],
+        "cloudwatch_alarms": inventory["alarm_metrics"] * price["cloudwatch_alarm_metric_month"],
+        "cloudwatch_dashboard": inventory["dashboards"] * price["cloudwatch_dashboard_month"],
+        "cloudwatch_logs": log_gb
+        * (price["cloudwatch_logs_ingestion_gb"] + price["cloudwatch_logs_storage_gb_month"]),
+        "secrets_manager": inventory["secrets"] * price["secrets_manager_secret_month"]
+        + secret_reads / 10_000 * price["secrets_manager_api_calls_per_10k"],
+        "kms": inventory["kms_keys"] * price["kms_key_month"],
+        "xray": traced / 1e6 * price["xray_traces_recorded_per_million"],
+    }
+    return {
+        "lookups": lookups,
+        "total_usd": round(sum(components.values()), 2),
+        **{name: round(usd, 4) for name, usd in components.items()},
+        "usage": {
+            "invocations": round(invocations),
+            "busy_containers": containers,
+            "dynamodb_read_units": round(read_units),
+            "dynamodb_write_units": round(write_units + quota_writes),
+            "metric_series": metric_series,
+            "alarm_metrics": inventory["alarm_metrics"],
+            "log_gb": round(log_gb, 3),
+            "xray_traces": round(traced),
+            "secret_reads": secret_reads,
+        },
+    }
+
+
+def _route53(price: Mapping[str, float]) -> dict[str, Any]:
+    """Route 53 health checks of the same 22 endpoints (non-AWS endpoints), basic and like the probe
+    (HTTPS and a body match)."""
+    basic = ROUTE53_ENDPOINTS * price["route53_health_check_non_aws_month"]
+    https_and_body = ROUTE53_ENDPOINTS * (
+        price["route53_health_check_non_aws_month"] + 2 * price["route53_health_check_optional_feature_month"]
+    )
+    return {
+        "endpoints": ROUTE53_ENDPOINTS,
+        "basic_usd": round(basic, 2),
+        "https_and_string_match_usd": round(https_and_body, 2),
+        "note": "health checks only: no routing decision, no POST bodies or relay Bearer/Access headers, "
+        "and a string match is not the probe's schema validation",
     }

@@ -11,6 +11,11 @@ UPSTREAM_ROUTE_UNAVAILABLE would be correct only when both paths are known bad, 
 (every relay stays healthy), so it counts as an error too. `direct_share` comes from the simulator's call
 counts (`/_sandbox/calls`): direct / (direct + relay) upstream calls over the windows where direct was
 healthy (before the flip for every route, during the flip for every other route), probe calls excluded.
+
+The sandbox runs with its EMF metrics on (`POWERTOOLS_METRICS_DISABLED=false`), so its log holds every metric
+line the functions wrote: `metric_series_emitted` is the number of distinct series among them (what CloudWatch
+would bill), and `log_bytes_per_lookup` the functions' log volume (JSON lines and EMF) per load request, which
+the cost model (`bench/cases/cost.py`) prices.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import httpx
 
 from bench.common import LOOKUP_ENDPOINTS, median, percentile, progress
 from functions.core.model import COOLDOWN_MS, PINNED_TO_RELAY, PROBE_SLOT_MS, RouteKey
+from infra.environment import SERVICE_NAME
 from sandbox.process import sandbox_process
 from sandbox.scheduler import slot_start
 
@@ -46,7 +52,11 @@ def running_sandbox() -> Iterator[tuple[str, Path]]:
     """Starts `route-health sandbox` in a temporary directory; yields its URL and its stdout log."""
     with (
         tempfile.TemporaryDirectory(prefix="route-health-bench-") as workdir,
-        sandbox_process(Path(workdir), health_check_secret=secrets.token_urlsafe(24)) as started,
+        sandbox_process(
+            Path(workdir),
+            health_check_secret=secrets.token_urlsafe(24),
+            settings={"POWERTOOLS_METRICS_DISABLED": "false"},
+        ) as started,
     ):
         yield started.url, started.stdout
 
@@ -188,6 +198,30 @@ def _settle(control: httpx.Client) -> None:
     raise RuntimeError("the sandbox's lookup container never went direct")
 
 
+def emitted_series(log: str) -> set[str]:
+    """Every distinct metric series in the EMF lines of a log, as `Name{Dimension=value,...}`."""
+    series = set()
+    for line in log.splitlines():
+        if not line.startswith("{") or '"_aws"' not in line:
+            continue
+        blob = json.loads(line)
+        for directive in blob["_aws"]["CloudWatchMetrics"]:
+            for dimension_set in directive["Dimensions"]:
+                dimensions = ",".join(f"{name}={blob[name]}" for name in sorted(dimension_set))
+                for metric in directive["Metrics"]:
+                    series.add(f"{directive['Namespace']}/{metric['Name']}{{{dimensions}}}")
+    return series
+
+
+def function_log_bytes(log: bytes) -> int:
+    """Bytes of the functions' own lines (Powertools JSON logs and EMF), each with its newline."""
+    return sum(
+        len(line) + 1
+        for line in log.splitlines()
+        if line.startswith(b"{") and (b'"_aws"' in line or f'"service":"{SERVICE_NAME}"'.encode() in line)
+    )
+
+
 def _logged_errors(log: Path, limit: int = 3) -> list[dict[str, Any]]:
     """The sandbox's ERROR log lines (Powertools JSON): message, exception name and the last trace lines."""
     found = []
@@ -229,9 +263,14 @@ def run() -> dict[str, Any]:
     progress("sandbox load: starting route-health sandbox on 127.0.0.1")
     with running_sandbox() as (url, log), httpx.Client(base_url=url, timeout=60) as control:
         _settle(control)
-        load = _load_with_fault_flip(url, control, _expected_fields(control))
+        expected = _expected_fields(control)
+        load_starts_at = log.stat().st_size
+        load = _load_with_fault_flip(url, control, expected)
         logged_errors = _logged_errors(log)
+        lines = log.read_bytes()
     result = _result(load, logged_errors)
+    result["metric_series_emitted"] = sorted(emitted_series(lines.decode(errors="replace")))
+    result["log_bytes_per_lookup"] = round(function_log_bytes(lines[load_starts_at:]) / len(load.outcomes))
     progress(
         f"sandbox load: {result['requests']} requests, {result['errors']} errors, p50 {result['p50_ms']} ms, "
         f"p99 {result['p99_ms']} ms, direct share {result['direct_share']}"

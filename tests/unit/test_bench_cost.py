@@ -1,0 +1,92 @@
+"""The benchmark's monthly bill: every component priced per scenario from the measured results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.cases.cost import PRICE_DEFAULTS_USD, SCENARIOS, monthly_bill
+from bench.report import COMPONENTS, bill_table
+from functions.handlers.metrics import worst_case_series
+
+INVENTORY = {
+    "alarms": 14,
+    "alarm_metrics": 21,
+    "dashboards": 1,
+    "kms_keys": 1,
+    "secrets": 1,
+    "memory_gb": {"api": 0.5, "probe": 0.5, "ops": 0.5},
+}
+
+
+def measured(series: list[str]) -> dict[str, Any]:
+    return {
+        "sandbox_load": {"metric_series_emitted": series, "log_bytes_per_lookup": 500},
+        "probe_detail": {"every_upstream_slow_300ms_run_ms": 2000},
+        "cost_per_day": {
+            "breakdown": {
+                "read_units_per_query": 1.0,
+                "writes_per_probe_run": 24,
+                "write_units_per_write": 1,
+                "verdict_item_bytes": {"total": 1400},
+                "probe_slot_item_bytes": 88,
+            }
+        },
+    }
+
+
+SERIES = [
+    "RouteHealth/DirectHealthy{Route=cu-stock,service=route-health}",
+    "RouteHealth/ProbeRun{service=route-health}",
+    "RouteHealth/Lookups{Path=direct,service=route-health}",
+]
+
+
+def test_each_scenario_totals_its_components():
+    result = monthly_bill(measured(SERIES), INVENTORY)
+
+    for name, lookups in SCENARIOS.items():
+        scenario = result["cost_per_month"][name]
+        assert scenario["lookups"] == lookups
+        assert scenario["total_usd"] == pytest.approx(sum(scenario[c] for c in COMPONENTS), abs=0.01)
+    assert result["cost_per_month"]["10m"]["total_usd"] > result["cost_per_month"]["100k"]["total_usd"]
+    assert result["metric_series"] == {
+        "emitted": 3,
+        "emitted_without_lookups": 2,
+        "worst_case": worst_case_series(),
+        "budget": 100,
+    }
+
+
+def test_idle_pays_for_the_probe_and_the_fixed_parts_only():
+    idle = monthly_bill(measured(SERIES), INVENTORY)["cost_per_month"]["idle"]
+
+    assert idle["api_gateway"] == 0
+    assert idle["dynamodb_reads"] == 0
+    assert idle["cloudwatch_metrics"] == pytest.approx(
+        2 * PRICE_DEFAULTS_USD["cloudwatch_metric_series_month"]
+    )
+    assert idle["cloudwatch_alarms"] == pytest.approx(
+        21 * PRICE_DEFAULTS_USD["cloudwatch_alarm_metric_month"]
+    )
+    assert idle["kms"] == PRICE_DEFAULTS_USD["kms_key_month"]
+    assert idle["usage"]["invocations"] == 288 * 30  # the probe's schedule
+
+
+def test_a_price_can_be_overridden(monkeypatch):
+    monkeypatch.setenv("BENCH_PRICE_KMS_KEY_MONTH", "7")
+    assert monthly_bill(measured(SERIES), INVENTORY)["cost_per_month"]["idle"]["kms"] == 7
+
+
+def test_the_worst_case_series_are_priced_and_route53_is_compared():
+    result = monthly_bill(measured(SERIES), INVENTORY)
+    worst = result["cost_per_month"]["10m_worst_case_series"]
+    assert worst["cloudwatch_metrics"] == pytest.approx(
+        worst_case_series() * PRICE_DEFAULTS_USD["cloudwatch_metric_series_month"]
+    )
+    assert result["route53_alternative"]["endpoints"] == 22
+    assert result["route53_alternative"]["basic_usd"] == pytest.approx(22 * 0.75)
+    table = bill_table({**result, "metric_series": result["metric_series"]})
+    assert "| **total** |" in table
+    assert "Route 53" in table
