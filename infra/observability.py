@@ -104,7 +104,7 @@ LOGS_QUERIES = (
             filter_statements=[
                 "ispresent(route)",
                 'message in ["direct failed", "relay fallback", "probe check failed", "route unavailable", '
-                '"route decided"]',
+                '"route override set", "route override cleared", "route decided"]',
                 # Decisions log at DEBUG (deploy with -c logLevel=DEBUG); the direct ones explain nothing here.
                 'not (message = "route decided" and path = "direct")',
             ],
@@ -119,6 +119,16 @@ LOGS_QUERIES = (
             filter_statements=['message in ["direct failed", "probe check failed", "relay check failed"]'],
             stats_statements=["count(*) as failures by message, route, group, reason"],
             sort="failures desc",
+        ),
+    ),
+    LogsQuery(
+        "override-changes",
+        ("ops",),
+        logs.QueryString(
+            fields=["@timestamp", "action", "route", "mode", "reason", "expiresAt", "callerIpSha256"],
+            filter_statements=['audit = "route-override"'],
+            sort="@timestamp desc",
+            limit=200,
         ),
     ),
     LogsQuery(
@@ -516,7 +526,7 @@ def overrides_widget() -> cloudwatch.IWidget:
     return cloudwatch.GraphWidget(
         title="Operator overrides: active (from each probe run) and changes by mode",
         left=[metric("OverridesActive", statistic="Maximum", label="active overrides")],
-        right=[search("OverrideChange", ("Mode",))],
+        right=[search("OverrideChange")],
         width=12,
     )
 

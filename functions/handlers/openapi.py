@@ -20,16 +20,19 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.json_schema import SkipJsonSchema, models_json_schema
 
 from functions.core import Reason, RelayGroup, RouteKey
+from functions.core.model import OverrideMode
+from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 
 OPENAPI_VERSION = "3.1.0"
 REF = "#/components/schemas/{model}"
 OPERATOR_TAG = "Operator"
 ROUTES_PATH = "/api/health/routes"
+OVERRIDE_PATH = "/api/health/routes/{key}/override"
 OPERATOR_SECURITY: list[dict[str, list[str]]] = [{"healthCheckKey": []}, {"bearer": []}]
 """Either header works: `x-health-check-key: <secret>` or `Authorization: Bearer <secret>`."""
 
@@ -67,11 +70,34 @@ class LookupEndpoint:
         return found
 
 
-# --- the operator API's answers (functions/handlers/ops.py, wire format in functions/handlers/wire.py) --
+# --- the operator API (functions/handlers/ops.py; its wire format is functions/handlers/wire.py) -------
 
 
 class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class ActiveOverride(_Wire):
+    """An operator override that counts now. Times: epoch ms."""
+
+    mode: OverrideMode
+    reason: Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS)]
+    expiresAt: int
+    createdAt: int
+
+
+class RouteOverride(ActiveOverride):
+    """The override a PUT stored or a DELETE removed."""
+
+    key: RouteKey
+
+
+class OverrideRequestBody(_Wire):
+    """The body of PUT: the reason is shown to every operator (never a secret)."""
+
+    mode: OverrideMode
+    reason: Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS)]
+    ttlSeconds: Annotated[int, Field(ge=1, le=MAX_TTL_SECONDS)]
 
 
 class RouteVerdict(_Wire):
@@ -83,6 +109,7 @@ class RouteVerdict(_Wire):
     reason: Reason | SkipJsonSchema[None] = None
     failedAt: int | SkipJsonSchema[None] = None
     blockedUntil: int | SkipJsonSchema[None] = None
+    override: ActiveOverride | SkipJsonSchema[None] = None
 
 
 class RelayVerdict(_Wire):
@@ -125,12 +152,15 @@ def lookup_errors(endpoint: LookupEndpoint) -> _Errors:
     return errors.add(503, "UPSTREAM_ROUTE_UNAVAILABLE").add(504, "UPSTREAM_TIMEOUT")
 
 
-def operator_errors(method: Literal["get", "post"]) -> _Errors:
+def operator_errors(method: Literal["get", "post", "put", "delete"]) -> _Errors:
     """What `functions/handlers/ops.py` can answer (PROBE_SLOT_TAKEN is its own 429 shape)."""
     errors = _Errors()
-    if method == "post":
+    if method != "get":
         errors.add(400, "INVALID_INPUT")
-    errors.add(401, "UNAUTHORIZED_HEALTH_CHECK").add(500, "INTERNAL_ERROR")
+    errors.add(401, "UNAUTHORIZED_HEALTH_CHECK")
+    if method in ("put", "delete"):
+        errors.add(404, "UNKNOWN_ROUTE_KEY", *(["NO_OVERRIDE"] if method == "delete" else []))
+    errors.add(500, "INTERNAL_ERROR")
     return errors.add(
         503, "HEALTH_CHECK_SECRET_NOT_CONFIGURED", "ROUTE_HEALTH_NOT_CONFIGURED", "ROUTE_HEALTH_FAILED"
     )
@@ -285,47 +315,66 @@ def _lookup_operation(
     return operation
 
 
-def _operator_operations(routes: dict[str, str]) -> dict[str, Any]:
-    get = {
-        "operationId": "getRouteHealth",
-        "summary": "The stored verdicts (never probes)",
+def _operator_operation(
+    method: Literal["get", "post", "put", "delete"], operation_id: str, summary: str, answer: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "operationId": operation_id,
+        "summary": summary,
         "tags": [OPERATOR_TAG],
         "security": OPERATOR_SECURITY,
         "responses": {
-            "200": _json(_success(routes), "The stored verdicts"),
-            **_error_responses(operator_errors("get"), headers={}, field_errors=False),
+            "200": _json(_success(answer), summary),
+            # Only PUT's body errors carry `fields` (location `body`).
+            **_error_responses(operator_errors(method), headers={}, field_errors=method == "put"),
         },
     }
+
+
+def _operator_paths(refs: Mapping[type[BaseModel], dict[str, str]]) -> dict[str, dict[str, Any]]:
+    routes, override = refs[RouteHealth], refs[RouteOverride]
+    get = _operator_operation("get", "getRouteHealth", "The stored verdicts and active overrides", routes)
+    post = _operator_operation(
+        "post", "probeRoutes", "Probe every route and relay now (once per 5-minute slot)", routes
+    )
+    post["description"] = "Takes no body and no query parameters. Answers the verdicts after the probe."
     slot_taken = _failure(["PROBE_SLOT_TAKEN"], retryAfter={"type": "integer", "minimum": 1}, data=routes)
-    post_errors = _error_responses(operator_errors("post"), headers={}, field_errors=False)
-    post_errors["429"] = _json(
+    post["responses"]["429"] = _json(
         {"oneOf": [slot_taken, GATEWAY_MESSAGE]},
         "PROBE_SLOT_TAKEN: this 5-minute slot was already probed; the current verdicts are in `data`",
         RETRY_AFTER,
     )
-    post = {
-        "operationId": "probeRoutes",
-        "summary": "Probe every route and relay now (once per 5-minute slot), then answer the verdicts",
-        "description": "Takes no body and no query parameters (400 INVALID_INPUT otherwise).",
-        "tags": [OPERATOR_TAG],
-        "security": OPERATOR_SECURITY,
-        "responses": {"200": _json(_success(routes), "The verdicts after the probe"), **post_errors},
+    key = {"name": "key", "in": "path", "required": True, "schema": {"$ref": REF.format(model="RouteKey")}}
+    put = _operator_operation(
+        "put", "setRouteOverride", "Force a route to its relay or direct, for a while", override
+    )
+    put["parameters"] = [key]
+    put["requestBody"] = {
+        "required": True,
+        "content": {"application/json": {"schema": refs[OverrideRequestBody]}},
     }
-    return {"get": get, "post": post}
+    put["description"] = (
+        "Replaces any earlier override of the key. `force-direct` on `gs25-stock` is refused (400)."
+    )
+    delete = _operator_operation("delete", "clearRouteOverride", "End a route's override now", override)
+    delete["parameters"] = [key]
+    return {ROUTES_PATH: {"get": get, "post": post}, OVERRIDE_PATH: {"put": put, "delete": delete}}
 
 
 def openapi_document(lookups: Sequence[LookupEndpoint]) -> dict[str, Any]:
-    refs, schemas = _refs([*(endpoint.data for endpoint in lookups), RouteHealth])
+    refs, schemas = _refs(
+        [*(endpoint.data for endpoint in lookups), RouteHealth, RouteOverride, OverrideRequestBody]
+    )
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in lookups:
         paths.setdefault(endpoint.path, {})["get"] = _lookup_operation(endpoint, refs)
-    paths[ROUTES_PATH] = _operator_operations(refs[RouteHealth])
+    paths.update(_operator_paths(refs))
     schemas["FieldError"] = {
         "type": "object",
         "required": ["location", "field", "message"],
         "additionalProperties": False,
         "properties": {
-            "location": {"enum": ["query", "path"]},
+            "location": {"enum": ["query", "path", "body"]},
             "field": {"type": ["string", "null"], "description": "null: a rule across parameters"},
             "message": {"type": "string"},
         },

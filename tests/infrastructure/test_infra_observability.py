@@ -266,6 +266,7 @@ def test_saved_logs_insights_queries(synthesized):
         "RouteHealth-prod/why-did-a-route-go-relay",
         "RouteHealth-prod/failures-by-reason",
         "RouteHealth-prod/503s-by-route",
+        "RouteHealth-prod/override-changes",
     }
     functions = synthesized.functions_by_handler()
     log_group_of = {
@@ -277,6 +278,9 @@ def test_saved_logs_insights_queries(synthesized):
     assert '"probe check failed"' in why["QueryString"]
     assert "by message, route, group, reason" in queries["RouteHealth-prod/failures-by-reason"]["QueryString"]
     assert queries["RouteHealth-prod/503s-by-route"]["LogGroupNames"] == [{"Ref": log_group_of[API_HANDLER]}]
+    overrides = queries["RouteHealth-prod/override-changes"]
+    assert overrides["LogGroupNames"] == [{"Ref": log_group_of[OPS_HANDLER]}]
+    assert 'filter audit = "route-override"' in overrides["QueryString"]
 
 
 def test_the_dashboard_shows_failures_by_reason_and_503s_by_route_from_the_logs(widgets):

@@ -18,7 +18,7 @@ from functions.adapters.secrets import Secrets
 from functions.core import RouteKey
 from functions.handlers import api, ops, wiring
 from functions.handlers.metrics import LOOKUP_ERROR_CODES
-from functions.handlers.openapi import ROUTES_PATH
+from functions.handlers.openapi import OVERRIDE_PATH, ROUTES_PATH
 from sandbox.simulator.server import Simulator
 from tests.unit.handlers.test_api import ENDPOINT_OF, ENDPOINTS, Endpoint, loaded, write_verdicts
 
@@ -78,7 +78,13 @@ def test_the_document_is_a_valid_openapi_3_1_document():
 def test_every_lookup_endpoint_and_the_operator_api_are_documented():
     documented = {(path, method) for path, method, _ in operations()}
     lookups = {(template_of(endpoint.path), "get") for endpoint in ENDPOINTS}
-    assert documented == lookups | {(ROUTES_PATH, "get"), (ROUTES_PATH, "post")}
+    operator = {
+        (ROUTES_PATH, "get"),
+        (ROUTES_PATH, "post"),
+        (OVERRIDE_PATH, "put"),
+        (OVERRIDE_PATH, "delete"),
+    }
+    assert documented == lookups | operator
 
 
 def test_operation_ids_are_stable_and_readable():
@@ -104,6 +110,8 @@ def test_operation_ids_are_stable_and_readable():
         "dtryxTimetable",
         "getRouteHealth",
         "probeRoutes",
+        "setRouteOverride",
+        "clearRouteOverride",
     }
 
 
@@ -121,7 +129,7 @@ def _enum(envelope: dict[str, Any]) -> list[str]:
 def test_each_lookup_documents_its_typed_200_data_and_exactly_its_error_codes():
     document = served_document()
     for path, _, operation in operations():
-        if path == ROUTES_PATH:
+        if path in (ROUTES_PATH, OVERRIDE_PATH):
             continue
         responses = operation["responses"]
         data = responses["200"]["content"]["application/json"]["schema"]["properties"]["data"]
@@ -150,7 +158,9 @@ def test_api_gateways_own_answers_are_documented():
     for path, method, operation in operations():
         throttled = json.dumps(operation["responses"]["429"])
         assert "GatewayMessage" in throttled, (method, path)
-        assert "Retry-After" in operation["responses"]["429"].get("headers", {}) or path == ROUTES_PATH
+        assert "Retry-After" in operation["responses"]["429"].get("headers", {}) or operation["tags"] == [
+            "Operator"
+        ]
     assert "GatewayNotFound" in document["components"]["responses"]
     assert "404" in document["info"]["description"]
 
@@ -189,8 +199,13 @@ def test_the_operator_api_is_documented_with_its_security_schemes():
     assert schemes["healthCheckKey"] == {"type": "apiKey", "in": "header", "name": "x-health-check-key"}
     assert schemes["bearer"]["type"] == "http"
     assert schemes["bearer"]["scheme"] == "bearer"
-    for method in ("get", "post"):
-        operation = document["paths"][ROUTES_PATH][method]
+    for path, method in (
+        (ROUTES_PATH, "get"),
+        (ROUTES_PATH, "post"),
+        (OVERRIDE_PATH, "put"),
+        (OVERRIDE_PATH, "delete"),
+    ):
+        operation = document["paths"][path][method]
         assert operation["security"] == [{"healthCheckKey": []}, {"bearer": []}]
         assert operation["responses"]["401"]["headers"]["WWW-Authenticate"]["schema"] == {"const": "Bearer"}
         assert _codes(operation["responses"]["503"]) == [
@@ -199,6 +214,16 @@ def test_the_operator_api_is_documented_with_its_security_schemes():
             "ROUTE_HEALTH_FAILED",
         ]
     assert _codes(document["paths"][ROUTES_PATH]["post"]["responses"]["429"]) == ["PROBE_SLOT_TAKEN"]
+    overrides = document["paths"][OVERRIDE_PATH]
+    assert _codes(overrides["put"]["responses"]["404"]) == ["UNKNOWN_ROUTE_KEY"]
+    assert _codes(overrides["delete"]["responses"]["404"]) == ["UNKNOWN_ROUTE_KEY", "NO_OVERRIDE"]
+    body = document["components"]["schemas"]["OverrideRequestBody"]
+    assert body["required"] == ["mode", "reason", "ttlSeconds"]
+    assert (body["properties"]["ttlSeconds"]["minimum"], body["properties"]["ttlSeconds"]["maximum"]) == (
+        1,
+        86400,
+    )
+    assert body["properties"]["reason"]["maxLength"] == 200
     assert "400" not in document["paths"][ROUTES_PATH]["get"]["responses"]
     for _, _, operation in operations():
         assert ("security" in operation) == (operation["tags"] == ["Operator"])
@@ -220,8 +245,8 @@ def lookup_call(api_event: Callable[..., dict[str, Any]], lambda_context: Any) -
 
 @pytest.fixture
 def operator_call(api_event: Callable[..., dict[str, Any]], lambda_context: Any) -> Call:
-    def invoke(method: str, **kwargs: Any) -> tuple[int, dict[str, str], Any]:
-        answer = ops.lambda_handler(api_event(method, ROUTES_PATH, **kwargs), lambda_context)
+    def invoke(method: str, path: str = ROUTES_PATH, **kwargs: Any) -> tuple[int, dict[str, str], Any]:
+        answer = ops.lambda_handler(api_event(method, path, **kwargs), lambda_context)
         return answer["statusCode"], answer.get("headers") or {}, json.loads(answer["body"])
 
     return invoke
@@ -337,3 +362,36 @@ def test_a_real_operator_answer_without_a_secret_matches_the_document(
     status, headers, body = operator_call("GET", headers=OPERATOR_AUTH)
     assert (status, body["error"]["code"]) == (503, "HEALTH_CHECK_SECRET_NOT_CONFIGURED")
     assert_documented("get", ROUTES_PATH, status, body, headers)
+
+
+def test_real_override_answers_match_the_document(
+    make_container: Callable[..., wiring.Container], operator_call: Call, store: Any, clock: Any
+) -> None:
+    write_verdicts(store, clock())  # an override shows on a route with a verdict
+    make_container()
+    cu_stock = "/api/health/routes/cu-stock/override"
+    body = json.dumps({"mode": "force-relay", "reason": "CU maintenance", "ttlSeconds": 600})
+    answers = [
+        ("put", cu_stock, operator_call("PUT", cu_stock, headers=OPERATOR_AUTH, body=body)),
+        ("get", ROUTES_PATH, operator_call("GET", headers=OPERATOR_AUTH)),
+        ("delete", cu_stock, operator_call("DELETE", cu_stock, headers=OPERATOR_AUTH)),
+        ("delete", cu_stock, operator_call("DELETE", cu_stock, headers=OPERATOR_AUTH)),
+        ("put", cu_stock, operator_call("PUT", cu_stock, headers=OPERATOR_AUTH, body='{"mode": "sideways"}')),
+        (
+            "put",
+            "/api/health/routes/nope/override",
+            operator_call("PUT", "/api/health/routes/nope/override", headers=OPERATOR_AUTH, body=body),
+        ),
+    ]
+    codes = [(status, body.get("error", {}).get("code")) for _, _, (status, _, body) in answers]
+    assert codes == [
+        (200, None),
+        (200, None),
+        (200, None),
+        (404, "NO_OVERRIDE"),
+        (400, "INVALID_INPUT"),
+        (404, "UNKNOWN_ROUTE_KEY"),
+    ]
+    assert answers[1][2][2]["data"]["routes"]["cu-stock"]["override"]["mode"] == "force-relay"
+    for method, path, (status, headers, answer) in answers:
+        assert_documented(method, path, status, answer, headers)
