@@ -166,7 +166,7 @@ START/END/REPORT lines and API Gateway's access log line. Each is overridable wi
 XRAY_SAMPLED_SHARE = 0.05
 """X-Ray's default rule: the first request each second, then 5 % of the others."""
 PROBE_METRICS = frozenset(
-    {"DirectHealthy", "RelayHealthy", "ProbeRun", "ProbeRunDuration", "StaleWriteRejected"}
+    {"DirectHealthy", "RelayHealthy", "ProbeRun", "ProbeRunDuration", "StaleWriteRejected", "OverridesActive"}
 )
 """What a deployment without lookups still emits (the probe's own metrics)."""
 
