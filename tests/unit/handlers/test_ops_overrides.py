@@ -12,7 +12,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from functions.core import RouteKey
+from functions.core import DIRECT_PROBED
 from functions.core.model import SECOND_MS
 from functions.handlers import wiring
 from functions.handlers.ops import lambda_handler
@@ -262,8 +262,8 @@ def test_the_probe_checks_overridden_routes_and_reports_the_active_overrides(
     assert simulator.calls()["direct:cu-stock"] == 1
     assert simulator.calls()["direct:oy-find-store"] == 1
     metrics = telemetry.metrics()
-    checked = {m["dimensions"]["Route"] for m in metrics if m["name"] == "ProbeCheck"}
-    assert checked == {key.value for key in RouteKey}
+    checked = {m["dimensions"]["Route"] for m in metrics if m["name"] == "DirectHealthy"}
+    assert checked == {key.value for key in DIRECT_PROBED}  # gs25-stock is pinned: never checked
     assert [m["value"] for m in metrics if m["name"] == "OverridesActive"] == [2]
     active = [log for log in telemetry.logs() if log.get("message") == "operator overrides active"]
     assert active[0]["overrides"] == {"cu-stock": "force-relay", "oy-find-store": "force-direct"}
