@@ -28,7 +28,7 @@ environment:
 
 Each state directory (created mode 0700) holds quota.json, the group's quota ledger (per UTC minute and
 day), kept across restarts. The Lambda side needs the same token in its secret and the public URL of the
-tunnel as the group's relay URL (-c oyRelayUrl=..., -c convenienceRelayUrl=..., -c dtryxRelayUrl=...).
+tunnel as the group's relay URL (the stack parameters OyRelayUrl, ConvenienceRelayUrl, DtryxRelayUrl).
 Logs: JSON lines on stderr, never tokens, keys, sessions or request contents. SIGTERM stops gracefully.
 """
 EXIT_STARTUP_FAILED = 1
