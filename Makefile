@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install test lint format check
+.PHONY: install test test-fast lint format check
 .DEFAULT_GOAL := check
 
 # The environment is rebuilt only when the locked requirements or the project metadata change.
@@ -30,8 +30,17 @@ synth: install
 	CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true AWS_EC2_METADATA_DISABLED=true \
 	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 node_modules/.bin/cdk synth --quiet --no-notices $(SYNTH_ARGS)
 
+# Tests run on every core in parallel; a group's expensive session fixture (the CDK synth, a shared sandbox)
+# is built once, on the worker that runs the whole group (tests/conftest.py assigns the groups).
+PARALLEL := -n auto --dist loadgroup
+
+# The whole suite, with the branch coverage of functions/ (fails under pyproject's fail_under).
 test: install
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL) --cov=functions --cov-branch --cov-report=term-missing:skip-covered
+
+# The pure core, the catalog, the services and the adapters: the loop to run all day (no sandbox, no synth).
+test-fast: install
+	$(BIN)/pytest $(PARALLEL) tests/unit/core tests/unit/catalog tests/unit/services tests/adapters
 
 lint: install
 	$(BIN)/ruff check .

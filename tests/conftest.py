@@ -58,3 +58,15 @@ def fake_aws_environment() -> Iterator[None]:
         for name in ("AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_ENDPOINT_URL"):
             patch.delenv(name, raising=False)
         yield
+
+
+# Under xdist (`make test`), tests that share an expensive session fixture run on one worker, so it is built
+# once per run rather than once per worker (`--dist loadgroup` honours these groups).
+SHARED_SESSION_FIXTURES = ("synthesized", "sandbox", "quota_sandbox")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        shared = [name for name in SHARED_SESSION_FIXTURES if name in getattr(item, "fixturenames", ())]
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(shared[0]))
