@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 
 class SandboxClock:
@@ -13,13 +14,15 @@ class SandboxClock:
     verdict ages and probe slots can be crossed without waiting.
     """
 
-    def __init__(self, *, offset_ms: int = 0) -> None:
+    def __init__(self, *, offset_ms: int = 0, real_time: Callable[[], int] | None = None) -> None:
+        """`real_time` (epoch ms) is the machine's clock unless a test fixes it."""
         self._offset_ms = offset_ms
+        self._real_time = real_time or (lambda: time.time_ns() // 1_000_000)
         self._lock = threading.Lock()
 
     def __call__(self) -> int:
         with self._lock:
-            return time.time_ns() // 1_000_000 + self._offset_ms
+            return self._real_time() + self._offset_ms
 
     @property
     def offset_ms(self) -> int:
@@ -32,4 +35,4 @@ class SandboxClock:
             raise ValueError("the sandbox clock only moves forward")
         with self._lock:
             self._offset_ms += ms
-            return time.time_ns() // 1_000_000 + self._offset_ms
+            return self._real_time() + self._offset_ms

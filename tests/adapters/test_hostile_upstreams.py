@@ -19,26 +19,6 @@ from typing import Any, Literal
 
 import boto3
 import pytest
-from hostile_upstream import (
-    GZIPPED_OK,
-    JSON_OK,
-    Behaviour,
-    HostileServer,
-    Peer,
-    body_drip,
-    chunked,
-    close_without_answer,
-    deep_json,
-    endless_informational,
-    gzip_bomb,
-    hang,
-    hang_after_headers,
-    header_drip,
-    ok_json,
-    reset_after_request,
-    reset_mid_body,
-    respond,
-)
 from moto import mock_aws
 from pydantic import BaseModel, ConfigDict
 
@@ -59,6 +39,26 @@ from functions.core import (
     ServiceError,
 )
 from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
+from tests.support.hostile_upstream import (
+    GZIPPED_OK,
+    JSON_OK,
+    Behaviour,
+    HostileServer,
+    Peer,
+    body_drip,
+    chunked,
+    close_without_answer,
+    deep_json,
+    endless_informational,
+    gzip_bomb,
+    hang,
+    hang_after_headers,
+    header_drip,
+    ok_json,
+    reset_after_request,
+    reset_mid_body,
+    respond,
+)
 
 DEADLINE_MS = 400
 SLACK_S = 0.6

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import boto3
 import pytest
@@ -17,6 +17,7 @@ from functions.adapters.secrets import (
     secret_source,
 )
 from functions.core import RelayGroup
+from tests.support.executor import ManualExecutor
 
 SECRET_ID = "route-health/secrets"
 VALUES = {
@@ -75,20 +76,6 @@ def test_the_secret_is_cached_for_max_age_and_a_failed_refresh_keeps_the_last_va
 
     client.delete_secret(SecretId=SECRET_ID, ForceDeleteWithoutRecovery=True)
     assert uncached.get().health_check_secret == rotated  # unreadable now: the last good value stays
-
-
-class ManualExecutor:
-    """Runs submitted work only when the test says so."""
-
-    def __init__(self) -> None:
-        self.pending: list[Callable[[], object]] = []
-
-    def submit(self, fn: Callable[[], object]) -> None:
-        self.pending.append(fn)
-
-    def run_pending(self) -> None:
-        while self.pending:
-            self.pending.pop(0)()
 
 
 def test_with_an_executor_an_expired_secret_is_served_at_once_and_refreshed_in_the_background(

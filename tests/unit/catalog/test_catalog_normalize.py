@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 import pytest
-from catalog_fixtures import VALID
 
 from functions.catalog import spec_for
 from functions.core import RouteKey
+from tests.support.catalog_fixtures import VALID
 
 
 def _data(key: RouteKey, body: dict[str, Any] | None = None) -> dict[str, Any]:

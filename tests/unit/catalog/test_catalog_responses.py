@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from catalog_fixtures import DELETE, VALID, changed
 
 from functions.catalog import spec_for
 from functions.catalog.spec import ResponseRejected
 from functions.core import Reason, RouteKey
+from tests.support.catalog_fixtures import DELETE, VALID, changed
 
 SEVEN_ENVELOPED = [
     RouteKey.SEVEN_GOODS,

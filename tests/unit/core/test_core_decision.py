@@ -3,7 +3,6 @@ inputs."""
 
 from __future__ import annotations
 
-from core_fakes import T0, cached, relay, route, snapshot_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +23,7 @@ from functions.core import (
     group_of,
 )
 from functions.core.model import MAX_CLOCK_SKEW_MS, MINUTE_MS
+from tests.support.core_fakes import T0, cached, relay, route, snapshot_of
 
 KEY = RouteKey.CU_STOCK
 GROUP = group_of(KEY)

@@ -5,18 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from core_fakes import (
-    T0,
-    FakeClock,
-    RecordingEvents,
-    RecordingReporter,
-    ScriptedCall,
-    cached,
-    make_router,
-    relay,
-    route,
-    snapshot_of,
-)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -54,6 +42,18 @@ from functions.core.overrides import (
     is_active,
     new_override,
     with_active_overrides,
+)
+from tests.support.clock import ManualClock
+from tests.support.core_fakes import (
+    T0,
+    RecordingEvents,
+    RecordingReporter,
+    ScriptedCall,
+    cached,
+    make_router,
+    relay,
+    route,
+    snapshot_of,
 )
 
 KEY = RouteKey.CU_STOCK
@@ -261,7 +261,7 @@ def test_without_a_relay_url_direct_stays_the_only_way_whatever_the_override() -
 def test_under_force_direct_a_live_failure_falls_back_blocks_reports_and_the_next_lookup_goes_direct() -> (
     None
 ):
-    clock = FakeClock()
+    clock = ManualClock(T0)
     reporter, events = RecordingReporter(), RecordingEvents()
     snapshot = with_override(snapshot_of(route(KEY, direct=False), relay(GROUP)), override(mode=DIRECT_ONLY))
     router = make_router(clock, snapshot, reporter=reporter, events=events)
@@ -370,7 +370,7 @@ def test_property_under_force_relay_nothing_goes_direct(
     situation: tuple[RouteKey, Snapshot, RouteOverride, int, int | None], direct_outcome: object
 ) -> None:
     key, snapshot, made, snapshot_age, _ = situation
-    clock = FakeClock()
+    clock = ManualClock(T0)
     forced = dataclasses.replace(made, mode=RELAY_ONLY, created_at=T0, expires_at=T0 + MINUTE_MS)
     router = make_router(
         clock, with_override(snapshot, forced), fetched_at=T0 - min(snapshot_age, SNAPSHOT_TTL_MS)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from core_fakes import ClosedExecutor, FakeClock, ManualExecutor
-
 from functions.core import StoreError
 from functions.core.quota import (
     DAY_MS,
@@ -18,6 +16,8 @@ from functions.core.quota import (
     korea_day,
     korea_day_end,
 )
+from tests.support.clock import ManualClock
+from tests.support.executor import ClosedExecutor, ManualExecutor
 
 # 2026-01-01T14:59:59Z is 23:59:59 in Seoul; one second later it is 2026-01-02 00:00:00 there.
 LAST_SECOND_KST = 1_767_279_599_000
@@ -31,7 +31,7 @@ BOB = client_of("198.51.100.23")
 class SharedStore:
     """A QuotaStore: one table of day totals shared by every container; optionally failing or slow."""
 
-    clock: FakeClock | None = None
+    clock: ManualClock | None = None
     totals: dict[tuple[int, str], int] = field(default_factory=dict)
     calls: list[tuple[int, str, int]] = field(default_factory=list)
     error: Exception | None = None
@@ -56,7 +56,7 @@ class Container:
 
 def container(
     store: SharedStore | None,
-    clock: FakeClock,
+    clock: ManualClock,
     *,
     limit: int = 5,
     errors: list[Exception] | None = None,
@@ -74,7 +74,7 @@ def container(
     return Container(quota, executor)
 
 
-def admitted(quota: DailyQuota, client: str, times: int, clock: FakeClock) -> list[bool]:
+def admitted(quota: DailyQuota, client: str, times: int, clock: ManualClock) -> list[bool]:
     return [quota.admit(client, now=clock()).allowed for _ in range(times)]
 
 
@@ -89,7 +89,7 @@ def test_the_korea_day_turns_at_midnight_in_seoul_not_utc() -> None:
 
 
 def test_a_client_used_up_at_235959_is_allowed_again_at_000000_seoul() -> None:
-    clock = FakeClock(LAST_SECOND_KST)
+    clock = ManualClock(LAST_SECOND_KST)
     quota = container(SharedStore(), clock, limit=2).quota
     assert admitted(quota, ALICE, 3, clock) == [True, True, False]
 
@@ -106,7 +106,7 @@ def test_a_client_used_up_at_235959_is_allowed_again_at_000000_seoul() -> None:
 
 
 def test_remaining_counts_down_to_zero_and_the_last_allowed_lookup_says_zero() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     quota = container(SharedStore(), clock, limit=3).quota
     decisions = [quota.admit(ALICE, now=clock()) for _ in range(4)]
     assert [(d.allowed, d.remaining) for d in decisions] == [(True, 2), (True, 1), (True, 0), (False, 0)]
@@ -122,24 +122,24 @@ def test_the_client_is_a_sha256_of_the_source_ip() -> None:
 
 
 def test_counts_go_to_the_store_in_the_background_and_never_on_the_request() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore()
     one = container(store, clock)
     one.quota.admit(ALICE, now=clock())
     assert store.calls == []  # only queued
-    assert one.executor.run_all() == 1
+    assert one.executor.run_pending() == 1
     assert store.totals == {(korea_day(NOON_KST), ALICE): 1}
 
 
 def test_clients_are_counted_apart() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     quota = container(SharedStore(), clock, limit=2).quota
     assert admitted(quota, ALICE, 3, clock) == [True, True, False]
     assert admitted(quota, BOB, 2, clock) == [True, True]
 
 
 def test_one_flush_in_flight_at_most_and_one_per_interval_batched_per_client() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore()
     day = korea_day(NOON_KST)
     one = container(store, clock, limit=100)
@@ -149,11 +149,11 @@ def test_one_flush_in_flight_at_most_and_one_per_interval_batched_per_client() -
     clock.advance(FLUSH_INTERVAL_MS)
     admitted(one.quota, ALICE, 1, clock)  # the first flush has not finished: no second one
     assert len(one.executor.pending) == 1
-    one.executor.run_all()
+    one.executor.run_pending()
     assert store.calls == [(day, ALICE, 1)]
 
     admitted(one.quota, BOB, 1, clock)  # one flush carries each client's lookups as one number
-    one.executor.run_all()
+    one.executor.run_pending()
     assert store.calls[1:] == [(day, ALICE, 4), (day, BOB, 3)]
 
     clock.advance(FLUSH_INTERVAL_MS - 1)
@@ -161,45 +161,45 @@ def test_one_flush_in_flight_at_most_and_one_per_interval_batched_per_client() -
     assert one.executor.pending == []
     clock.advance(1)
     admitted(one.quota, BOB, 1, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     assert store.calls[3:] == [(day, BOB, 2)]
 
 
 def test_a_flush_takes_at_most_batch_size_clients_the_rest_wait() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore()
     one = container(store, clock, batch_size=2, flush_interval_ms=0)
     for client in ("a", "b", "c"):  # "a" starts a flush; "b" and "c" wait for the next
         admitted(one.quota, client, 1, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     admitted(one.quota, "d", 1, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     assert [call[1] for call in store.calls] == ["a", "b", "c"]
     admitted(one.quota, "a", 1, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     assert [call[1] for call in store.calls] == ["a", "b", "c", "d", "a"]
 
 
 def test_totals_from_other_containers_refuse_the_client_here() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore()
     one, two = container(store, clock, limit=5), container(store, clock, limit=5)
     assert admitted(one.quota, ALICE, 4, clock) == [True] * 4
-    one.executor.run_all()  # the first flush carried 1 lookup
+    one.executor.run_pending()  # the first flush carried 1 lookup
     clock.advance(FLUSH_INTERVAL_MS)
     admitted(one.quota, ALICE, 1, clock)  # the 5th: flushes the other 4
-    one.executor.run_all()
+    one.executor.run_pending()
     assert store.totals[(korea_day(NOON_KST), ALICE)] == 5
 
     # The other container does not know yet: it lets one lookup through, and learns the total from its flush.
     assert admitted(two.quota, ALICE, 1, clock) == [True]
-    two.executor.run_all()
+    two.executor.run_pending()
     assert admitted(two.quota, ALICE, 1, clock) == [False]
     assert store.totals[(korea_day(NOON_KST), ALICE)] == 6  # the stated overshoot: what it had not yet heard
 
 
 def test_without_a_store_each_container_counts_on_its_own() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     one = container(None, clock, limit=2)
     assert admitted(one.quota, ALICE, 3, clock) == [True, True, False]
     assert one.executor.pending == []
@@ -209,12 +209,12 @@ def test_without_a_store_each_container_counts_on_its_own() -> None:
 
 
 def test_store_errors_never_refuse_or_lose_counts_and_are_reported() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore(error=StoreError("DynamoDB UpdateItem failed: ThrottlingException"))
     errors: list[Exception] = []
     one = container(store, clock, limit=5, errors=errors)
     assert admitted(one.quota, ALICE, 2, clock) == [True, True]
-    one.executor.run_all()
+    one.executor.run_pending()
     assert [type(error) for error in errors] == [StoreError]
 
     # Meanwhile the container keeps counting what it saw: the limit still holds in this container.
@@ -225,29 +225,29 @@ def test_store_errors_never_refuse_or_lose_counts_and_are_reported() -> None:
     store.error = None
     clock.advance(RETRY_AFTER_ERROR_MS)
     admitted(one.quota, BOB, 1, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     assert store.totals == {(korea_day(NOON_KST), ALICE): 5, (korea_day(NOON_KST), BOB): 1}
 
 
 def test_a_slow_store_cuts_the_flush_short_and_the_rest_wait_for_the_next() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore(clock=clock, takes_ms=FLUSH_BUDGET_MS)
     one = container(store, clock, flush_interval_ms=0)
     admitted(one.quota, "first", 1, clock)
     admitted(one.quota, "a", 1, clock)
     admitted(one.quota, "b", 1, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     admitted(one.quota, "c", 1, clock)  # starts a flush of a, b, c
-    one.executor.run_all()
+    one.executor.run_pending()
     assert [call[1] for call in store.calls] == ["first", "a"]  # the budget was spent on "a"
     store.takes_ms = 0
     admitted(one.quota, "d", 1, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     assert sorted(client for (_, client) in store.totals) == ["a", "b", "c", "d", "first"]
 
 
 def test_a_shut_down_executor_keeps_the_counts_for_later() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     quota = DailyQuota(2, store=SharedStore(), executor=ClosedExecutor(), clock=clock)
     assert admitted(quota, ALICE, 3, clock) == [True, True, False]
 
@@ -256,29 +256,29 @@ def test_a_shut_down_executor_keeps_the_counts_for_later() -> None:
 
 
 def test_the_least_recently_seen_flushed_client_is_forgotten_first() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore()
     one = container(store, clock, limit=2, max_clients=2, flush_interval_ms=0)
     admitted(one.quota, ALICE, 2, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     admitted(one.quota, BOB, 1, clock)
-    one.executor.run_all()
+    one.executor.run_pending()
     assert admitted(one.quota, ALICE, 1, clock) == [False]  # seen again: now the most recent
 
     admitted(one.quota, "carol", 1, clock)  # full: Bob (flushed, least recently seen) makes room
     assert one.quota.tracked_clients() == 2
     assert admitted(one.quota, ALICE, 1, clock) == [False]
-    one.executor.run_all()
+    one.executor.run_pending()
 
     # Bob comes back unknown; the container relearns his total from the store at its next flush.
     assert admitted(one.quota, BOB, 1, clock) == [True]
-    one.executor.run_all()
+    one.executor.run_pending()
     assert store.totals[(korea_day(NOON_KST), BOB)] == 2
     assert admitted(one.quota, BOB, 1, clock) == [False]
 
 
 def test_when_every_tracked_client_has_unflushed_counts_a_new_one_passes_uncounted() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore()
     untracked: list[None] = []
     executor = ManualExecutor()
@@ -296,34 +296,34 @@ def test_when_every_tracked_client_has_unflushed_counts_a_new_one_passes_uncount
     assert len(untracked) == 2
     assert quota.tracked_clients() == 2
 
-    executor.run_all()  # Alice's count is in the store now: she may be forgotten
+    executor.run_pending()  # Alice's count is in the store now: she may be forgotten
     clock.advance(FLUSH_INTERVAL_MS)
     assert admitted(quota, "mallory", 2, clock) == [True, False]  # tracked in Alice's place, and counted
-    executor.run_all()
+    executor.run_pending()
     day = korea_day(NOON_KST)
     assert store.totals == {(day, ALICE): 1, (day, BOB): 1, (day, "mallory"): 1}
 
 
 def test_a_new_day_forgets_the_old_one_and_a_late_flush_of_it_changes_nothing() -> None:
-    clock = FakeClock(LAST_SECOND_KST)
+    clock = ManualClock(LAST_SECOND_KST)
     store = SharedStore()
     one = container(store, clock, limit=1)
     admitted(one.quota, ALICE, 1, clock)  # its flush is queued, not run
     clock.advance(1_000)
     assert admitted(one.quota, ALICE, 2, clock) == [True, False]
-    one.executor.run_all()  # the old day's flush lands after midnight
+    one.executor.run_pending()  # the old day's flush lands after midnight
     assert one.quota.tracked_clients() == 1
     assert store.totals == {(korea_day(LAST_SECOND_KST), ALICE): 1}
 
 
 def test_the_stored_total_replaces_what_the_container_knew() -> None:
-    clock = FakeClock(NOON_KST)
+    clock = ManualClock(NOON_KST)
     store = SharedStore()
     one = container(store, clock, limit=3, flush_interval_ms=0)
     for _ in range(2):
         admitted(one.quota, ALICE, 1, clock)
-        one.executor.run_all()
+        one.executor.run_pending()
     del store.totals[(korea_day(NOON_KST), ALICE)]  # e.g. an operator deleted the client's item
     admitted(one.quota, ALICE, 1, clock)
-    one.executor.run_all()  # the store now says 1
+    one.executor.run_pending()  # the store now says 1
     assert admitted(one.quota, ALICE, 3, clock) == [True, True, False]

@@ -6,20 +6,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from core_fakes import (
-    T0,
-    FakeClock,
-    FakeStore,
-    ManualExecutor,
-    RecordingEvents,
-    RecordingReporter,
-    ScriptedCall,
-    loaded_cache,
-    make_router,
-    relay,
-    route,
-    snapshot_of,
-)
 
 from functions.core import (
     COOLDOWN_MS,
@@ -41,6 +27,20 @@ from functions.core import (
     group_of,
 )
 from functions.core.errors import relay_quota_exceeded, route_unavailable, upstream_bad_response
+from tests.support.clock import ManualClock
+from tests.support.core_fakes import (
+    T0,
+    FakeStore,
+    RecordingEvents,
+    RecordingReporter,
+    ScriptedCall,
+    loaded_cache,
+    make_router,
+    relay,
+    route,
+    snapshot_of,
+)
+from tests.support.executor import ManualExecutor
 
 KEY = RouteKey.OY_STOCK_STORES
 GROUP = group_of(KEY)
@@ -48,8 +48,8 @@ DIRECT_OK = snapshot_of(route(KEY))
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> ManualClock:
+    return ManualClock(T0)
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def events() -> RecordingEvents:
 
 
 def direct_router(
-    clock: FakeClock,
+    clock: ManualClock,
     reporter: RecordingReporter,
     events: RecordingEvents,
     snapshot: Snapshot = DIRECT_OK,
@@ -77,7 +77,7 @@ def direct_router(
 
 
 def test_direct_gets_at_most_3_s(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
     router = direct_router(clock, reporter, events)
@@ -92,7 +92,7 @@ def test_direct_gets_at_most_3_s(
 
 
 def test_direct_gets_the_budget_when_it_is_under_3_s(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     direct = ScriptedCall(clock, "direct")
     direct_router(clock, reporter, events).route_operation(
@@ -102,7 +102,7 @@ def test_direct_gets_the_budget_when_it_is_under_3_s(
 
 
 def test_route_failure_blocks_reports_and_falls_back_once_with_the_remaining_budget(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     direct = ScriptedCall(clock, RouteFailure(Reason.HTTP_403), takes_ms=1_200)
     via_relay = ScriptedCall(clock, "relay")
@@ -119,7 +119,7 @@ def test_route_failure_blocks_reports_and_falls_back_once_with_the_remaining_bud
 
 
 def test_the_next_lookup_after_a_live_failure_skips_direct(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     router = direct_router(clock, reporter, events)
     router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.TIMEOUT)), ScriptedCall(clock, "r"))
@@ -132,28 +132,28 @@ def test_the_next_lookup_after_a_live_failure_skips_direct(
 
 
 def test_local_block_lasts_5_min(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     # The cached snapshot is kept fresh by a loader that always says direct works.
     executor = ManualExecutor()
     cache = SnapshotCache(lambda: DIRECT_OK, clock=clock, executor=executor)
     router = Router(clock=clock, snapshots=cache, reporter=reporter, relay_configured=lambda _g: True)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
     router.route_operation(
         KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_5XX), takes_ms=0), lambda _ms: "r"
     )
 
     clock.advance(COOLDOWN_MS - 1)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
     assert router.route_operation(KEY, ScriptedCall(clock, "direct"), lambda _ms: "relay") == "relay"
     clock.advance(1)
     assert router.route_operation(KEY, ScriptedCall(clock, "direct"), lambda _ms: "relay") == "direct"
 
 
 def test_local_blocks_belong_to_one_router(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     first = direct_router(clock, reporter, events)
     first.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_429)), ScriptedCall(clock, "r"))
@@ -165,7 +165,7 @@ def test_local_blocks_belong_to_one_router(
 
 
 def test_route_failure_with_a_known_unhealthy_relay_is_unavailable(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     snapshot = snapshot_of(route(KEY), relay(GROUP, healthy=False))
     via_relay = ScriptedCall(clock, "relay")
@@ -181,7 +181,7 @@ def test_route_failure_with_a_known_unhealthy_relay_is_unavailable(
 
 
 def test_route_failure_with_no_budget_left_is_a_timeout(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     direct = ScriptedCall(clock, RouteFailure(Reason.TIMEOUT), takes_ms=DIRECT_TIMEOUT_MS)
     via_relay = ScriptedCall(clock, "relay")
@@ -204,7 +204,7 @@ def test_route_failure_with_no_budget_left_is_a_timeout(
     ],
 )
 def test_route_failure_without_a_relay_is_an_upstream_error(
-    clock: FakeClock,
+    clock: ManualClock,
     reporter: RecordingReporter,
     events: RecordingEvents,
     reason: Reason,
@@ -229,7 +229,7 @@ def test_route_failure_without_a_relay_is_an_upstream_error(
     ("status", "code"), [(400, "UPSTREAM_REJECTED"), (404, "UPSTREAM_NOT_FOUND"), (422, "UPSTREAM_REJECTED")]
 )
 def test_upstream_rejection_from_direct_passes_its_meaning_and_never_blocks(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents, status: int, code: str
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents, status: int, code: str
 ) -> None:
     via_relay = ScriptedCall(clock, "relay")
     router = direct_router(clock, reporter, events)
@@ -245,7 +245,7 @@ def test_upstream_rejection_from_direct_passes_its_meaning_and_never_blocks(
 
 
 @pytest.mark.parametrize("status", [400, 404, 422])
-def test_upstream_rejection_from_the_relay_passes_its_meaning(clock: FakeClock, status: int) -> None:
+def test_upstream_rejection_from_the_relay_passes_its_meaning(clock: ManualClock, status: int) -> None:
     router = make_router(clock, None)
     with pytest.raises(ServiceError) as raised:
         router.route_operation(
@@ -255,7 +255,7 @@ def test_upstream_rejection_from_the_relay_passes_its_meaning(clock: FakeClock, 
 
 
 def test_cancelled_direct_call_never_blocks(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     router = direct_router(clock, reporter, events)
     via_relay = ScriptedCall(clock, "relay")
@@ -269,7 +269,7 @@ def test_cancelled_direct_call_never_blocks(
 
 
 def test_cancel_set_before_the_lookup_calls_nothing(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     cancel = threading.Event()
     cancel.set()
@@ -282,7 +282,7 @@ def test_cancel_set_before_the_lookup_calls_nothing(
 
 
 def test_cancel_set_during_a_successful_call_raises_cancelled(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     cancel = threading.Event()
     direct = ScriptedCall(clock, "direct", cancel_during=cancel)
@@ -293,7 +293,7 @@ def test_cancel_set_during_a_successful_call_raises_cancelled(
 
 
 def test_route_failure_while_cancelled_does_not_block_or_fall_back(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     cancel = threading.Event()
     direct = ScriptedCall(clock, RouteFailure(Reason.NETWORK_ERROR), cancel_during=cancel)
@@ -311,7 +311,7 @@ def test_route_failure_while_cancelled_does_not_block_or_fall_back(
 # Relay chosen.
 
 
-def test_relay_chosen_gets_the_full_budget(clock: FakeClock, events: RecordingEvents) -> None:
+def test_relay_chosen_gets_the_full_budget(clock: ManualClock, events: RecordingEvents) -> None:
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
     router = make_router(clock, None, events=events)
 
@@ -323,7 +323,7 @@ def test_relay_chosen_gets_the_full_budget(clock: FakeClock, events: RecordingEv
 
 
 def test_relay_quota_answer_passes_through_unchanged_and_is_not_reported(
-    clock: FakeClock, reporter: RecordingReporter
+    clock: ManualClock, reporter: RecordingReporter
 ) -> None:
     router = make_router(clock, None, reporter=reporter)
     with pytest.raises(ServiceError) as raised:
@@ -335,7 +335,7 @@ def test_relay_quota_answer_passes_through_unchanged_and_is_not_reported(
 
 @pytest.mark.parametrize(("reason", "status"), [(Reason.TIMEOUT, 504), (Reason.HTTP_5XX, 502)])
 def test_a_route_failure_from_the_relay_becomes_a_service_error(
-    clock: FakeClock, reason: Reason, status: int
+    clock: ManualClock, reason: Reason, status: int
 ) -> None:
     router = make_router(clock, None)
     with pytest.raises(ServiceError) as raised:
@@ -343,7 +343,7 @@ def test_a_route_failure_from_the_relay_becomes_a_service_error(
     assert raised.value.status == status
 
 
-def test_unavailable_decision_calls_nothing(clock: FakeClock, events: RecordingEvents) -> None:
+def test_unavailable_decision_calls_nothing(clock: ManualClock, events: RecordingEvents) -> None:
     snapshot = snapshot_of(route(KEY, direct=False), relay(GROUP, healthy=False))
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
     router = make_router(clock, snapshot, events=events)
@@ -356,7 +356,7 @@ def test_unavailable_decision_calls_nothing(clock: FakeClock, events: RecordingE
     assert events.decisions == [(KEY, Path.UNAVAILABLE, Rule.BOTH_KNOWN_BAD)]
 
 
-def test_pinned_key_goes_to_the_relay_with_the_full_budget(clock: FakeClock) -> None:
+def test_pinned_key_goes_to_the_relay_with_the_full_budget(clock: ManualClock) -> None:
     pinned = RouteKey.GS25_STOCK
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
     router = make_router(clock, snapshot_of(route(pinned)))
@@ -365,7 +365,7 @@ def test_pinned_key_goes_to_the_relay_with_the_full_budget(clock: FakeClock) -> 
     assert [g.time_ms for g in via_relay.grants] == [LOOKUP_BUDGET_MS]
 
 
-def test_an_exhausted_budget_is_a_timeout_without_calls(clock: FakeClock) -> None:
+def test_an_exhausted_budget_is_a_timeout_without_calls(clock: ManualClock) -> None:
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
     with pytest.raises(ServiceError) as raised:
         make_router(clock, DIRECT_OK).route_operation(KEY, direct, via_relay, budget_ms=0)
@@ -377,7 +377,7 @@ def test_an_exhausted_budget_is_a_timeout_without_calls(clock: FakeClock) -> Non
 
 
 def test_stale_snapshot_goes_to_the_relay_and_refreshes_in_the_background(
-    clock: FakeClock, events: RecordingEvents
+    clock: ManualClock, events: RecordingEvents
 ) -> None:
     executor = ManualExecutor()
     cache = SnapshotCache(lambda: DIRECT_OK, clock=clock, executor=executor)
@@ -389,7 +389,7 @@ def test_stale_snapshot_goes_to_the_relay_and_refreshes_in_the_background(
     assert events.decisions[-1][2] == Rule.NO_SNAPSHOT
     assert len(executor.pending) == 1  # the load was only queued: the lookup did not wait for it
 
-    executor.run_all()
+    executor.run_pending()
     assert (
         router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")) == "direct"
     )
@@ -401,7 +401,7 @@ def test_stale_snapshot_goes_to_the_relay_and_refreshes_in_the_background(
 
 
 def test_a_direct_failure_answers_503_when_a_fresh_snapshot_knows_the_relay_is_unhealthy(
-    clock: FakeClock, events: RecordingEvents
+    clock: ManualClock, events: RecordingEvents
 ) -> None:
     snapshot = snapshot_of(route(KEY), relay(GROUP, healthy=False))
     router = make_router(clock, snapshot, fetched_at=T0 - SNAPSHOT_TTL_MS + 1_000, events=events)
@@ -413,7 +413,7 @@ def test_a_direct_failure_answers_503_when_a_fresh_snapshot_knows_the_relay_is_u
     assert events.answers == [(KEY, Path.UNAVAILABLE)]
 
 
-def test_a_snapshot_that_went_stale_during_the_direct_call_never_answers_503(clock: FakeClock) -> None:
+def test_a_snapshot_that_went_stale_during_the_direct_call_never_answers_503(clock: ManualClock) -> None:
     # Fresh when direct was chosen (29 s), stale when direct failed 2 s later: the relay is tried.
     snapshot = snapshot_of(route(KEY), relay(GROUP, healthy=False))
     router = make_router(clock, snapshot, fetched_at=T0 - SNAPSHOT_TTL_MS + 1_000)
@@ -426,7 +426,9 @@ def test_a_snapshot_that_went_stale_during_the_direct_call_never_answers_503(clo
 # Every lookup is counted once by how it was answered; every 503 counts as unavailable (the 503-rate alarm).
 
 
-def test_each_lookup_is_answered_once_on_its_decided_path(clock: FakeClock, events: RecordingEvents) -> None:
+def test_each_lookup_is_answered_once_on_its_decided_path(
+    clock: ManualClock, events: RecordingEvents
+) -> None:
     router = make_router(clock, DIRECT_OK, events=events)
     router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay"))
     router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_5XX)), ScriptedCall(clock, "r"))
@@ -434,7 +436,7 @@ def test_each_lookup_is_answered_once_on_its_decided_path(clock: FakeClock, even
     assert events.answers == [(KEY, Path.DIRECT), (KEY, Path.DIRECT), (KEY, Path.RELAY)]
 
 
-def test_a_relay_503_is_answered_as_unavailable(clock: FakeClock, events: RecordingEvents) -> None:
+def test_a_relay_503_is_answered_as_unavailable(clock: ManualClock, events: RecordingEvents) -> None:
     router = make_router(clock, None, events=events)
     with pytest.raises(ServiceError) as raised:
         router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, route_unavailable()))
@@ -443,7 +445,7 @@ def test_a_relay_503_is_answered_as_unavailable(clock: FakeClock, events: Record
     assert events.answers == [(KEY, Path.UNAVAILABLE)]
 
 
-def test_other_errors_keep_their_path(clock: FakeClock, events: RecordingEvents) -> None:
+def test_other_errors_keep_their_path(clock: ManualClock, events: RecordingEvents) -> None:
     router = make_router(clock, None, events=events)
     with pytest.raises(ServiceError):
         router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, upstream_bad_response()))
@@ -455,14 +457,14 @@ def test_other_errors_keep_their_path(clock: FakeClock, events: RecordingEvents)
 # Legacy mode (no verdict store).
 
 
-def test_legacy_mode_prefers_the_configured_relay(clock: FakeClock) -> None:
+def test_legacy_mode_prefers_the_configured_relay(clock: ManualClock) -> None:
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
     router = make_router(clock, None, store=False)
     assert router.route_operation(KEY, direct, via_relay) == "relay"
     assert direct.calls == 0
 
 
-def test_legacy_mode_without_a_relay_goes_direct_and_fails_cleanly(clock: FakeClock) -> None:
+def test_legacy_mode_without_a_relay_goes_direct_and_fails_cleanly(clock: ManualClock) -> None:
     router = make_router(clock, None, store=False, relay_configured=False)
     assert (
         router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")) == "direct"
@@ -477,7 +479,7 @@ def test_legacy_mode_without_a_relay_goes_direct_and_fails_cleanly(clock: FakeCl
 # The failure report never waits for the store.
 
 
-def test_failure_report_goes_to_the_store_in_the_background(clock: FakeClock) -> None:
+def test_failure_report_goes_to_the_store_in_the_background(clock: ManualClock) -> None:
     store, executor = FakeStore(), ManualExecutor()
     router = Router(
         clock=clock,
@@ -491,11 +493,11 @@ def test_failure_report_goes_to_the_store_in_the_background(clock: FakeClock) ->
     assert store.failures == []  # the lookup answered before the store heard anything
 
     clock.advance(50)
-    executor.run_all()
+    executor.run_pending()
     assert store.failures == [(KEY, T0 + 500, T0 + 50 + 500 + 100)]
 
 
-def test_concurrent_failures_block_every_key(clock: FakeClock) -> None:
+def test_concurrent_failures_block_every_key(clock: ManualClock) -> None:
     keys = [k for k in RouteKey if k is not RouteKey.GS25_STOCK]
     router = make_router(clock, snapshot_of(*(route(k) for k in keys)))
     start = threading.Barrier(len(keys))
@@ -517,7 +519,7 @@ def test_concurrent_failures_block_every_key(clock: FakeClock) -> None:
 
 
 def test_a_timeout_under_a_short_budget_is_the_lookups_not_the_routes(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     # E.g. the second call of a composite lookup: its 3 s were cut by the remaining budget, so a timeout
     # says nothing about the route and must not block it for 5 minutes everywhere.
@@ -535,7 +537,7 @@ def test_a_timeout_under_a_short_budget_is_the_lookups_not_the_routes(
 
 
 def test_without_a_relay_repeated_failures_report_once_per_block(
-    clock: FakeClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
 ) -> None:
     router = direct_router(clock, reporter, events, relay_configured=False)
 

@@ -5,17 +5,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from core_fakes import (
-    T0,
-    FakeClock,
-    RecordingEvents,
-    RecordingReporter,
-    ScriptedCall,
-    make_router,
-    relay,
-    route,
-    snapshot_of,
-)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -37,6 +26,17 @@ from functions.core import (
 )
 from functions.core.errors import relay_quota_exceeded, route_unavailable, upstream_bad_response
 from functions.core.model import MINUTE_MS
+from tests.support.clock import ManualClock
+from tests.support.core_fakes import (
+    T0,
+    RecordingEvents,
+    RecordingReporter,
+    ScriptedCall,
+    make_router,
+    relay,
+    route,
+    snapshot_of,
+)
 
 KEY = RouteKey.SEVEN_STOCK
 GROUP = group_of(KEY)
@@ -107,7 +107,7 @@ class Lookup:
 
 
 def run_lookup(s: Scenario) -> Lookup:
-    clock = FakeClock()
+    clock = ManualClock(T0)
     reporter = RecordingReporter()
     events = RecordingEvents()
     router = make_router(

@@ -6,10 +6,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from core_fakes import T0, ClosedExecutor, FakeClock, ManualExecutor, route, snapshot_of
 
 from functions.core import SNAPSHOT_TTL_MS, RouteKey, Snapshot, SnapshotCache, StoreError
 from functions.core.snapshot_cache import REFRESH_LOST_AFTER_MS, RETRY_AFTER_ERROR_MS
+from tests.support.clock import ManualClock
+from tests.support.core_fakes import T0, route, snapshot_of
+from tests.support.executor import ClosedExecutor, ManualExecutor
 
 OLD = snapshot_of(route(RouteKey.CU_STOCK, direct=False))
 NEW = snapshot_of(route(RouteKey.CU_STOCK, direct=True))
@@ -29,8 +31,8 @@ class CountingLoader:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> ManualClock:
+    return ManualClock(T0)
 
 
 @pytest.fixture
@@ -38,20 +40,20 @@ def executor() -> ManualExecutor:
     return ManualExecutor()
 
 
-def test_nothing_is_cached_before_the_first_load(clock: FakeClock, executor: ManualExecutor) -> None:
+def test_nothing_is_cached_before_the_first_load(clock: ManualClock, executor: ManualExecutor) -> None:
     cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
     assert cache.peek() is None
     assert cache.age_ms() is None
 
 
 def test_refresh_runs_in_the_background_and_records_when_it_read(
-    clock: FakeClock, executor: ManualExecutor
+    clock: ManualClock, executor: ManualExecutor
 ) -> None:
     cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
     cache.refresh_if_stale()
     assert cache.peek() is None  # only queued: the caller did not wait
 
-    executor.run_all()
+    executor.run_pending()
     cached = cache.peek()
     assert cached is not None
     assert (cached.snapshot, cached.fetched_at) == (NEW, T0)
@@ -59,34 +61,34 @@ def test_refresh_runs_in_the_background_and_records_when_it_read(
     assert cache.age_ms() == 1_234
 
 
-def test_fetched_at_is_when_the_load_started(clock: FakeClock, executor: ManualExecutor) -> None:
+def test_fetched_at_is_when_the_load_started(clock: ManualClock, executor: ManualExecutor) -> None:
     def slow_load() -> Snapshot:
         clock.advance(1_500)
         return NEW
 
     cache = SnapshotCache(slow_load, clock=clock, executor=executor)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
     cached = cache.peek()
     assert cached is not None
     assert cached.fetched_at == T0
 
 
 def test_fresh_snapshot_is_not_reloaded_until_the_ttl_passes(
-    clock: FakeClock, executor: ManualExecutor
+    clock: ManualClock, executor: ManualExecutor
 ) -> None:
     loader = CountingLoader(OLD, NEW)
     cache = SnapshotCache(loader, clock=clock, executor=executor)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
 
     clock.advance(SNAPSHOT_TTL_MS)
     cache.refresh_if_stale()
-    assert executor.run_all() == 0
+    assert executor.run_pending() == 0
 
     clock.advance(1)
     cache.refresh_if_stale()
-    assert executor.run_all() == 1
+    assert executor.run_pending() == 1
     cached = cache.peek()
     assert cached is not None
     assert cached.snapshot == NEW
@@ -94,7 +96,7 @@ def test_fresh_snapshot_is_not_reloaded_until_the_ttl_passes(
 
 
 def test_single_flight_under_concurrent_callers() -> None:
-    clock = FakeClock()
+    clock = ManualClock(T0)
     gate, load_started = threading.Event(), threading.Event()
     calls = 0
 
@@ -134,18 +136,18 @@ def test_single_flight_under_concurrent_callers() -> None:
 
 
 def test_load_error_keeps_the_old_snapshot_and_is_reported(
-    clock: FakeClock, executor: ManualExecutor
+    clock: ManualClock, executor: ManualExecutor
 ) -> None:
     errors: list[Exception] = []
     cache = SnapshotCache(
         CountingLoader(OLD, StoreError("down")), clock=clock, executor=executor, on_error=errors.append
     )
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
 
     clock.advance(SNAPSHOT_TTL_MS + 1)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
 
     cached = cache.peek()
     assert cached is not None
@@ -154,25 +156,25 @@ def test_load_error_keeps_the_old_snapshot_and_is_reported(
 
 
 def test_after_a_load_error_the_next_attempt_waits_a_little(
-    clock: FakeClock, executor: ManualExecutor
+    clock: ManualClock, executor: ManualExecutor
 ) -> None:
     loader = CountingLoader(StoreError("down"), NEW)
     cache = SnapshotCache(loader, clock=clock, executor=executor)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
 
     clock.advance(RETRY_AFTER_ERROR_MS - 1)
     cache.refresh_if_stale()
-    assert executor.run_all() == 0  # no retry storm while the store is down
+    assert executor.run_pending() == 0  # no retry storm while the store is down
 
     clock.advance(1)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
     assert cache.peek() is not None
     assert loader.calls == 2
 
 
-def test_a_refresh_in_flight_too_long_is_presumed_lost(clock: FakeClock, executor: ManualExecutor) -> None:
+def test_a_refresh_in_flight_too_long_is_presumed_lost(clock: ManualClock, executor: ManualExecutor) -> None:
     cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
     cache.refresh_if_stale()
     clock.advance(REFRESH_LOST_AFTER_MS - 1)
@@ -185,7 +187,7 @@ def test_a_refresh_in_flight_too_long_is_presumed_lost(clock: FakeClock, executo
 
 
 def test_a_lost_refresh_that_finishes_late_does_not_replace_newer_data(
-    clock: FakeClock, executor: ManualExecutor
+    clock: ManualClock, executor: ManualExecutor
 ) -> None:
     cache: SnapshotCache
     first_load = True
@@ -197,20 +199,20 @@ def test_a_lost_refresh_that_finishes_late_does_not_replace_newer_data(
             # Frozen mid-load (Lambda freeze/thaw); meanwhile a new refresh starts and completes.
             clock.advance(REFRESH_LOST_AFTER_MS)
             cache.refresh_if_stale()
-            executor.run_all()
+            executor.run_pending()
             return OLD
         return NEW
 
     cache = SnapshotCache(load, clock=clock, executor=executor)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
 
     cached = cache.peek()
     assert cached is not None
     assert (cached.snapshot, cached.fetched_at) == (NEW, T0 + REFRESH_LOST_AFTER_MS)
 
 
-def test_a_closed_executor_is_tolerated(clock: FakeClock) -> None:
+def test_a_closed_executor_is_tolerated(clock: ManualClock) -> None:
     errors: list[Exception] = []
     cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=ClosedExecutor(), on_error=errors.append)
     cache.refresh_if_stale()
@@ -220,7 +222,7 @@ def test_a_closed_executor_is_tolerated(clock: FakeClock) -> None:
 
 def test_prefetch_loads_within_the_timeout() -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
-        cache = SnapshotCache(CountingLoader(NEW), clock=FakeClock(), executor=pool)
+        cache = SnapshotCache(CountingLoader(NEW), clock=ManualClock(T0), executor=pool)
         assert cache.prefetch(timeout_s=5)
         cached = cache.peek()
         assert cached is not None
@@ -231,7 +233,7 @@ def test_prefetch_tolerates_a_failing_load() -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
         errors: list[Exception] = []
         cache = SnapshotCache(
-            CountingLoader(StoreError("down")), clock=FakeClock(), executor=pool, on_error=errors.append
+            CountingLoader(StoreError("down")), clock=ManualClock(T0), executor=pool, on_error=errors.append
         )
         assert not cache.prefetch(timeout_s=5)
         assert cache.peek() is None
@@ -249,7 +251,7 @@ def test_prefetch_gives_up_after_its_timeout_and_the_load_still_lands() -> None:
         return NEW
 
     pool = ThreadPoolExecutor(max_workers=2)
-    cache = SnapshotCache(gated_load, clock=FakeClock(), executor=pool)
+    cache = SnapshotCache(gated_load, clock=ManualClock(T0), executor=pool)
     assert not cache.prefetch(timeout_s=0.05)
     assert cache.peek() is None
 

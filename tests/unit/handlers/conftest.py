@@ -1,6 +1,6 @@
 """Fixtures for handler tests (shared by the probe, ops and lookup API tests).
 
-- `clock`: a `ManualClock` (epoch ms) that only moves when a test says so.
+- `clock`: a `ManualClock` (tests.support) at NOW, moving only when a test says so.
 - `aws`: moto's in-process AWS for the test; `dynamodb`: a client with the verdict table created from
   `table_definition` (the schema the CDK table and the sandbox use); `store`: a `DynamoVerdictStore` on it.
 - `test_secrets`: every secret value set, each a distinctive string (leak checks search for them);
@@ -17,14 +17,13 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import logging
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 import boto3
 import pytest
@@ -38,6 +37,8 @@ from functions.handlers import telemetry as telemetry_module
 from functions.handlers import wiring
 from functions.handlers.settings import ApiSettings
 from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
+from tests.support import events
+from tests.support.clock import ManualClock
 
 TABLE_NAME = "route-health-test"
 SECRET_ID = "route-health/test"
@@ -57,20 +58,6 @@ TEST_SECRET_VALUES: Mapping[str, str] = {
 }
 
 
-class ManualClock:
-    """A `Clock` for tests: epoch ms that moves only on `advance` or `set` (thread-safe enough: int writes)."""
-
-    def __init__(self, now: int = NOW) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-    def advance(self, ms: int) -> int:
-        self.now += ms
-        return self.now
-
-
 @dataclass(frozen=True)
 class FakeLambdaContext:
     function_name: str = "route-health-test"
@@ -85,7 +72,7 @@ class FakeLambdaContext:
 
 @pytest.fixture
 def clock() -> ManualClock:
-    return ManualClock()
+    return ManualClock(NOW)
 
 
 @pytest.fixture
@@ -126,50 +113,8 @@ def lambda_context() -> FakeLambdaContext:
 
 @pytest.fixture
 def api_event() -> Callable[..., dict[str, Any]]:
-    """Builds an API Gateway HTTP API v2 event: api_event("GET", "/api/...", headers=..., query=..., body=...)."""
-
-    def build(
-        method: str,
-        path: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        query: Mapping[str, str] | None = None,
-        body: str | None = None,
-    ) -> dict[str, Any]:
-        request_id = uuid.uuid4().hex
-        event: dict[str, Any] = {
-            "version": "2.0",
-            "routeKey": "$default",
-            "rawPath": path,
-            "rawQueryString": urlencode(dict(query or {})),
-            "headers": {name.lower(): value for name, value in (headers or {}).items()},
-            "requestContext": {
-                "accountId": "123456789012",
-                "apiId": "api",
-                "domainName": "api.example.test",
-                "domainPrefix": "api",
-                "http": {
-                    "method": method,
-                    "path": path,
-                    "protocol": "HTTP/1.1",
-                    "sourceIp": "127.0.0.1",
-                    "userAgent": "pytest",
-                },
-                "requestId": request_id,
-                "routeKey": "$default",
-                "stage": "$default",
-                "time": "01/Jan/2026:00:00:42 +0000",
-                "timeEpoch": NOW,
-            },
-            "isBase64Encoded": False,
-        }
-        if query:
-            event["queryStringParameters"] = dict(query)
-        if body is not None:
-            event["body"] = body
-        return event
-
-    return build
+    """api_event("GET", "/api/...", headers=..., query=..., body=...): an event at conftest's NOW."""
+    return functools.partial(events.api_event, now_ms=NOW)
 
 
 def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:

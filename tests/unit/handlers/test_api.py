@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +28,7 @@ from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers import api, wiring
 from functions.services.lookup import InvalidParams, operation_params
 from sandbox.simulator.server import Simulator
+from tests.support.executor import ManualExecutor
 
 STOCK_STATUSES = {"in_stock", "out_of_stock", "not_sold", "unknown"}
 
@@ -96,32 +96,6 @@ ENDPOINT_OF = {key: endpoint for endpoint in ENDPOINTS for key in endpoint.keys}
 
 
 # --- helpers ---------------------------------------------------------------------------------------
-
-
-class ManualExecutor(Executor):
-    """Runs submitted work only when the test says so: "in the background" made deterministic."""
-
-    def __init__(self) -> None:
-        self.pending: list[Callable[[], None]] = []
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-
-        def run() -> None:
-            try:
-                future.set_result(fn(*args, **kwargs))
-            except BaseException as error:
-                future.set_exception(error)
-
-        self.pending.append(run)
-        return future
-
-    def run_pending(self) -> int:
-        ran = 0
-        while self.pending:
-            self.pending.pop(0)()
-            ran += 1
-        return ran
 
 
 @pytest.fixture

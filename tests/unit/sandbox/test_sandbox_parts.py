@@ -30,17 +30,12 @@ from sandbox.gateway import (
     match_route,
 )
 from sandbox.scheduler import ProbeScheduler, scheduled_event, slot_start
+from tests.support.clock import ManualClock
 
 
-class FakeClock(SandboxClock):
-    """A SandboxClock whose real-time part is fixed, so tests are deterministic."""
-
-    def __init__(self, start: int) -> None:
-        super().__init__()
-        self.base = start
-
-    def __call__(self) -> int:
-        return self.base + self.offset_ms
+def fixed_clock(start: int) -> SandboxClock:
+    """A SandboxClock whose real-time part stands still, so tests are deterministic."""
+    return SandboxClock(real_time=ManualClock(start))
 
 
 # --- clock -------------------------------------------------------------------------------------------------
@@ -73,7 +68,7 @@ def test_scheduled_event_is_eventbridge_shaped() -> None:
 
 
 def test_scheduler_fires_once_per_slot_boundary() -> None:
-    clock = FakeClock(SLOT + 1_000)
+    clock = fixed_clock(SLOT + 1_000)
     fired: list[dict[str, Any]] = []
 
     def invoke(event: dict[str, Any]) -> Mapping[str, Any]:
@@ -115,7 +110,7 @@ def test_scheduler_thread_fires_and_stops() -> None:
 def test_a_clock_move_gets_the_probe_it_made_due_despite_the_scheduler_thread() -> None:
     """The move and the firing share the scheduler's lock: a fast-polling background thread never takes the
     slot between them, so POST /_sandbox/clock always reports the probe that ran."""
-    clock = FakeClock(SLOT + 1_000)
+    clock = fixed_clock(SLOT + 1_000)
     fired: list[str] = []
 
     def invoke(event: dict[str, Any]) -> Mapping[str, Any]:
@@ -260,7 +255,7 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
 
     gateway = Gateway(
         0,
-        clock=FakeClock(SLOT),
+        clock=fixed_clock(SLOT),
         api=function("api"),
         ops=function("ops"),
         controls=lambda method, path, body: ControlResponse(200, {}),
@@ -308,7 +303,7 @@ def test_a_request_may_choose_its_source_ip_in_the_sandbox_only() -> None:
 
     gateway = Gateway(
         0,
-        clock=FakeClock(SLOT),
+        clock=fixed_clock(SLOT),
         api=api,
         ops=api,
         controls=lambda method, path, body: ControlResponse(200, {}),
@@ -384,7 +379,7 @@ class FakeStore:
 @pytest.fixture
 def controls() -> tuple[SandboxControls, FakeSimulator, FakeStore, list[str]]:
     simulator, store, probes = FakeSimulator(), FakeStore(), []
-    clock = FakeClock(SLOT)
+    clock = fixed_clock(SLOT)
 
     def advance(ms: int) -> Mapping[str, Any] | None:
         clock.advance(ms)
@@ -473,7 +468,7 @@ def test_controls_clock_probe_calls(
 
 def test_controls_without_simulator_explain_why() -> None:
     handle = SandboxControls(
-        clock=FakeClock(SLOT),
+        clock=fixed_clock(SLOT),
         store=FakeStore(),
         simulator=None,
         fire_probe=dict,

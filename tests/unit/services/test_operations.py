@@ -38,16 +38,9 @@ from functions.services.queries import (
     SevenElevenStoresQuery,
 )
 from sandbox.simulator.payloads import realistic_payload, request_fields
+from tests.support.clock import ManualClock
 
 NOW = 1_767_225_600_000
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> int:
-        return self.now
 
 
 class RecordingTransport:
@@ -55,7 +48,7 @@ class RecordingTransport:
 
     def __init__(
         self,
-        clock: Clock,
+        clock: ManualClock,
         *,
         takes_ms: int = 0,
         answers: Mapping[RouteKey, Callable[[Mapping[str, Any]], object]] | None = None,
@@ -83,7 +76,7 @@ class RecordingTransport:
 
 
 def lookup_with(
-    transport: RecordingTransport, clock: Clock, *, via_relay: bool = False, budget_ms: int = 10_000
+    transport: RecordingTransport, clock: ManualClock, *, via_relay: bool = False, budget_ms: int = 10_000
 ) -> Lookup:
     """A Lookup over the real Router in legacy mode: always the relay when `via_relay`, else always direct."""
     router = Router(clock=clock, snapshots=None, reporter=None, relay_configured=lambda _group: via_relay)
@@ -98,19 +91,21 @@ def lookup_with(
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> ManualClock:
+    return ManualClock(NOW)
 
 
 @pytest.fixture
-def transport(clock: Clock) -> RecordingTransport:
+def transport(clock: ManualClock) -> RecordingTransport:
     return RecordingTransport(clock)
 
 
 # --- mapping onto upstream names ------------------------------------------------------------------
 
 
-def test_oliveyoung_stores_defaults_to_seoul_city_hall(transport: RecordingTransport, clock: Clock) -> None:
+def test_oliveyoung_stores_defaults_to_seoul_city_hall(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
     data = OliveyoungStoresQuery().fetch(lookup_with(transport, clock))
 
     assert transport.keys == [RouteKey.OY_FIND_STORE]
@@ -128,7 +123,7 @@ def test_oliveyoung_stores_defaults_to_seoul_city_hall(transport: RecordingTrans
 
 
 def test_oliveyoung_products_and_stock_use_the_upstream_names(
-    transport: RecordingTransport, clock: Clock
+    transport: RecordingTransport, clock: ManualClock
 ) -> None:
     lookup = lookup_with(transport, clock)
     OliveyoungProductsQuery(keyword=" 립밤 ", page=2, size=5).fetch(lookup)
@@ -154,7 +149,7 @@ def test_oliveyoung_products_and_stock_use_the_upstream_names(
     }
 
 
-def test_cu_products_primes_then_searches(transport: RecordingTransport, clock: Clock) -> None:
+def test_cu_products_primes_then_searches(transport: RecordingTransport, clock: ManualClock) -> None:
     data = CuProductsQuery(keyword="레쓰비", offset=10, limit=5).fetch(lookup_with(transport, clock))
 
     assert transport.keys == [RouteKey.CU_PRIME, RouteKey.CU_STOCK]
@@ -171,7 +166,9 @@ def test_cu_products_primes_then_searches(transport: RecordingTransport, clock: 
     assert all(row["itemCode"] for row in data["products"])
 
 
-def test_cu_stores_sends_every_fixed_field_and_the_item(transport: RecordingTransport, clock: Clock) -> None:
+def test_cu_stores_sends_every_fixed_field_and_the_item(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
     data = CuStoresQuery(lat=37.5, lon=127.0, keyword="강남", itemCd="8801056018979").fetch(
         lookup_with(transport, clock)
     )
@@ -190,7 +187,7 @@ def test_cu_stores_sends_every_fixed_field_and_the_item(transport: RecordingTran
 
 
 def test_gs25_stock_sends_position_as_centre_and_only_what_was_given(
-    transport: RecordingTransport, clock: Clock
+    transport: RecordingTransport, clock: ManualClock
 ) -> None:
     lookup = lookup_with(transport, clock, via_relay=True)
     Gs25StockQuery(itemCode="8801094017200", lat=37.5, lon=127.0).fetch(lookup)
@@ -202,7 +199,7 @@ def test_gs25_stock_sends_position_as_centre_and_only_what_was_given(
     assert params["myPositionXCoordination"] == params["centerPositionXCoordination"] == 127.0
 
 
-def test_seven_goods_uses_the_probes_body_shape(transport: RecordingTransport, clock: Clock) -> None:
+def test_seven_goods_uses_the_probes_body_shape(transport: RecordingTransport, clock: ManualClock) -> None:
     lookup = lookup_with(transport, clock)
     SevenElevenProductsQuery(keyword="커피", page=3, size=20).fetch(lookup)
     SevenElevenStoresQuery(keyword="강남", limit=7).fetch(lookup)
@@ -224,7 +221,7 @@ def test_seven_goods_uses_the_probes_body_shape(transport: RecordingTransport, c
     }
 
 
-def test_dtryx_timetable_passes_a_real_date(transport: RecordingTransport, clock: Clock) -> None:
+def test_dtryx_timetable_passes_a_real_date(transport: RecordingTransport, clock: ManualClock) -> None:
     query = DtryxTimetableQuery.model_validate(
         {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-01-02"}
     )
@@ -242,7 +239,7 @@ def test_dtryx_timetable_passes_a_real_date(transport: RecordingTransport, clock
 
 
 def test_seven_stock_reads_the_meta_then_asks_for_one_store(
-    transport: RecordingTransport, clock: Clock
+    transport: RecordingTransport, clock: ManualClock
 ) -> None:
     data = SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676").fetch(lookup_with(transport, clock))
 
@@ -260,7 +257,7 @@ def test_seven_stock_reads_the_meta_then_asks_for_one_store(
     assert data["stock"]["status"] in {"in_stock", "out_of_stock", "unknown"}
 
 
-def test_seven_stock_with_unusable_meta_codes_is_502_and_never_asks_for_stock(clock: Clock) -> None:
+def test_seven_stock_with_unusable_meta_codes_is_502_and_never_asks_for_stock(clock: ManualClock) -> None:
     meta = {
         "itemCd": "8801056018979",
         "smCd": "16 12/60",
@@ -279,7 +276,7 @@ def test_seven_stock_with_unusable_meta_codes_is_502_and_never_asks_for_stock(cl
 
 @pytest.mark.parametrize("quantity", [-1, "-1"])
 def test_seven_stock_with_an_unknown_management_quantity_is_unknown_without_asking_for_stock(
-    clock: Clock, quantity: object
+    clock: ManualClock, quantity: object
 ) -> None:
     # stokMngQty -1 means unknown; the relays refuse it in a stock request (a count 0..9999), so never send it.
     meta = {
@@ -305,7 +302,7 @@ def test_seven_stock_with_an_unknown_management_quantity_is_unknown_without_aski
         }
 
 
-def test_seven_stock_for_a_store_missing_from_the_answer_is_unknown(clock: Clock) -> None:
+def test_seven_stock_for_a_store_missing_from_the_answer_is_unknown(clock: ManualClock) -> None:
     other_store = {"success": True, "code": 200, "data": {"storeList": [{"storeCd": "99999", "stock": 0}]}}
     transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK: lambda _f: other_store})
 
@@ -314,7 +311,7 @@ def test_seven_stock_for_a_store_missing_from_the_answer_is_unknown(clock: Clock
     assert data["stock"] == {"quantity": None, "status": "unknown"}
 
 
-def test_seven_stock_minus_one_is_unknown_not_out_of_stock(clock: Clock) -> None:
+def test_seven_stock_minus_one_is_unknown_not_out_of_stock(clock: ManualClock) -> None:
     unknown = {"success": True, "code": 200, "data": {"storeList": [{"storeCd": "64676", "stock": -1}]}}
     transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK: lambda _f: unknown})
 
@@ -326,14 +323,14 @@ def test_seven_stock_minus_one_is_unknown_not_out_of_stock(clock: Clock) -> None
 # --- one budget per request -------------------------------------------------------------------------
 
 
-def test_composite_steps_share_one_budget(clock: Clock) -> None:
+def test_composite_steps_share_one_budget(clock: ManualClock) -> None:
     transport = RecordingTransport(clock, takes_ms=4_000)
     CuProductsQuery(keyword="레쓰비").fetch(lookup_with(transport, clock, via_relay=True))
 
     assert [timeout for _, _, timeout in transport.calls] == [10_000, 6_000]
 
 
-def test_no_budget_left_for_the_second_step_is_a_timeout_without_calling(clock: Clock) -> None:
+def test_no_budget_left_for_the_second_step_is_a_timeout_without_calling(clock: ManualClock) -> None:
     transport = RecordingTransport(clock, takes_ms=10_000)
 
     with pytest.raises(ServiceError) as raised:
@@ -343,7 +340,9 @@ def test_no_budget_left_for_the_second_step_is_a_timeout_without_calling(clock: 
     assert transport.keys == [RouteKey.CU_PRIME]
 
 
-def test_direct_gets_at_most_three_seconds_of_the_budget(transport: RecordingTransport, clock: Clock) -> None:
+def test_direct_gets_at_most_three_seconds_of_the_budget(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
     SevenElevenPagesQuery().fetch(lookup_with(transport, clock))
     assert transport.calls[0][2] == 3_000
 
@@ -390,7 +389,7 @@ def test_query_models_accept_and_trim() -> None:
     assert timetable.playDate == date(2028, 2, 29)
 
 
-def test_every_group_is_reachable_through_the_relay(clock: Clock) -> None:
+def test_every_group_is_reachable_through_the_relay(clock: ManualClock) -> None:
     transport = RecordingTransport(clock)
     lookup = lookup_with(transport, clock, via_relay=True)
     OliveyoungGoodsQuery(goodsNo="A000000165760").fetch(lookup)

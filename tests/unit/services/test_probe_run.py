@@ -39,6 +39,7 @@ from functions.core import (
     StoreError,
 )
 from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
+from tests.support.clock import ManualClock
 
 TABLE = "probe-test"
 NOW = 1_767_225_600_000 + 7_000
@@ -131,14 +132,6 @@ class RecordingEvents:
         self.store_failures.append((operation, error_type))
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> int:
-        return self.now
-
-
 class Upstreams:
     """The MockTransport side: the answer handler, the requests seen and the most in flight at once."""
 
@@ -175,7 +168,7 @@ def probe(
     store: Any,
     upstreams: Upstreams,
     *,
-    clock: Clock | None = None,
+    clock: ManualClock | None = None,
     events: RecordingEvents | None = None,
     specs: Any = SPECS,
     endpoints: Any = None,
@@ -190,7 +183,7 @@ def probe(
         direct=DirectTransport(new_http_client(transport)),
         relays=RelayTransport(new_http_client(transport), endpoints),
         store=store,
-        clock=clock or Clock(),
+        clock=clock or ManualClock(NOW),
         slot_start=slot,
         trigger="test",
         events=events or RecordingEvents(),
@@ -249,7 +242,7 @@ def test_relay_credentials_go_only_to_relays(store: DynamoVerdictStore) -> None:
 
 
 def test_checked_at_is_taken_before_each_request(store: DynamoVerdictStore) -> None:
-    clock = Clock()
+    clock = ManualClock(NOW)
     # Every request moves the clock: a checkedAt taken after the request would be later than its start.
     upstreams = Upstreams(all_ok, on_request=lambda: setattr(clock, "now", clock.now + 1_000))
 

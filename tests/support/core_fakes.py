@@ -1,12 +1,10 @@
-"""Fakes for the core's tests: a manual clock, a manual executor, a recording store, scripted upstream calls."""
+"""Fakes for the core's tests: a recording store, recorded routing events, scripted upstream calls, snapshots."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from functions.core import (
     CachedSnapshot,
@@ -21,50 +19,11 @@ from functions.core import (
     Snapshot,
     SnapshotCache,
 )
+from tests.support.clock import ManualClock
+from tests.support.executor import ManualExecutor
 
 T0 = 1_700_000_000_000
 """A fixed "now" (epoch ms) the tests start from."""
-
-
-class FakeClock:
-    def __init__(self, now: int = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-    def advance(self, ms: int) -> None:
-        self.now += ms
-
-
-class ManualExecutor(Executor):
-    """Queues submitted work until the test runs it, so "in the background" is observable."""
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[Future[Any], Callable[[], Any]]] = []
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        self.pending.append((future, lambda: fn(*args, **kwargs)))
-        return future
-
-    def run_all(self) -> int:
-        ran = 0
-        while self.pending:
-            future, work = self.pending.pop(0)
-            try:
-                future.set_result(work())
-            except Exception as error:
-                future.set_exception(error)
-            ran += 1
-        return ran
-
-
-class ClosedExecutor(Executor):
-    """An executor after shutdown: submit raises RuntimeError like concurrent.futures does."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        raise RuntimeError("cannot schedule new futures after shutdown")
 
 
 @dataclass
@@ -134,7 +93,7 @@ class ScriptedCall:
 
     def __init__(
         self,
-        clock: FakeClock,
+        clock: ManualClock,
         outcome: object,
         *,
         takes_ms: int = 100,
@@ -191,20 +150,20 @@ def cached(snapshot: Snapshot, fetched_at: int = T0) -> CachedSnapshot:
     return CachedSnapshot(snapshot=snapshot, fetched_at=fetched_at)
 
 
-def loaded_cache(snapshot: Snapshot, clock: FakeClock, *, fetched_at: int | None = None) -> SnapshotCache:
+def loaded_cache(snapshot: Snapshot, clock: ManualClock, *, fetched_at: int | None = None) -> SnapshotCache:
     """A SnapshotCache holding `snapshot` read at `fetched_at`; later refreshes queue and never run."""
     now = clock.now
     clock.now = now if fetched_at is None else fetched_at
     executor = ManualExecutor()
     cache = SnapshotCache(lambda: snapshot, clock=clock, executor=executor)
     cache.refresh_if_stale()
-    executor.run_all()
+    executor.run_pending()
     clock.now = now
     return cache
 
 
 def make_router(
-    clock: FakeClock,
+    clock: ManualClock,
     snapshot: Snapshot | None,
     *,
     fetched_at: int | None = None,

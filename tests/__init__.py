@@ -1,0 +1,1 @@
+"""Route Health's tests; `tests.support` holds what several test directories share."""
