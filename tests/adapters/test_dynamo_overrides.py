@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from moto import mock_aws
@@ -132,7 +133,7 @@ def test_a_malformed_override_item_reads_as_no_override_and_hides_no_other(
 ) -> None:
     good = forced(RouteKey.CU_PRIME)
     store.put_override(good)
-    item = {
+    item: dict[str, Any] = {
         "pk": {"S": "verdict"},
         "sk": {"S": override_sort_key(KEY)},
         "mode": {"S": "force-relay"},

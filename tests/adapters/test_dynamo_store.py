@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -95,7 +95,7 @@ def test_time_to_live_uses_the_expiry_attribute(client: DynamoDBClient) -> None:
 
 
 def test_client_config_fits_every_attempt_and_the_retry_delay_in_2_s() -> None:
-    config = store_client_config()
+    config: Any = store_client_config()  # botocore's stubs leave out its attributes
 
     assert config.retries == {"mode": "legacy", "total_max_attempts": STORE_MAX_ATTEMPTS}
     attempt = config.connect_timeout + config.read_timeout
@@ -161,11 +161,12 @@ def test_read_snapshot_is_exactly_one_query(store: DynamoVerdictStore, client: D
 
 def test_unknown_or_malformed_items_are_skipped(store: DynamoVerdictStore, client: DynamoDBClient) -> None:
     write(store, passed(T0), now=T0)
-    for sort_key, attributes in [
+    malformed: list[tuple[str, dict[str, Any]]] = [
         ("route#retired-key", {"direct": {"BOOL": True}, "checkedAt": {"N": str(T0)}}),
         (route_sort_key(RouteKey.CU_STOCK), {"direct": {"BOOL": True}}),
         ("relay#unknown-group", {"healthy": {"BOOL": True}, "checkedAt": {"N": str(T0)}}),
-    ]:
+    ]
+    for sort_key, attributes in malformed:
         client.put_item(TableName=TABLE, Item={"pk": {"S": "verdict"}, "sk": {"S": sort_key}, **attributes})
 
     snapshot = store.read_snapshot()
@@ -737,7 +738,7 @@ class HangingServer:
 def test_a_store_call_ends_within_2_s_in_total_when_dynamodb_hangs(operation: str) -> None:
     with HangingServer() as server:
         store = DynamoVerdictStore(TABLE, dynamodb_client(region_name=REGION, endpoint_url=server.url))
-        calls = {
+        calls: dict[str, Callable[[], object]] = {
             "read_snapshot": store.read_snapshot,
             "write_checks": lambda: store.write_checks(*every_check(T0), now=T0),
             "record_failure": lambda: store.record_failure(KEY, at=T0, now=T0),

@@ -427,7 +427,9 @@ def test_forty_slow_calls_to_one_host_do_not_delay_a_call_to_another() -> None:
         ThreadPoolExecutor(max_workers=40) as callers,
     ):
         stuck = [callers.submit(direct_outcome, slow.base_url, timeout_ms=timeout_ms) for _ in range(40)]
-        assert eventually(lambda: len(slow.peers) >= PER_HOST_LIMITS.max_connections)  # its pool is full
+        pool_size = PER_HOST_LIMITS.max_connections
+        assert pool_size is not None
+        assert eventually(lambda: len(slow.peers) >= pool_size)  # its pool is full
         started = time.monotonic()
         assert direct_outcome(fine.base_url, timeout_ms=timeout_ms) is Reason.OK
         elapsed = time.monotonic() - started

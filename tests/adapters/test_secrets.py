@@ -90,7 +90,7 @@ def test_with_an_executor_an_expired_secret_is_served_at_once_and_refreshed_in_t
         max_age_s=300,
         client=client,
         executor=executor,
-        monotonic=lambda: now[0],  # type: ignore[arg-type]
+        monotonic=lambda: now[0],
     )
     first = source.get()  # the first read waits (INIT)
     client.put_secret_value(
@@ -204,7 +204,7 @@ def test_a_failed_background_refresh_waits_before_trying_again(secretsmanager: o
         max_age_s=300,
         client=client,
         executor=executor,
-        monotonic=lambda: now[0],  # type: ignore[arg-type]
+        monotonic=lambda: now[0],
     )
     first = source.get()
     client.delete_secret(SecretId=SECRET_ID, ForceDeleteWithoutRecovery=True)  # Secrets Manager "down"

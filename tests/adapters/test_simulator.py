@@ -212,14 +212,16 @@ def test_the_loopback_transport_keeps_the_production_pool_per_retailer(
     transport = direct(server)
     hanging = CATALOG[RouteKey.OY_FIND_STORE]
     fine = CATALOG[RouteKey.DTRYX_MOVIES]
-    calls = PER_HOST_LIMITS.max_connections + 4
+    pool_size = PER_HOST_LIMITS.max_connections
+    assert pool_size is not None
+    calls = pool_size + 4
     with ThreadPoolExecutor(max_workers=calls) as callers:
         stuck = [
             callers.submit(transport.fetch, hanging, hanging.probe_params(NOW), timeout_ms=2_000)
             for _ in range(calls)
         ]
         give_up = time.monotonic() + 5
-        while simulator.calls()["direct:oy-find-store"] < PER_HOST_LIMITS.max_connections:
+        while simulator.calls()["direct:oy-find-store"] < pool_size:
             assert time.monotonic() < give_up, "the hanging requests never reached the simulator"
             time.sleep(0.01)
         started = time.monotonic()

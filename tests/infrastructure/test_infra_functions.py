@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from pydantic_settings import BaseSettings
 
 from functions.handlers.settings import ApiSettings, OpsSettings, ProbeSettings
 from infra.api import API_HANDLER, OPS_HANDLER
@@ -12,7 +13,11 @@ from infra.probe import PROBE_HANDLER
 
 pytestmark = pytest.mark.infra
 
-SETTINGS_BY_HANDLER = {PROBE_HANDLER: ProbeSettings, API_HANDLER: ApiSettings, OPS_HANDLER: OpsSettings}
+SETTINGS_BY_HANDLER: dict[str, type[BaseSettings]] = {
+    PROBE_HANDLER: ProbeSettings,
+    API_HANDLER: ApiSettings,
+    OPS_HANDLER: OpsSettings,
+}
 
 
 def _resolve(handler: str) -> object:

@@ -27,7 +27,7 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _actions_on(statements: list[dict[str, Any]], resource: dict[str, Any]) -> set[str]:
+def _actions_on(statements: list[dict[str, Any]], resource: str | dict[str, Any]) -> set[str]:
     return {
         action
         for statement in statements
@@ -37,7 +37,8 @@ def _actions_on(statements: list[dict[str, Any]], resource: dict[str, Any]) -> s
 
 
 def _role_of(props: dict[str, Any]) -> str:
-    return props["Role"]["Fn::GetAtt"][0]
+    role: str = props["Role"]["Fn::GetAtt"][0]
+    return role
 
 
 @pytest.mark.parametrize("handler", sorted(EXPECTED_TABLE_ACTIONS))

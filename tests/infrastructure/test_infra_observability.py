@@ -26,7 +26,7 @@ def _render(value: Any) -> str:
     if isinstance(value, str):
         return value
     separator, parts = value["Fn::Join"]
-    return separator.join(_literal(part) for part in parts)
+    return str(separator).join(_literal(part) for part in parts)
 
 
 def _literal(part: str | dict[str, Any]) -> str:
@@ -38,8 +38,8 @@ def _literal(part: str | dict[str, Any]) -> str:
 @pytest.fixture(scope="module")
 def widgets(synthesized) -> list[dict[str, Any]]:
     _, dashboard = synthesized.only("AWS::CloudWatch::Dashboard")
-    body: dict[str, Any] = json.loads(_render(dashboard["Properties"]["DashboardBody"]))
-    return body["widgets"]
+    found: list[dict[str, Any]] = json.loads(_render(dashboard["Properties"]["DashboardBody"]))["widgets"]
+    return found
 
 
 def _graphed(widget: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:

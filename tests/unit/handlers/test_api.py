@@ -287,7 +287,7 @@ def test_openapi_document_lists_every_endpoint_and_parameter(
 
 # --- bad input -------------------------------------------------------------------------------------
 
-BAD_INPUTS = (
+BAD_INPUTS: tuple[tuple[str, dict[str, str], str | None], ...] = (
     ("/api/oliveyoung/products", {}, "keyword"),
     ("/api/oliveyoung/products", {"keyword": "x", "size": "0"}, "size"),
     ("/api/oliveyoung/stores", {"lat": "91"}, "lat"),

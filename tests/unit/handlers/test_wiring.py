@@ -67,7 +67,7 @@ def test_a_hung_store_delays_init_by_at_most_the_prefetch_timeout(
 
 def test_only_the_api_function_prefetches(dynamodb: Any, test_secrets: Secrets, clock: Any) -> None:
     container = wiring.build_container(
-        ProbeSettings(ROUTE_HEALTH_TABLE="route-health-test"),  # type: ignore[call-arg]
+        ProbeSettings(ROUTE_HEALTH_TABLE="route-health-test"),
         clock=clock,
         dynamodb_client=dynamodb,
         secrets=test_secrets,
@@ -115,7 +115,7 @@ def test_a_malformed_secret_fails_the_build_without_echoing_it(
     aws: None, dynamodb: Any, clock: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     boto3.client("secretsmanager").create_secret(Name="bad", SecretString='{"HEALTH_CHECK_SECRET": "leak-me"')
-    settings = ApiSettings(ROUTE_HEALTH_TABLE="route-health-test", ROUTE_HEALTH_SECRET_ID="bad")  # type: ignore[call-arg]
+    settings = ApiSettings(ROUTE_HEALTH_TABLE="route-health-test", ROUTE_HEALTH_SECRET_ID="bad")
     with pytest.raises(SecretsError) as raised:
         wiring.build_container(settings, clock=clock, dynamodb_client=dynamodb)
     assert "leak-me" not in str(raised.value)

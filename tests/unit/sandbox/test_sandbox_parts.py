@@ -130,7 +130,8 @@ def test_a_clock_move_gets_the_probe_it_made_due_despite_the_scheduler_thread() 
     try:
         for _ in range(300):
             moved = handle("POST", "/_sandbox/clock", b'{"advanceMs": 300000}')
-            assert moved.body == {**moved.body, "probe": {"ran": True}}
+            assert isinstance(moved.body, dict)
+            assert moved.body["probe"] == {"ran": True}
     finally:
         scheduler.stop()
     assert len(fired) == 301
