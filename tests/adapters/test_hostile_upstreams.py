@@ -2,7 +2,7 @@
 whatever an upstream does into a classified failure within its deadline and bounded memory, and closes the
 connection at the deadline.
 
-The upstreams are `hostile_upstream.HostileServer`s on 127.0.0.1; the clients are the production ones.
+The upstreams are `tests.support.hostile_upstream.HostileServer`s on 127.0.0.1; the clients are the production ones.
 Deadlines are short (a few hundred ms) to keep the suite quick; the mechanisms do not depend on the length.
 """
 
