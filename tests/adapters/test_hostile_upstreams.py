@@ -465,7 +465,7 @@ def test_a_probe_run_with_every_upstream_hanging_or_dripping_ends_in_time_and_wr
         peers = list(server.peers)
 
     rounds = math.ceil(len(PROBE_TARGETS) / 4)
-    assert elapsed < rounds * timeout_ms / 1000 + 1.5
+    assert elapsed < rounds * timeout_ms / 1000 + 4.0  # the slack a busy machine needs; a hang is far longer
     assert events.crashes == []
     assert len(peers) == len(PROBE_TARGETS)
     assert all(peer.closed_by_client_at is not None for peer in peers)  # each closed by its check
