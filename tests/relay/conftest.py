@@ -26,6 +26,7 @@ from relay.logs import RelayLog
 from relay.server import build_apps
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from sandbox.simulator.routes import retailer_route
+from tests.support.clock import ManualClock
 
 TOKENS = {
     RelayGroup.OLIVEYOUNG: "oy-relay-token-0123456789",
@@ -50,17 +51,6 @@ def path_of(key: RouteKey) -> str:
     from functions.core import group_of
 
     return f"/v1/{group_of(key)}/{spec_for(key).relay_operation}"
-
-
-class ManualClock:
-    def __init__(self, now: int = START_MS) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-    def advance(self, ms: int) -> None:
-        self.now += ms
 
 
 @dataclass
@@ -156,7 +146,7 @@ RelayFactory = Callable[..., RelayUnderTest]
 
 @pytest.fixture
 def clock() -> ManualClock:
-    return ManualClock()
+    return ManualClock(START_MS)
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ from functions.core import Reason, RelayGroup, RouteKey, group_of
 from relay.config import GroupConfig, RelayConfig
 from relay.logs import RelayLog
 from relay.server import BackgroundRelay, bound_socket, build_apps
-from tests.relay.conftest import START_MS, TOKENS, ManualClock, Retailers
+from tests.relay.conftest import START_MS, TOKENS, Retailers
+from tests.support.clock import ManualClock
 
 ACCESS = {"access_client_id": "client.access", "access_client_secret": "access-secret-value"}
 GS25_KEY = "lambda-gs25-key"
@@ -36,7 +37,10 @@ def served(tmp_path: Path, retailers: Retailers) -> Iterator[tuple[RelayTranspor
         group_config.state_dir.mkdir(mode=0o700)
     log = io.StringIO()
     (app,) = build_apps(
-        config, log=RelayLog(log), clock=ManualClock(), transport=httpx.MockTransport(retailers.handle)
+        config,
+        log=RelayLog(log),
+        clock=ManualClock(START_MS),
+        transport=httpx.MockTransport(retailers.handle),
     ).values()
     relay = BackgroundRelay(app, bound_socket()).start()
     endpoints = {

@@ -11,13 +11,14 @@ import pytest
 from functions.core import RelayGroup, RouteKey
 from relay.config import ConfigError
 from relay.quota import DAY_MS, LedgerUnavailable, LedgerUnreadable, QuotaDenied, QuotaLedger, QuotaLimits
-from tests.relay.conftest import START_MS, ManualClock, RelayFactory, auth, probe_body
+from tests.relay.conftest import START_MS, RelayFactory, auth, probe_body
+from tests.support.clock import ManualClock
 
 LIMITS = QuotaLimits(per_minute=2, per_day=3)
 
 
 def test_units_per_minute_then_per_day(tmp_path: Path) -> None:
-    clock = ManualClock()
+    clock = ManualClock(START_MS)
     ledger = QuotaLedger(tmp_path, LIMITS, clock=clock)
     assert [ledger.take(), ledger.take()] == [None, None]
     assert ledger.take() == QuotaDenied("minute", 40)  # 20 s into the minute
@@ -34,7 +35,7 @@ def test_units_per_minute_then_per_day(tmp_path: Path) -> None:
 
 
 def test_the_ledger_is_written_privately_and_read_back_after_a_restart(tmp_path: Path) -> None:
-    clock = ManualClock()
+    clock = ManualClock(START_MS)
     QuotaLedger(tmp_path, LIMITS, clock=clock).take()
     path = tmp_path / "quota.json"
     assert json.loads(path.read_text()) == {
@@ -50,7 +51,7 @@ def test_the_ledger_is_written_privately_and_read_back_after_a_restart(tmp_path:
 
 
 def test_a_clock_going_back_restores_nothing(tmp_path: Path) -> None:
-    clock = ManualClock()
+    clock = ManualClock(START_MS)
     ledger = QuotaLedger(tmp_path, LIMITS, clock=clock)
     ledger.take()
     ledger.take()
@@ -72,7 +73,7 @@ def test_an_unreadable_ledger_stops_the_relay_from_starting(
 ) -> None:
     (tmp_path / "quota.json").write_bytes(content)
     with pytest.raises(LedgerUnreadable):
-        QuotaLedger(tmp_path, LIMITS, clock=ManualClock())
+        QuotaLedger(tmp_path, LIMITS, clock=ManualClock(START_MS))
     state = tmp_path / "state"
     (state / "dtryx").mkdir(parents=True)
     (state / "dtryx" / "quota.json").write_bytes(content)
@@ -81,7 +82,7 @@ def test_an_unreadable_ledger_stops_the_relay_from_starting(
 
 
 def test_a_failed_write_spends_the_unit_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ledger = QuotaLedger(tmp_path, LIMITS, clock=ManualClock())
+    ledger = QuotaLedger(tmp_path, LIMITS, clock=ManualClock(START_MS))
 
     def full_disk(path: Path, content: bytes) -> None:
         raise OSError(28, "No space left on device")
