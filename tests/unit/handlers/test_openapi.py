@@ -40,7 +40,8 @@ def operations() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def template_of(path: str) -> str:
-    for template in served_document()["paths"]:
+    templates: list[str] = list(served_document()["paths"])
+    for template in templates:
         if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", template), path):
             return template
     raise AssertionError(f"{path} is not documented")
