@@ -46,6 +46,12 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             f"{handler['bare_fetch_us_median']:.0f} µs",
         ),
         (
+            "handler_overhead_ratio_vs_bare_resolver",
+            f"{results['handler_overhead_ratio_vs_bare_resolver']:.2f}×",
+            f"that overhead / one call of a bare Powertools route with the same query validation "
+            f"({handler['bare_resolver_us_median']:.0f} µs)",
+        ),
+        (
             "store_calls_on_request_path",
             str(results["store_calls_on_request_path"]),
             "DynamoDB calls over 1,000 warm lookups",
@@ -59,7 +65,20 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
         (
             "cold_import_ratio_vs_boto3",
             f"{results['cold_import_ratio_vs_boto3']:.2f}×",
-            "max(api, probe, ops) / boto3",
+            "max(api, probe, ops) / boto3: "
+            + ", ".join(
+                f"{k} {v:.2f}" for k, v in results["cold_import_detail"]["ratio_per_function"].items()
+            ),
+        ),
+        (
+            "cold_init_ratio",
+            f"{results['cold_init_ratio']:.2f}×",
+            "max over functions of (import + container build, secret read, snapshot prefetch) / (import boto3 + "
+            f"one DynamoDB client, {results['baseline_init_ms_median']:.0f} ms): "
+            + ", ".join(
+                f"{k} {results['cold_init_ms_median'][k]:.0f} ms ({v:.2f})"
+                for k, v in results["cold_init_detail"]["ratio_per_function"].items()
+            ),
         ),
         ("probe_run_ms.all_healthy", f"{probe['all_healthy']} ms", "22 checks, 4 in flight"),
         (

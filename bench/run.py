@@ -24,10 +24,12 @@ RESULTS = Path(__file__).resolve().parent / "results"
 REQUIRED_FIELDS = (
     "decision_ns_median",
     "handler_overhead_us_median",
+    "handler_overhead_ratio_vs_bare_resolver",
     "store_calls_on_request_path",
     "cold_import_ms_median",
     "boto3_import_ms_median",
     "cold_import_ratio_vs_boto3",
+    "cold_init_ratio",
     "probe_run_ms",
     "probe_max_in_flight",
     "sandbox_load",
@@ -59,12 +61,12 @@ def _prepare_environment() -> None:
 
 def main(argv: list[str]) -> int:
     _prepare_environment()
-    from bench.cases import cold_import, cost, decision, handler, probe_run, quota, sandbox_load
+    from bench.cases import cold_import, cold_init, cost, decision, handler, probe_run, quota, sandbox_load
     from bench.report import markdown, table
 
     cases = {
         module.__name__.rsplit(".", 1)[-1]: module
-        for module in (decision, handler, probe_run, cold_import, sandbox_load, quota)
+        for module in (decision, handler, probe_run, cold_import, cold_init, sandbox_load, quota)
     }
     unknown = [name for name in argv if name not in cases]
     if unknown:

@@ -99,6 +99,7 @@ def run() -> dict[str, Any]:
         "boto3_import_ms_median": medians["boto3"],
         "cold_import_ratio_vs_boto3": round(ratio, 2),
         "cold_import_detail": {
+            "ratio_per_function": {name: round(ms / medians["boto3"], 2) for name, ms in handlers.items()},
             "samples_per_target": SAMPLES,
             "all_samples_ms": {name: [round(v, 1) for v in values] for name, values in samples.items()},
             "api_heaviest_imports": heaviest_imports(TARGETS["api"], environment),

@@ -1,0 +1,121 @@
+"""Cold INIT of the three functions as Lambda runs it, against a baseline function: import plus container build.
+
+Each sample is one new `python -c` process with `AWS_LAMBDA_FUNCTION_NAME` set, so importing a handler module
+builds its container as in a Lambda INIT (`prepare_container_at_init`): settings, the HTTP clients, the
+DynamoDB and Secrets Manager clients, the secret read and, for the lookup function, the bounded snapshot
+prefetch, all against moto's server on 127.0.0.1 holding the table, fresh verdicts and the secret. The
+baseline is the smallest useful function: `import boto3` and one DynamoDB client. Targets are interleaved
+round-robin; medians and ratios come from the same run (bytecode cached, as in a deployed package).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import boto3
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+from bench.cases.cold_import import ROOT, lambda_like_environment
+from bench.common import BENCH_SECRET_VALUES, REGION, TABLE_NAME, all_healthy_checks, median, progress
+from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
+
+SAMPLES = 11
+"""Fresh processes per target."""
+SECRET_ID = "route-health/bench-init"  # noqa: S105 - a secret name, not a value
+TIMER = "import time; t = time.perf_counter(); {code}; print((time.perf_counter() - t) * 1000)"
+TARGETS = {
+    "api": "import functions.handlers.api",
+    "probe": "import functions.handlers.probe",
+    "ops": "import functions.handlers.ops",
+    "baseline": "import boto3; boto3.client('dynamodb')",
+}
+
+
+@contextmanager
+def _embedded_store() -> Iterator[str]:
+    """moto's server on 127.0.0.1 with the table, healthy verdicts written 30 s ago and the secret."""
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        url = f"http://{host}:{port}"
+        dynamodb = dynamodb_client(region_name=REGION, endpoint_url=url)  # bench.run's credentials
+        dynamodb.create_table(**table_definition(TABLE_NAME))
+        now_ms = int(time.time() * 1000)
+        routes, relays = all_healthy_checks(now_ms - 30_000)
+        DynamoVerdictStore(TABLE_NAME, dynamodb).write_checks(routes, relays, now=now_ms - 30_000)
+        boto3.client("secretsmanager", region_name=REGION, endpoint_url=url).create_secret(
+            Name=SECRET_ID, SecretString=json.dumps(dict(BENCH_SECRET_VALUES))
+        )
+        yield url
+    finally:
+        server.stop()
+
+
+def _environment(endpoint_url: str, function: str) -> dict[str, str]:
+    environment = lambda_like_environment()
+    environment.update(
+        {
+            "AWS_LAMBDA_FUNCTION_NAME": f"route-health-{function}",
+            "AWS_ENDPOINT_URL": endpoint_url,
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "ROUTE_HEALTH_TABLE": TABLE_NAME,
+            "ROUTE_HEALTH_SECRET_ID": SECRET_ID,
+            "OY_RELAY_URL": "http://127.0.0.1:9/relays/oliveyoung",
+            "CONVENIENCE_RELAY_URL": "http://127.0.0.1:9/relays/convenience",
+            "DTRYX_RELAY_URL": "http://127.0.0.1:9/relays/dtryx",
+            "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon here; the probe and ops would import the SDK
+        }
+    )
+    return environment
+
+
+def init_ms(code: str, environment: dict[str, str]) -> float:
+    result = subprocess.run(
+        [sys.executable, "-c", TIMER.format(code=code)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=ROOT,
+        check=True,
+    )
+    return float(result.stdout.strip().splitlines()[-1])
+
+
+def run() -> dict[str, Any]:
+    progress("cold init: moto's server with the table, verdicts and secret on 127.0.0.1")
+    with _embedded_store() as endpoint_url:
+        environments = {name: _environment(endpoint_url, name) for name in TARGETS}
+        for name, code in TARGETS.items():  # warm the OS file cache, as the cold import case does
+            init_ms(code, environments[name])
+        samples: dict[str, list[float]] = {name: [] for name in TARGETS}
+        for round_number in range(SAMPLES):
+            for name, code in TARGETS.items():
+                samples[name].append(init_ms(code, environments[name]))
+            if round_number % 5 == 4:
+                progress(f"cold init: {round_number + 1}/{SAMPLES} rounds of {len(TARGETS)} fresh processes")
+    medians = {name: round(median(values), 1) for name, values in samples.items()}
+    ratios = {name: round(medians[name] / medians["baseline"], 2) for name in ("api", "probe", "ops")}
+    progress(f"cold init: {medians} ms; ratios {ratios}")
+    return {
+        "cold_init_ms_median": {name: medians[name] for name in ("api", "probe", "ops")},
+        "baseline_init_ms_median": medians["baseline"],
+        "cold_init_ratio": max(ratios.values()),
+        "cold_init_detail": {
+            "ratio_per_function": ratios,
+            "baseline": TARGETS["baseline"],
+            "samples_per_target": SAMPLES,
+            "all_samples_ms": {name: [round(v, 1) for v in values] for name, values in samples.items()},
+            "conditions": "AWS_LAMBDA_FUNCTION_NAME set (the container is built at import), moto server on "
+            "127.0.0.1, X-Ray tracing disabled",
+        },
+    }
