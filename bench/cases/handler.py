@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import boto3
 import httpx
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from moto import mock_aws
 from pydantic import BaseModel
 
@@ -45,6 +47,7 @@ from functions.adapters.dynamo_store import DynamoVerdictStore, store_client_con
 from functions.adapters.http import new_http_client
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
+from functions.services.queries import OliveyoungProductsQuery
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from sandbox.simulator.routes import retailer_route
 
@@ -277,12 +280,10 @@ def _calls_over_warm_lookups(
 
 
 def _bare_resolver() -> Callable[[], Any]:
-    """The floor of the framework: one Powertools route validating the same query model, answering at once."""
-    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-    from aws_lambda_powertools.event_handler.openapi.params import Query
+    """The floor of the framework: one Powertools route validating the same query model, answering at once.
 
-    from functions.services.queries import OliveyoungProductsQuery
-
+    Its imports are at module level: Powertools resolves the (string) annotation in the module's namespace.
+    """
     resolver = APIGatewayHttpResolver(enable_validation=True)
 
     @resolver.get(ENDPOINT)
@@ -291,7 +292,8 @@ def _bare_resolver() -> Callable[[], Any]:
 
     event = api_event(ENDPOINT, QUERY, now_ms=NOW)
     context = lambda_context("api")
-    assert resolver.resolve(event, context)["statusCode"] == 200  # type: ignore[arg-type]  # duck-typed context
+    first = resolver.resolve(event, context)  # type: ignore[arg-type]  # duck-typed context
+    assert first["statusCode"] == 200, first
     return lambda: resolver.resolve(event, context)  # type: ignore[arg-type]
 
 
