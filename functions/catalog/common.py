@@ -15,15 +15,19 @@ StockStatus = Literal["in_stock", "out_of_stock", "not_sold", "unknown"]
 
 
 class StrictParams(BaseModel):
-    """Request parameters: exact upstream field names, no coercion, nothing extra."""
+    """Request parameters: exact upstream field names, no coercion, nothing extra.
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    Every catalog model defers building its validator to its first use (`defer_build`): a function's cold
+    start then pays only for the models its requests use (bench/README.md, cold import).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class UpstreamModel(BaseModel):
     """A response object: declared fields are typed strictly, anything else the upstream adds is kept."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
 
 
 # --- value types -----------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ FalseOnly = Annotated[StrictBool, AfterValidator(_false)]
 class RelayInput(BaseModel):
     """One operation's body: exactly these keys, strict types; an optional key is absent, never null."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod

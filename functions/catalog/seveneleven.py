@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
-from pydantic import Field, RootModel, StrictStr, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, RootModel, StrictStr, StringConstraints, model_validator
 
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
@@ -132,6 +132,8 @@ class GoodsPageRelayInput(RelayInput):
 
 class GoodsRelayInput(RootModel[GoodsSearchRelayInput | GoodsPageRelayInput]):
     """Either of the two body shapes the upstream takes."""
+
+    model_config = ConfigDict(defer_build=True)  # as every catalog model: built on first use
 
 
 class StoreSearchRelayInput(RelayInput):
