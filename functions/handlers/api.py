@@ -37,6 +37,7 @@ from functions.handlers.telemetry import (
     count_error_answer,
     emit_snapshot_age,
     logger,
+    one_metrics_document,
     report_unexpected_error,
 )
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
@@ -400,6 +401,11 @@ app.exception_handler(Exception)(unexpected_error)
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    with one_metrics_document():
+        return _handle(event, context)
+
+
+def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # The router starts the background snapshot refresh (single-flight) when a lookup finds it stale.
     container = get_container(ApiSettings)
     emit_snapshot_age(container.snapshots)

@@ -3,19 +3,31 @@ observability").
 
 The service name, the metrics namespace and the log level come from Powertools' own environment variables
 (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`), which the stack sets from
-`infra/environment.py`; nothing here repeats them. Each metric is written as its own EMF line
-(`single_metric`) because each carries its own dimensions, and only as `functions.handlers.metrics` declares
-it: names and dimension values from that table, so the number of series stays within its budget. Reasons go
-to the log lines. Nothing here ever receives a secret: callers pass route keys, codes and numbers.
+`infra/environment.py`; nothing here repeats them. Metrics are written only as `functions.handlers.metrics`
+declares them: names and dimension values from that table, so the number of series stays within its budget.
+Each metric carries its own dimensions, which Powertools' metrics cannot express in one EMF document (its
+documents have one directive: every metric takes every dimension set), so `emit_metric` writes the documents
+itself: one line per metric, or, inside `one_metrics_document()` (one lookup), one line with a directive per
+dimension set. Reasons go to the log lines. Nothing here ever receives a secret: callers pass route keys,
+codes and numbers.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.metrics import single_metric
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.exceptions import SchemaValidationError
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+from aws_lambda_powertools.shared import constants
 
 from functions.core import PINNED_TO_RELAY, Path, Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride
 from functions.core.snapshot_cache import SnapshotCache
@@ -25,8 +37,22 @@ from functions.services.probe_run import ProbeSummary
 logger = Logger()
 
 
+@dataclass(frozen=True, slots=True)
+class _Metric:
+    name: str
+    unit: MetricUnit
+    value: float
+    dimensions: dict[str, str]
+
+
+_open_document: ContextVar[list[_Metric] | None] = ContextVar("open_metrics_document", default=None)
+"""The metrics of this thread's open `one_metrics_document()` (background threads never see it: they write
+at once)."""
+
+
 def emit_metric(name: str, value: float, **dimensions: str) -> None:
-    """One EMF line for a metric of the table, with Powertools' `service` plus the given dimensions.
+    """A metric of the table, with Powertools' `service` plus the given dimensions, as EMF: written at once, or
+    with the others of the open `one_metrics_document()`.
 
     A name or dimension value outside the table is a bug: it is logged and not emitted (it would add series
     nobody budgeted), and never raised into the lookup that reported it.
@@ -39,10 +65,63 @@ def emit_metric(name: str, value: float, **dimensions: str) -> None:
     ):
         logger.error("undeclared metric not emitted", extra={"metric": name, "dimensions": dimensions})
         return
-    if is_metrics_disabled():  # single_metric itself ignores POWERTOOLS_METRICS_DISABLED
+    if is_metrics_disabled():
         return
-    with single_metric(name=name, unit=definition.unit, value=value, default_dimensions=dimensions):
-        pass
+    service = os.environ.get(constants.SERVICE_NAME_ENV)
+    metric = _Metric(
+        name, definition.unit, value, {"service": service, **dimensions} if service else dimensions
+    )
+    document = _open_document.get()
+    if document is None:
+        _write([metric])
+    else:
+        document.append(metric)
+
+
+@contextmanager
+def one_metrics_document() -> Iterator[None]:
+    """Metrics emitted on this thread in the block are written at its end as one EMF line (more only when a
+    metric name or a dimension repeats with another value): a lookup pays for one line instead of three."""
+    metrics: list[_Metric] = []
+    token = _open_document.set(metrics)
+    try:
+        yield
+    finally:
+        _open_document.reset(token)
+        _write(metrics)
+
+
+def _write(metrics: list[_Metric]) -> None:
+    if not metrics:
+        return
+    namespace = os.environ.get(constants.METRICS_NAMESPACE_ENV)
+    if not namespace:  # as Powertools' own metrics: the namespace is not optional
+        raise SchemaValidationError("Must contain a metric namespace.")
+    documents: list[dict[str, Any]] = []
+    timestamp = time.time_ns() // 1_000_000
+    for metric in metrics:
+        document = next((d for d in documents if _fits(d, metric)), None)
+        if document is None:
+            document = {"_aws": {"Timestamp": timestamp, "CloudWatchMetrics": []}}
+            documents.append(document)
+        keys = list(metric.dimensions)
+        directives: list[dict[str, Any]] = document["_aws"]["CloudWatchMetrics"]
+        directive = next((d for d in directives if d["Dimensions"] == [keys]), None)
+        if directive is None:
+            directive = {"Namespace": namespace, "Dimensions": [keys], "Metrics": []}
+            directives.append(directive)
+        directive["Metrics"].append({"Name": metric.name, "Unit": metric.unit.value})
+        document.update(metric.dimensions)
+        document[metric.name] = metric.value
+    for document in documents:
+        print(json.dumps(document, separators=(",", ":")))
+
+
+def _fits(document: dict[str, Any], metric: _Metric) -> bool:
+    """The document has no value yet for the metric, and its dimensions agree with the metric's."""
+    return metric.name not in document and all(
+        document.get(name, value) == value for name, value in metric.dimensions.items()
+    )
 
 
 def emit_snapshot_age(snapshots: SnapshotCache | None) -> None:

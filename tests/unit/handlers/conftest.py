@@ -208,24 +208,26 @@ class TelemetryOutput:
         return "".join(self._stdout) + self._log_stream.getvalue()
 
     def metrics(self) -> list[dict[str, Any]]:
-        """Each EMF line as {"name", "value", "dimensions"} (one metric per line, as `emit_metric` writes)."""
+        """Each metric of each EMF line as {"namespace", "name", "value", "dimensions"} (a line may hold
+        several directives, one per dimension set: `one_metrics_document`)."""
         found = []
         for line in self.text().splitlines():
             if not line.startswith("{") or '"_aws"' not in line:
                 continue
             blob = json.loads(line)
-            directive = blob["_aws"]["CloudWatchMetrics"][0]
-            dimensions = {name: blob[name] for name in directive["Dimensions"][0]}
-            for metric in directive["Metrics"]:
-                value = blob[metric["Name"]]
-                found.append(
-                    {
-                        "namespace": directive["Namespace"],
-                        "name": metric["Name"],
-                        "value": value[0] if isinstance(value, list) else value,
-                        "dimensions": dimensions,
-                    }
-                )
+            for directive in blob["_aws"]["CloudWatchMetrics"]:
+                (dimension_names,) = directive["Dimensions"]
+                dimensions = {name: blob[name] for name in dimension_names}
+                for metric in directive["Metrics"]:
+                    value = blob[metric["Name"]]
+                    found.append(
+                        {
+                            "namespace": directive["Namespace"],
+                            "name": metric["Name"],
+                            "value": value[0] if isinstance(value, list) else value,
+                            "dimensions": dimensions,
+                        }
+                    )
         return found
 
     def logs(self) -> list[dict[str, Any]]:

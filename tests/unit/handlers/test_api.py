@@ -472,6 +472,34 @@ def test_every_503_answer_counts_as_unavailable_in_the_lookup_metrics(
     assert codes == ["UPSTREAM_ROUTE_UNAVAILABLE", "UPSTREAM_ROUTE_UNAVAILABLE"]
 
 
+def test_a_lookup_writes_its_metrics_as_one_emf_line(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    clock: Any,
+    telemetry: Any,
+) -> None:
+    # One document with a directive per dimension set costs a third of three single-metric lines.
+    write_verdicts(store, clock())
+    loaded(make_container())
+    telemetry.text()  # forget what building the container wrote
+    key = RouteKey.OY_PRODUCT_SEARCH
+
+    assert call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query).status == 200
+
+    lines = [line for line in telemetry.text().splitlines() if '"_aws"' in line]
+    assert len(lines) == 1
+    directives = json.loads(lines[0])["_aws"]["CloudWatchMetrics"]
+    assert sorted((d["Dimensions"], [m["Name"] for m in d["Metrics"]]) for d in directives) == [
+        ([["service"]], ["SnapshotAge"]),
+        ([["service", "Path"]], ["Lookups"]),
+        ([["service", "Route", "Path"]], ["LookupRoute"]),
+    ]
+    found = {(m["name"], tuple(sorted(m["dimensions"].items()))) for m in telemetry.metrics()}
+    assert ("LookupRoute", (("Path", "direct"), ("Route", key.value), ("service", "route-health"))) in found
+    assert ("Lookups", (("Path", "direct"), ("service", "route-health"))) in found
+
+
 def test_a_refused_failure_report_counts_as_stale_write_rejected(
     call: Callable[..., Answer],
     make_container: Callable[..., wiring.Container],
