@@ -80,6 +80,14 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
                 for k, v in results["cold_init_detail"]["ratio_per_function"].items()
             ),
         ),
+        (
+            "cold_init_cpu_ratio",
+            f"{results['cold_init_cpu_ratio']:.2f}×",
+            "the same in CPU time: "
+            + ", ".join(
+                f"{k} {v:.2f}" for k, v in results["cold_init_detail"]["cpu_ratio_per_function"].items()
+            ),
+        ),
         ("probe_run_ms.all_healthy", f"{probe['all_healthy']} ms", "22 checks, 4 in flight"),
         (
             "probe_run_ms.all_hanging",

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,14 +20,13 @@ from typing import Any
 import boto3
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
-from bench.cases.cold_import import ROOT, lambda_like_environment
-from bench.common import BENCH_SECRET_VALUES, REGION, TABLE_NAME, all_healthy_checks, median, progress
+from bench.cases.cold_import import lambda_like_environment, medians_of, timed_ms
+from bench.common import BENCH_SECRET_VALUES, REGION, TABLE_NAME, all_healthy_checks, progress
 from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
 
 SAMPLES = 11
 """Fresh processes per target."""
 SECRET_ID = "route-health/bench-init"  # noqa: S105 - a secret name, not a value
-TIMER = "import time; t = time.perf_counter(); {code}; print((time.perf_counter() - t) * 1000)"
 TARGETS = {
     "api": "import functions.handlers.api",
     "probe": "import functions.handlers.probe",
@@ -79,42 +76,34 @@ def _environment(endpoint_url: str, function: str) -> dict[str, str]:
     return environment
 
 
-def init_ms(code: str, environment: dict[str, str]) -> float:
-    result = subprocess.run(
-        [sys.executable, "-c", TIMER.format(code=code)],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=ROOT,
-        check=True,
-    )
-    return float(result.stdout.strip().splitlines()[-1])
-
-
 def run() -> dict[str, Any]:
     progress("cold init: moto's server with the table, verdicts and secret on 127.0.0.1")
     with _embedded_store() as endpoint_url:
         environments = {name: _environment(endpoint_url, name) for name in TARGETS}
         for name, code in TARGETS.items():  # warm the OS file cache, as the cold import case does
-            init_ms(code, environments[name])
-        samples: dict[str, list[float]] = {name: [] for name in TARGETS}
+            timed_ms(code, environments[name])
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in TARGETS}
         for round_number in range(SAMPLES):
             for name, code in TARGETS.items():
-                samples[name].append(init_ms(code, environments[name]))
+                samples[name].append(timed_ms(code, environments[name]))
             if round_number % 5 == 4:
                 progress(f"cold init: {round_number + 1}/{SAMPLES} rounds of {len(TARGETS)} fresh processes")
-    medians = {name: round(median(values), 1) for name, values in samples.items()}
+    medians, cpu = medians_of(samples)
     ratios = {name: round(medians[name] / medians["baseline"], 2) for name in ("api", "probe", "ops")}
-    progress(f"cold init: {medians} ms; ratios {ratios}")
+    cpu_ratios = {name: round(cpu[name] / cpu["baseline"], 2) for name in ("api", "probe", "ops")}
+    progress(f"cold init: {medians} ms; ratios {ratios}; CPU ratios {cpu_ratios}")
     return {
         "cold_init_ms_median": {name: medians[name] for name in ("api", "probe", "ops")},
         "baseline_init_ms_median": medians["baseline"],
         "cold_init_ratio": max(ratios.values()),
+        "cold_init_cpu_ratio": max(cpu_ratios.values()),
         "cold_init_detail": {
             "ratio_per_function": ratios,
+            "cpu_ms_median": cpu,
+            "cpu_ratio_per_function": cpu_ratios,
             "baseline": TARGETS["baseline"],
             "samples_per_target": SAMPLES,
-            "all_samples_ms": {name: [round(v, 1) for v in values] for name, values in samples.items()},
+            "all_samples_ms": {name: [round(w, 1) for w, _ in values] for name, values in samples.items()},
             "conditions": "AWS_LAMBDA_FUNCTION_NAME set (the container is built at import), moto server on "
             "127.0.0.1, X-Ray tracing disabled",
         },
