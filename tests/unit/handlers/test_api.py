@@ -500,6 +500,24 @@ def test_a_lookup_writes_its_metrics_as_one_emf_line(
     assert ("Lookups", (("Path", "direct"), ("service", "route-health"))) in found
 
 
+def test_a_direct_lookup_logs_no_line_at_the_default_level(
+    call: Callable[..., Answer],
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    clock: Any,
+    telemetry: Any,
+) -> None:
+    # The decision is counted by LookupRoute; its log line is DEBUG (an INFO line per lookup cost ~40 us).
+    write_verdicts(store, clock())
+    loaded(make_container())
+    telemetry.text()
+    key = RouteKey.OY_PRODUCT_SEARCH
+
+    assert call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query).status == 200
+
+    assert "route decided" not in telemetry.text()
+
+
 def test_a_refused_failure_report_counts_as_stale_write_rejected(
     call: Callable[..., Answer],
     make_container: Callable[..., wiring.Container],
