@@ -268,7 +268,7 @@ def _calls_over_warm_lookups(
     counter.reset()
     for _ in range(STORE_COUNT_LOOKUPS):
         response = through_handler()
-        assert response["statusCode"] == 200
+        assert response["statusCode"] == 200, response
     dynamo_ops = {"Query", "GetItem", "PutItem", "UpdateItem", "BatchGetItem", "Scan"}
     return {
         "store_calls_on_request_path_by_operation": {
