@@ -139,9 +139,12 @@ class BackgroundRelay:
         )
 
     @property
+    def port(self) -> int:
+        return int(self._socket.getsockname()[1])
+
+    @property
     def url(self) -> str:
-        host, port = self._socket.getsockname()[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self._socket.getsockname()[0]}:{self.port}"
 
     def start(self) -> BackgroundRelay:
         self._thread.start()

@@ -34,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--upstream",
         choices=["sim", "real"],
         default="sim",
-        help="sim: simulated retailers and relays (default); real: real retailers, relays from the environment",
+        help="sim: simulated retailers behind the reference relays (default); real: real retailers, relays "
+        "from the environment",
     )
     ops_cli.add_parser(commands)
     add_relay_command(commands)
@@ -108,7 +109,7 @@ def run_sandbox(*, port: int, upstream: str) -> int:
 
 def banner(url: str, *, upstream: str, secret_shell: str) -> str:
     where = (
-        "simulated retailers and relays"
+        "simulated retailers behind the reference relays"
         if upstream == "sim"
         else "REAL retailer APIs and the relays named in the environment"
     )

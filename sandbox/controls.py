@@ -1,5 +1,5 @@
-"""The `/_sandbox/` controls (docs/design.md#sandbox): faults, clock, probe, calls. Sandbox only, never
-deployed."""
+"""The `/_sandbox/` controls (docs/design.md#sandbox): faults, clock, probe, calls, relays. Sandbox only,
+never deployed."""
 
 from __future__ import annotations
 
@@ -14,7 +14,16 @@ from sandbox.clock import SandboxClock
 from sandbox.embedded_aws import StoreFault
 from sandbox.gateway import ControlResponse
 from sandbox.scheduler import iso_z
-from sandbox.simulator.faults import HTTP_FAULTS, MAX_SLOW_MS, PLAIN_FAULTS, parse_fault, parse_target
+from sandbox.simulator.faults import (
+    HTTP_FAULTS,
+    MAX_SLOW_MS,
+    PLAIN_FAULTS,
+    RESPOND,
+    ROUTE_TARGETS,
+    Fault,
+    parse_fault,
+    parse_target,
+)
 
 STORE_TARGET = "store"
 STORE_FAULTS = ("ok", *(f.value for f in StoreFault))
@@ -24,10 +33,15 @@ _FAULT_NAMES = ", ".join(
         *sorted(PLAIN_FAULTS),
         *(f"http-{status}" for status in sorted(HTTP_FAULTS)),
         f"slow-<ms <= {MAX_SLOW_MS}>",
+        f'{RESPOND} (with "status", "body", "contentType")',
     ]
 )
 _TARGETS = ", ".join(
-    [*(f"direct:{k.value}" for k in RouteKey), *(f"relay:{g.value}" for g in RelayGroup), STORE_TARGET]
+    [
+        *(f"{kind}:{k.value}" for kind in ROUTE_TARGETS for k in RouteKey),
+        *(f"relay:{g.value}" for g in RelayGroup),
+        STORE_TARGET,
+    ]
 )
 
 
@@ -37,11 +51,19 @@ M = TypeVar("M", bound=BaseModel)
 class SimulatorControl(Protocol):
     """What the controls need from the simulated retailers and relays."""
 
-    def set_fault(self, target: str, fault: str) -> None: ...
+    def set_fault(self, target: str, fault: Fault) -> None: ...
 
     def clear_faults(self) -> None: ...
 
     def calls(self) -> Mapping[str, int]: ...
+
+
+class RelayControl(Protocol):
+    """What the controls need from the sandbox's reference relays."""
+
+    def urls(self) -> Mapping[RelayGroup, str]: ...
+
+    def restart(self, group: RelayGroup) -> str: ...
 
 
 class StoreFaultSwitch(Protocol):
@@ -57,12 +79,15 @@ class FaultRequest(BaseModel):
 
     target: str
     fault: str
+    status: int | None = Field(None, strict=True)
+    body: str | None = None
+    content_type: str | None = Field(None, alias="contentType")
 
     @model_validator(mode="after")
     def _known_target_and_fault(self) -> FaultRequest:
         """The simulator's own parsing decides for retailers and relays; the store takes `ok` and its faults."""
         if self.target == STORE_TARGET:
-            if self.fault not in STORE_FAULTS:
+            if self.fault not in STORE_FAULTS or self.status is not None:
                 raise ValueError(
                     f"fault {self.fault!r} does not apply to the store; use one of: {', '.join(STORE_FAULTS)}"
                 )
@@ -72,10 +97,19 @@ class FaultRequest(BaseModel):
         except ValueError as error:
             raise ValueError(f"{error}; expected one of: {_TARGETS}") from None
         try:
-            parse_fault(self.fault)
+            self.parsed()
         except ValueError as error:
             raise ValueError(f"{error}; expected one of: {_FAULT_NAMES}") from None
         return self
+
+    def parsed(self) -> Fault:
+        return parse_fault(self.fault, status=self.status, body=self.body, content_type=self.content_type)
+
+
+class RestartRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    group: RelayGroup
 
 
 class ClockRequest(BaseModel):
@@ -102,10 +136,12 @@ class SandboxControls:
         simulator: SimulatorControl | None,
         fire_probe: ProbeFirer,
         advance_clock: ClockMover,
+        relays: RelayControl | None = None,
     ) -> None:
         self._clock = clock
         self._store = store
         self._simulator = simulator
+        self._relays = relays
         self._fire_probe = fire_probe
         self._advance_clock_by = advance_clock
         self._routes: dict[str, dict[str, Callable[[bytes], ControlResponse]]] = {
@@ -113,6 +149,8 @@ class SandboxControls:
             "/_sandbox/clock": {"POST": self._advance_clock, "GET": self._read_clock},
             "/_sandbox/probe": {"POST": self._probe},
             "/_sandbox/calls": {"GET": self._calls},
+            "/_sandbox/relays": {"GET": self._relay_urls},
+            "/_sandbox/relays/restart": {"POST": self._restart_relay},
         }
 
     def __call__(self, method: str, path: str, body: bytes) -> ControlResponse:
@@ -135,7 +173,7 @@ class SandboxControls:
         if request.target == STORE_TARGET:
             self._store.set_store_fault(None if request.fault == "ok" else StoreFault(request.fault))
         else:
-            self._require_simulator().set_fault(request.target, request.fault)
+            self._require_simulator().set_fault(request.target, request.parsed())
         return ControlResponse(200, {"target": request.target, "fault": request.fault})
 
     def _clear_faults(self, body: bytes) -> ControlResponse:
@@ -160,9 +198,26 @@ class SandboxControls:
     def _calls(self, body: bytes) -> ControlResponse:
         return ControlResponse(200, dict(self._require_simulator().calls()))
 
+    def _relay_urls(self, body: bytes) -> ControlResponse:
+        return ControlResponse(
+            200, {group.value: url for group, url in self._require_relays().urls().items()}
+        )
+
+    def _restart_relay(self, body: bytes) -> ControlResponse:
+        request = _parse(RestartRequest, body)
+        relays = self._require_relays()
+        if request.group not in relays.urls():
+            raise ControlError(f"this sandbox runs no {request.group} relay")
+        return ControlResponse(200, {"group": request.group.value, "url": relays.restart(request.group)})
+
     def _clock_state(self) -> dict[str, Any]:
         now = self._clock()
         return {"now": now, "nowIso": iso_z(now), "offsetMs": self._clock.offset_ms}
+
+    def _require_relays(self) -> RelayControl:
+        if self._relays is None:
+            raise ControlError("this sandbox runs with --upstream real: its relays are not the sandbox's")
+        return self._relays
 
     def _require_simulator(self) -> SimulatorControl:
         if self._simulator is None:

@@ -1,5 +1,6 @@
-"""The whole Route Health stack on 127.0.0.1: embedded AWS, simulated upstreams, the real handlers behind a
-local API Gateway, and an EventBridge-like scheduler, all on one `SandboxClock` (docs/design.md#sandbox).
+"""The whole Route Health stack on 127.0.0.1: embedded AWS, simulated retailers with the reference relays in
+front of them, the real handlers behind a local API Gateway, and an EventBridge-like scheduler, all on one
+`SandboxClock` (docs/design.md#sandbox).
 """
 
 from __future__ import annotations
@@ -17,14 +18,17 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from functions.adapters.relay import RelayCredentials
+from functions.core import Clock
 from functions.core.model import RelayGroup
 from infra.environment import DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT
 from sandbox.clock import SandboxClock
-from sandbox.controls import ControlError, SandboxControls, SimulatorControl
+from sandbox.controls import ControlError, RelayControl, SandboxControls, SimulatorControl
 from sandbox.embedded_aws import REGION, EmbeddedAws
 from sandbox.gateway import Gateway, Handler, LambdaContext
+from sandbox.relays import start_upstreams, write_tokens_file
 from sandbox.scheduler import ProbeScheduler
-from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
+from sandbox.simulator.faults import Fault
+from sandbox.simulator.server import Simulator
 
 if TYPE_CHECKING:
     from functions.handlers.wiring import Container
@@ -63,21 +67,24 @@ class Upstream(StrEnum):
 
 @dataclass(frozen=True)
 class Simulated:
-    """The running simulator: where it listens, how to reach it, how to steer it."""
+    """The running simulator and relays: how the Lambda functions reach the retailers, how to steer both."""
 
-    base_url: str
     transport: httpx.BaseTransport
     control: SimulatorControl
+    relays: RelayControl
+    relay_urls: Mapping[RelayGroup, str]
+    """Each group's relay URL for the Lambda functions (its front)."""
 
 
 def generated_relay_secrets() -> dict[str, str]:
-    """Fresh relay tokens, Access keys and GS25 key for the simulated relays (never printed)."""
+    """Fresh relay tokens, Access keys and GS25 key for the sandbox's relays (never printed)."""
     values: dict[str, str] = {}
     for prefix in RELAY_ENV_PREFIX.values():
         values[f"{prefix}_RELAY_TOKEN"] = secrets.token_urlsafe(24)
         values[f"{prefix}_ACCESS_CLIENT_ID"] = f"{secrets.token_hex(8)}.access"
         values[f"{prefix}_ACCESS_CLIENT_SECRET"] = secrets.token_hex(24)
-    # The simulated convenience relay has no GS25 session: GS25 stock works with this key only.
+    # The convenience relay has no GS25 session or key of its own: GS25 stock works with this key only,
+    # which the Lambda functions send (`apiKey`) and the simulated GS25 checks.
     values["GS25_API_KEY"] = secrets.token_urlsafe(24)
     return values
 
@@ -95,7 +102,7 @@ class _SimulatorControl:
     def __init__(self, simulator: Simulator) -> None:
         self._simulator = simulator
 
-    def set_fault(self, target: str, fault: str) -> None:
+    def set_fault(self, target: str, fault: Fault) -> None:
         try:
             self._simulator.faults.set(target, fault)
         except ValueError as error:
@@ -108,8 +115,9 @@ class _SimulatorControl:
         return self._simulator.calls()
 
 
-def start_simulator(relay_values: Mapping[str, str]) -> tuple[Simulated, Callable[[], None]]:
-    """Serves the simulated retailers and relays on 127.0.0.1 (a free port), accepting `relay_values`."""
+def start_simulator(relay_values: Mapping[str, str], clock: Clock) -> tuple[Simulated, Callable[[], None]]:
+    """Serves the simulated retailers on 127.0.0.1 (a free port) with a reference relay per group in front,
+    using `relay_values`; writes the relay tokens to `.sandbox/relay-tokens.json`."""
     credentials = {
         group: RelayCredentials(
             token=relay_values[f"{prefix}_RELAY_TOKEN"],
@@ -120,9 +128,15 @@ def start_simulator(relay_values: Mapping[str, str]) -> tuple[Simulated, Callabl
         for group, prefix in RELAY_ENV_PREFIX.items()
     }
     simulator = Simulator(credentials)
-    server = SimulatorServer(simulator).start()
-    simulated = Simulated(server.base_url, loopback_transport(server.base_url), _SimulatorControl(simulator))
-    return simulated, server.close
+    upstreams = start_upstreams(simulator, credentials, clock=clock)
+    write_tokens_file({group: creds.token for group, creds in credentials.items()})
+    simulated = Simulated(
+        upstreams.direct_transport(),
+        _SimulatorControl(simulator),
+        upstreams.relays,
+        {group: upstreams.relay_url(group) for group in RelayGroup},
+    )
+    return simulated, upstreams.close
 
 
 class SandboxStack:
@@ -136,12 +150,10 @@ class SandboxStack:
         port: int,
         upstream: Upstream,
         health_check_secret: str,
-        start_simulator: Callable[[Mapping[str, str]], tuple[Simulated, Callable[[], None]]] | None = None,
     ) -> None:
         self.clock = SandboxClock()
         self._upstream = upstream
         self._health_check_secret = health_check_secret
-        self._start_simulator = start_simulator
         self._resources = ExitStack()
         # One invocation at a time per function, as in one Lambda execution environment: the handlers'
         # module-level state (the Powertools resolver's current event, for one) is per invocation.
@@ -172,7 +184,7 @@ class SandboxStack:
         if self._upstream is Upstream.SIM:
             relay_values = generated_relay_secrets()
             simulated = self._simulator(relay_values)
-            relay_urls = {group: f"{simulated.base_url}/relays/{group.value}" for group in RelayGroup}
+            relay_urls = dict(simulated.relay_urls)
         else:
             relay_values = relay_secrets_from_environment()
             relay_urls = {
@@ -196,6 +208,7 @@ class SandboxStack:
             simulator=None if simulated is None else simulated.control,
             fire_probe=self.scheduler.fire_now,
             advance_clock=self.scheduler.advance,
+            relays=None if simulated is None else simulated.relays,
         )
         self.scheduler.run_due()
         # The container was built (and its snapshot prefetched) before the first probe wrote any verdict:
@@ -219,7 +232,7 @@ class SandboxStack:
             self._serving.join()
 
     def _simulator(self, relay_values: Mapping[str, str]) -> Simulated:
-        simulated, stop = (self._start_simulator or start_simulator)(relay_values)
+        simulated, stop = start_simulator(relay_values, self.clock)
         self._resources.callback(stop)
         return simulated
 

@@ -1,7 +1,8 @@
 """`probe_run_ms` (all healthy, all hanging) and `probe_max_in_flight`, through the real probe handler.
 
-The probe Lambda's handler runs in this process on moto, against the simulated retailers and relays served
-on 127.0.0.1 (the sandbox's simulator, reached through its loopback transport), with production timings:
+The probe Lambda's handler runs in this process on moto, against the simulated retailers and the reference
+relays in front of them on 127.0.0.1 (as in the sandbox, reached through its loopback transport), with
+production timings:
 3 s per check, 4 in flight. Each run gets an EventBridge event for its own 5-minute slot.
 
 - all_healthy: median of a few runs, every upstream answering normally.
@@ -14,6 +15,7 @@ on 127.0.0.1 (the sandbox's simulator, reached through its loopback transport), 
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 import time
@@ -44,6 +46,9 @@ from functions.adapters.relay import RelayCredentials
 from functions.adapters.secrets import Secrets
 from functions.core import RelayGroup, RouteKey
 from functions.core.model import PINNED_TO_RELAY, PROBE_SLOT_MS
+from relay.logs import RelayLog
+from relay.server import system_clock
+from sandbox.relays import start_upstreams
 from sandbox.scheduler import scheduled_event
 from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
 
@@ -158,8 +163,9 @@ def _run() -> dict[str, Any]:
     dynamodb = boto3.client("dynamodb", region_name=REGION, config=store_client_config())
     dynamodb.create_table(**table_definition(TABLE_NAME))
     simulator = Simulator(_credentials(secrets), hang_limit_s=HANG_LIMIT_S)
-    with SimulatorServer(simulator) as server:
-        container = _container(server, secrets, dynamodb)
+    quiet = RelayLog(io.StringIO())
+    with start_upstreams(simulator, _credentials(secrets), clock=system_clock, log=quiet) as upstreams:
+        container = _container(upstreams.server, secrets, dynamodb)
         wiring.set_container(container)
         one_run = _ProbeRuns()
         try:

@@ -1,14 +1,18 @@
-"""The simulated retailers and relays: one small HTTP app, served on 127.0.0.1 or called in-process.
+"""The simulated retailers, and the fronts of the sandbox's relays: one small HTTP app, served on 127.0.0.1 or
+called in-process.
 
 Layout of the simulator's URL space (P = its port):
 
 - `http://127.0.0.1:P/<retailer-host>/<original path>?<query>`: the retailer APIs of the 19 direct operations
-  (`loopback_transport` sends the specs' real `https://<retailer-host>/...` URLs here unchanged otherwise);
-- `http://127.0.0.1:P/relays/<group>`: a relay base URL (e.g. `OY_RELAY_URL`), speaking the relay protocol:
-  Bearer auth (401 `{"error":"Unauthorized"}`), `POST /v1/<group>/<operation>` with the real relays' input
-  rules (400/413 for a body they would refuse), and the group's health URL. Like a relay without a GS25
-  session, the convenience relay serves gs25-stock only with the GS25 API key in the body (`apiKey`); GS25's
-  refusal of any other key it passes on as 403 `{"error":"Relay request failed"}`.
+  as the Lambda functions reach them (`loopback_transport` sends the specs' real `https://<retailer-host>/...`
+  URLs here), counted and faulted as `direct:<key>`;
+- `http://127.0.0.1:P/relay-upstream/<retailer-host>/...`: the same retailers as the relays reach them
+  (`loopback_transport(..., entrance=RELAY_UPSTREAM)`), counted and faulted as `relay-upstream:<key>`. GS25
+  stock answers only with the GS25 key in its `Api-Key` header (403 otherwise);
+- `http://127.0.0.1:P/relays/<group>`: a relay base URL for the Lambda functions (e.g. `OY_RELAY_URL`): what
+  Cloudflare's edge is in front of a real relay. It checks the Access keys (403 without them), counts
+  `relay:<key>` and `relay-health:<group>`, applies `relay:<group>` faults and otherwise forwards the request
+  unchanged to the group's reference relay (`connect_relays`), which answers everything else.
 
 `Simulator.handle` is the whole app (usable without sockets); `SimulatorServer` serves it over HTTP.
 """
@@ -28,16 +32,29 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import httpx
 
 from functions.adapters.http import PerHostTransport
-from functions.adapters.relay import RELAY_FAILURE_BODY, RelayCredentials
-from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
+from functions.adapters.relay import RelayCredentials
 from functions.core import MAX_BODY_BYTES, RelayGroup, RouteKey
-from sandbox.simulator.faults import Fault, FaultRegistry
+from sandbox.simulator.faults import RESPOND, Fault, FaultRegistry
 from sandbox.simulator.routes import RELAY_HEALTH_PATHS, relay_route, retailer_route
 
 RELAYS_PREFIX = "/relays/"
+RELAY_UPSTREAM = "relay-upstream"
+"""The entrance (and call-count and fault prefix) of the relays' own requests to the retailers."""
+DIRECT = "direct"
 HANG_LIMIT_S = 30.0
 """A `timeout` fault holds the request at most this long (or until the server shuts down)."""
+RELAY_WAIT_S = 30.0
+"""How long the front waits for a relay's answer (the relays end every request within 15 s)."""
 CREDENTIAL_HEADERS = frozenset({"authorization", "cf-access-client-id", "cf-access-client-secret"})
+HOP_BY_HOP = frozenset({"host", "content-length", "connection", "transfer-encoding", "keep-alive"})
+RELAY_ANSWER_HEADERS = (
+    "content-type",
+    "cache-control",
+    "x-request-id",
+    "x-relay-cache",
+    "x-relay-quota-reason",
+    "retry-after",
+)
 HTML_PAGE = (
     b"<!DOCTYPE html><html><head><title>Security verification</title></head>"
     b"<body>Checking your browser before accessing the site.</body></html>"
@@ -90,11 +107,11 @@ def oversize_body() -> bytes:
 
 
 class Simulator:
-    """The simulated upstreams' state (faults, call counts, relay credentials) and request handling.
+    """The simulated retailers' and relay fronts' state (faults, call counts, credentials) and request handling.
 
-    `relay_credentials` are what each relay accepts (the convenience relay's `api_key`: the GS25 key GS25
-    accepts); their values are also what leak detection looks for in requests to retailers. A group without
-    credentials answers every relay request with 401.
+    `relay_credentials` are what Cloudflare Access in front of each relay requires (its Access pair, if any)
+    and, for the convenience group, the GS25 key GS25 accepts (`api_key`). Their tokens and Access keys are
+    what leak detection looks for in requests to retailers (the GS25 key belongs there, in `Api-Key`).
     """
 
     def __init__(
@@ -115,18 +132,25 @@ class Simulator:
         self._calls = self._zero_calls()
         self._in_flight = 0
         self._max_in_flight = 0
+        self._relays: dict[RelayGroup, str] = {}
+        self._relay_client = httpx.Client(timeout=RELAY_WAIT_S, trust_env=False)
         self._secrets = tuple(
             value
             for creds in relay_credentials.values()
-            for value in (creds.token, creds.access_client_id, creds.access_client_secret, creds.api_key)
+            for value in (creds.token, creds.access_client_id, creds.access_client_secret)
             if value
         )
+
+    def connect_relays(self, base_urls: Mapping[RelayGroup, str]) -> None:
+        """Where each group's relay listens: its front forwards there."""
+        with self._lock:
+            self._relays.update(base_urls)
 
     # --- observation -------------------------------------------------------------------------
 
     def calls(self) -> dict[str, int]:
-        """Flat request counts since start (or the last reset): `direct:<key>`, `relay:<key>`,
-        `relay-health:<group>` and `leakedSecrets`."""
+        """Flat request counts since start (or the last reset): `direct:<key>`, `relay-upstream:<key>`,
+        `relay:<key>`, `relay-health:<group>` and `leakedSecrets`."""
         with self._lock:
             return dict(self._calls)
 
@@ -146,6 +170,7 @@ class Simulator:
     def release(self) -> None:
         """Ends every hanging or slow request now and from now on (called on shutdown)."""
         self._released.set()
+        self._relay_client.close()
 
     # --- handling ----------------------------------------------------------------------------
 
@@ -157,101 +182,107 @@ class Simulator:
         try:
             path = urlsplit(request.target).path
             if path.startswith(RELAYS_PREFIX):
-                return self._relay(request, path.removeprefix(RELAYS_PREFIX))
-            return self._retailer(request, path)
+                return self._relay_front(request, path.removeprefix(RELAYS_PREFIX))
+            if path.startswith(f"/{RELAY_UPSTREAM}/"):
+                return self._retailer(request, path.removeprefix(f"/{RELAY_UPSTREAM}"), RELAY_UPSTREAM)
+            return self._retailer(request, path, DIRECT)
         finally:
             with self._lock:
                 self._in_flight -= 1
 
-    def _retailer(self, request: SimRequest, path: str) -> SimResponse | None:
+    def _retailer(self, request: SimRequest, path: str, caller: str) -> SimResponse | None:
         host, _, rest = path.lstrip("/").partition("/")
         key = retailer_route(host, "/" + rest)
         if key is None:
             return json_response(404, {"error": STATUS_MESSAGES[404]})
-        self._count(f"direct:{key}")
+        self._count(f"{caller}:{key}")
         if self._carries_secret(request):
             self._count("leakedSecrets")
-        fault = self.faults.get(f"direct:{key}")
         return self._apply(
-            fault, key, relay=False, answer=lambda: json_response(200, self._payload(key, _input_of(request)))
+            self.faults.get(f"{caller}:{key}"), key, answer=lambda: self._retailer_answer(key, request)
         )
 
-    def _relay(self, request: SimRequest, rest: str) -> SimResponse | None:
+    def _retailer_answer(self, key: RouteKey, request: SimRequest) -> SimResponse:
+        if key is RouteKey.GS25_STOCK and not self._gs25_accepts(request.headers.get("api-key")):
+            return json_response(403, {"message": "Forbidden"})  # GS25 without its key
+        return json_response(200, self._payload(key, _input_of(request)))
+
+    def _gs25_accepts(self, api_key: str | None) -> bool:
+        creds = self._credentials.get(RelayGroup.CONVENIENCE)
+        expected = creds.api_key if creds is not None else None
+        return (
+            expected is not None
+            and api_key is not None
+            and hmac.compare_digest(api_key.encode("utf-8", "surrogatepass"), expected.encode())
+        )
+
+    def _relay_front(self, request: SimRequest, rest: str) -> SimResponse | None:
         group_name, _, path = rest.partition("/")
         if group_name not in {group.value for group in RelayGroup}:
             return json_response(404, {"error": STATUS_MESSAGES[404]})
         group = RelayGroup(group_name)
         path = "/" + path
+        key = None
         if path == RELAY_HEALTH_PATHS[group]:
-            if request.method != "GET":
-                return json_response(405, {"error": STATUS_MESSAGES[405]})
             self._count(f"relay-health:{group}")
-            return self._refusal(group, request) or self._apply(
-                self.faults.get(f"relay:{group}"),
-                None,
-                relay=True,
-                answer=lambda: json_response(200, _healthy_body(group)),
-            )
-        operation = path.removeprefix(f"/v1/{group}/")
-        key = relay_route(group, operation) if operation != path else None
-        if key is None:
-            return json_response(404, {"error": STATUS_MESSAGES[404]})
-        if request.method != "POST":
-            return json_response(405, {"error": STATUS_MESSAGES[405]})
-        self._count(f"relay:{key}")
-        denied = self._refusal(group, request)
+        elif (key := relay_route(group, path.removeprefix(f"/v1/{group}/"))) is not None:
+            self._count(f"relay:{key}")
+        denied = self._access_refusal(group, request)
         if denied:
             return denied
         return self._apply(
             self.faults.get(f"relay:{group}"),
             key,
             relay=True,
-            answer=lambda: self._relay_answer(key, request),
+            answer=lambda: self._forward(group, request, path),
         )
 
-    def _relay_answer(self, key: RouteKey, request: SimRequest) -> SimResponse:
-        """The relay's own answer: its input rules first, then GS25's check of the key, then the retailer's."""
+    def _forward(self, group: RelayGroup, request: SimRequest, path: str) -> SimResponse | None:
+        """The group's relay's own answer to the request, unchanged; None (the connection dropped) when the
+        relay is unreachable, as Cloudflare's edge would fail."""
+        with self._lock:
+            base = self._relays.get(group)
+        if base is None:
+            return json_response(502, {"error": f"no relay connected for {group}"})
+        query = urlsplit(request.target).query
         try:
-            body = read_relay_input(key, request.body)
-        except RelayInputRejected as rejected:
-            return json_response(rejected.status, rejected.body)
-        api_key = body.pop("apiKey", None)  # the relay sends it to GS25 as a header, never as a parameter
-        if key is RouteKey.GS25_STOCK and not self._gs25_accepts(api_key):
-            return json_response(403, RELAY_FAILURE_BODY)
-        return json_response(200, self._payload(key, body))
-
-    def _gs25_accepts(self, api_key: object) -> bool:
-        creds = self._credentials.get(RelayGroup.CONVENIENCE)
-        expected = creds.api_key if creds is not None else None
-        return (
-            expected is not None
-            and isinstance(api_key, str)
-            and hmac.compare_digest(api_key.encode("utf-8", "surrogatepass"), expected.encode())
-        )
-
-    def _refusal(self, group: RelayGroup, request: SimRequest) -> SimResponse | None:
-        """None when the request carries the group's credentials; else the relay's refusal."""
-        creds = self._credentials.get(group)
-        presented = request.headers.get("authorization", "").encode()
-        if creds is None or not hmac.compare_digest(presented, f"Bearer {creds.token}".encode()):
-            return json_response(401, {"error": "Unauthorized"})
-        if creds.access_client_id and creds.access_client_secret:
-            access_ok = hmac.compare_digest(
-                request.headers.get("cf-access-client-id", "").encode(), creds.access_client_id.encode()
-            ) & hmac.compare_digest(
-                request.headers.get("cf-access-client-secret", "").encode(),
-                creds.access_client_secret.encode(),
+            answer = self._relay_client.request(
+                request.method,
+                f"{base}{path}" + (f"?{query}" if query else ""),
+                headers={name: value for name, value in request.headers.items() if name not in HOP_BY_HOP},
+                content=request.body,
             )
-            if not access_ok:  # what Cloudflare Access answers in front of the relay
-                return SimResponse(403, b"Forbidden", {"Content-Type": "text/plain"})
-        return None
+        except httpx.HTTPError:
+            return None
+        headers = {name: answer.headers[name] for name in RELAY_ANSWER_HEADERS if name in answer.headers}
+        return SimResponse(answer.status_code, answer.content, headers)
+
+    def _access_refusal(self, group: RelayGroup, request: SimRequest) -> SimResponse | None:
+        """What Cloudflare Access answers in front of a relay whose Access pair the request lacks."""
+        creds = self._credentials.get(group)
+        if creds is None or not (creds.access_client_id and creds.access_client_secret):
+            return None
+        access_ok = hmac.compare_digest(
+            request.headers.get("cf-access-client-id", "").encode(), creds.access_client_id.encode()
+        ) & hmac.compare_digest(
+            request.headers.get("cf-access-client-secret", "").encode(), creds.access_client_secret.encode()
+        )
+        return None if access_ok else SimResponse(403, b"Forbidden", {"Content-Type": "text/plain"})
 
     def _apply(
-        self, fault: Fault, key: RouteKey | None, *, relay: bool, answer: Callable[[], SimResponse]
+        self,
+        fault: Fault,
+        key: RouteKey | None,
+        *,
+        answer: Callable[[], SimResponse | None],
+        relay: bool = False,
     ) -> SimResponse | None:
         """The response under `fault`; `answer()` builds the normal response. `key` None: a health check."""
         if fault.delay_ms is not None:
             self._released.wait(fault.delay_ms / 1000)
+        if fault.name == RESPOND:
+            assert fault.status is not None
+            return SimResponse(fault.status, fault.body, {"Content-Type": fault.content_type})
         if fault.status is not None:
             headers = {"Retry-After": RETRY_AFTER_S} if fault.status == 429 else {}
             if fault.status == 429 and relay:
@@ -305,8 +336,7 @@ class Simulator:
 
     @staticmethod
     def _zero_calls() -> dict[str, int]:
-        calls = {f"direct:{key}": 0 for key in RouteKey}
-        calls.update({f"relay:{key}": 0 for key in RouteKey})
+        calls = {f"{kind}:{key}": 0 for kind in (DIRECT, RELAY_UPSTREAM, "relay") for key in RouteKey}
         calls.update({f"relay-health:{group}": 0 for group in RelayGroup})
         calls["leakedSecrets"] = 0
         return calls
@@ -323,18 +353,6 @@ def _input_of(request: SimRequest) -> dict[str, Any]:
         if isinstance(body, dict):
             merged.update(body)
     return merged
-
-
-def _healthy_body(group: RelayGroup) -> dict[str, object]:
-    if group is RelayGroup.OLIVEYOUNG:
-        return {
-            "state": "ready",
-            "transport": "http",
-            "browserRequired": False,
-            "active": 0,
-            "outstanding": 0,
-        }
-    return {"status": "ok", "active": 0, "outstanding": 0, "queued": 0}
 
 
 def _unready_body() -> dict[str, object]:
@@ -429,19 +447,20 @@ class SimulatorServer:
 
 
 class LoopbackTransport(httpx.BaseTransport):
-    """Sends requests for `https://<retailer-host>/<path>` to `<simulator>/<retailer-host>/<path>` via `inner`.
-
-    Requests already addressed to the simulator (the relays) pass through unchanged.
+    """Sends requests for `https://<retailer-host>/<path>` to `<simulator>[/<entrance>]/<retailer-host>/<path>`
+    via `inner`. Requests already addressed to the simulator (the relay fronts) pass through unchanged.
     """
 
-    def __init__(self, sim_base_url: str, inner: httpx.BaseTransport) -> None:
+    def __init__(self, sim_base_url: str, inner: httpx.BaseTransport, *, entrance: str | None = None) -> None:
         self._base = httpx.URL(sim_base_url)
         self._inner = inner
+        self._prefix = f"/{entrance}" if entrance else ""
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         if (url.host, url.port) != (self._base.host, self._base.port):
-            url = self._base.copy_with(raw_path=f"/{url.host}{url.raw_path.decode('ascii')}".encode("ascii"))
+            path = f"{self._prefix}/{url.host}{url.raw_path.decode('ascii')}"
+            url = self._base.copy_with(raw_path=path.encode("ascii"))
             headers = httpx.Headers(request.headers)
             headers["Host"] = self._base.netloc.decode("ascii")
             request = httpx.Request(
@@ -453,10 +472,11 @@ class LoopbackTransport(httpx.BaseTransport):
         self._inner.close()
 
 
-def loopback_transport(sim_base_url: str) -> httpx.BaseTransport:
-    """An httpx transport that makes the unchanged specs reach the simulator at `sim_base_url`.
+def loopback_transport(sim_base_url: str, *, entrance: str | None = None) -> httpx.BaseTransport:
+    """An httpx transport that makes the unchanged specs reach the simulator at `sim_base_url` (through
+    `entrance`: `RELAY_UPSTREAM` for the relays' own calls; none for the Lambda functions').
 
     Each upstream host keeps its own connection pool with the production limits, as deployed: the simulator
     is one host, and a single pool for it would hide what one slow upstream does to the others.
     """
-    return PerHostTransport(wrap=lambda pool: LoopbackTransport(sim_base_url, pool))
+    return PerHostTransport(wrap=lambda pool: LoopbackTransport(sim_base_url, pool, entrance=entrance))

@@ -1,7 +1,9 @@
-"""The simulated retailers and relays over real HTTP on 127.0.0.1: faults, counts, leaks, concurrency."""
+"""The simulated retailers, and the fronts of the reference relays behind them, over real HTTP on 127.0.0.1:
+faults, counts, leaks, concurrency."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 import time
@@ -28,7 +30,10 @@ from functions.core import (
     UpstreamRejected,
     group_of,
 )
+from relay.logs import RelayLog
+from sandbox.relays import start_upstreams
 from sandbox.simulator.faults import FaultRegistry, parse_fault, parse_target
+from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import RELAY_OPERATIONS, relay_route, retailer_route
 from sandbox.simulator.server import SimRequest, Simulator, SimulatorServer, loopback_transport
 
@@ -64,8 +69,9 @@ def simulator() -> Simulator:
 
 @pytest.fixture
 def server(simulator: Simulator) -> Iterator[SimulatorServer]:
-    with SimulatorServer(simulator) as running:
-        yield running
+    """The simulator with a reference relay per group behind its fronts."""
+    with start_upstreams(simulator, CREDENTIALS, clock=lambda: NOW, log=RelayLog(io.StringIO())) as running:
+        yield running.server
 
 
 @pytest.fixture
@@ -325,6 +331,9 @@ def test_call_counts_are_flat_and_start_at_zero(simulator: Simulator) -> None:
     assert calls["leakedSecrets"] == 0
     assert {name for name in calls if name.startswith("direct:")} == {f"direct:{key}" for key in RouteKey}
     assert {name for name in calls if name.startswith("relay:")} == {f"relay:{key}" for key in RouteKey}
+    assert {name for name in calls if name.startswith("relay-upstream:")} == {
+        f"relay-upstream:{key}" for key in RouteKey
+    }
     assert {name for name in calls if name.startswith("relay-health:")} == {
         f"relay-health:{group}" for group in RelayGroup
     }
@@ -337,14 +346,17 @@ def test_counts_by_kind_and_reset(client: httpx.Client, simulator: Simulator) ->
     auth = {"Authorization": "Bearer dtryx-token-3"}
     client.post("/relays/dtryx/v1/dtryx/timetable", json={"brandCode": "indieart"}, headers=auth)
     client.get("/relays/dtryx/v1/dtryx/health", headers=auth)
-    client.get("/relays/convenience/v1/convenience/health")  # unauthorized still reached the relay
+    client.get("/relays/convenience/v1/convenience/health")  # unauthorized: still counted at its front
+    client.post("/relay-upstream/www.pocketcu.co.kr/api/search/display/stock", json={})
 
     calls = simulator.calls()
     assert calls["direct:oy-find-store"] == 2
     assert calls["relay:dtryx-timetable"] == 1
     assert calls["relay-health:dtryx"] == 1
     assert calls["relay-health:convenience"] == 1
-    assert sum(calls.values()) == 5
+    assert calls["relay-upstream:cu-prime"] == 1
+    assert calls["direct:cu-prime"] == 0  # the relays' requests are not the Lambda's
+    assert sum(calls.values()) == 6
     simulator.reset_calls()
     assert set(simulator.calls().values()) == {0}
 
@@ -358,7 +370,6 @@ def test_counts_by_kind_and_reset(client: httpx.Client, simulator: Simulator) ->
         ({"X-Custom": "conv-token-2"}, {}, {}),
         ({}, {"q": "dtryx-token-3"}, {}),
         ({}, {}, {"note": "oy-access-secret"}),
-        ({}, {"apiKey": "gs25-api-key-4"}, {}),
         ({"Referer": "https://x.example/?t=oy-token-1"}, {}, {}),
     ],
 )
@@ -415,53 +426,47 @@ def test_handle_is_callable_in_process(simulator: Simulator) -> None:
     assert simulator.handle(SimRequest("POST", "/www.pocketcu.co.kr/api/store", {}, b"{}")) is None
 
 
-# --- relays --------------------------------------------------------------------------------------
+# --- relay fronts and the relays behind them -------------------------------------------------------
+
+
+OY_ACCESS = {"CF-Access-Client-Id": "oy-access-id", "CF-Access-Client-Secret": "oy-access-secret"}
 
 
 @pytest.mark.parametrize(
     ("headers", "status"),
     [
-        ({}, 401),
-        ({"Authorization": "Bearer wrong"}, 401),
-        ({"Authorization": "Bearer oy-token-1"}, 403),  # Access pair configured but not sent
-        (
-            {
-                "Authorization": "Bearer oy-token-1",
-                "CF-Access-Client-Id": "oy-access-id",
-                "CF-Access-Client-Secret": "no",
-            },
-            403,
-        ),
-        (
-            {
-                "Authorization": "Bearer oy-token-1",
-                "CF-Access-Client-Id": "oy-access-id",
-                "CF-Access-Client-Secret": "oy-access-secret",
-            },
-            200,
-        ),
+        ({}, 403),  # Cloudflare Access at the front: no Access keys, no relay
+        ({"Authorization": "Bearer oy-token-1"}, 403),
+        ({**OY_ACCESS, "CF-Access-Client-Secret": "no", "Authorization": "Bearer oy-token-1"}, 403),
+        (OY_ACCESS, 401),  # Access passed; the relay itself wants its token
+        ({**OY_ACCESS, "Authorization": "Bearer wrong"}, 401),
+        ({**OY_ACCESS, "Authorization": "Bearer oy-token-1"}, 200),
     ],
 )
-def test_relay_auth(client: httpx.Client, headers: dict[str, str], status: int) -> None:
-    body = dict(CATALOG[RouteKey.OY_GOODS_INFO].relay_body(CATALOG[RouteKey.OY_GOODS_INFO].probe_params(NOW)))
-    answer = client.post("/relays/oliveyoung/v1/oliveyoung/stock-goods-info-v3", json=body, headers=headers)
+def test_access_at_the_front_and_the_token_at_the_relay(
+    client: httpx.Client, simulator: Simulator, headers: dict[str, str], status: int
+) -> None:
+    answer = client.get("/relays/oliveyoung/health", headers=headers)
     assert answer.status_code == status
     if status == 401:
         assert answer.json() == {"error": "Unauthorized"}
+    if status == 200:
+        assert answer.json()["state"] == "ready"
+        assert answer.headers["cache-control"] == "no-store"  # the relay's own answer, passed on
+    assert simulator.calls()["relay-health:oliveyoung"] == 1
 
 
-def test_relay_protocol_errors(client: httpx.Client) -> None:
+def test_the_relays_own_protocol_answers_pass_the_front(client: httpx.Client) -> None:
     auth = {"Authorization": "Bearer conv-token-2"}
     assert (
         client.post("/relays/convenience/v1/convenience/unknown-op", json={}, headers=auth).status_code == 404
     )
-    assert client.post("/relays/convenience/v1/dtryx/movies", json={}, headers=auth).status_code == 404
     assert client.get("/relays/convenience/v1/convenience/cu-store", headers=auth).status_code == 405
     assert (
-        client.post("/relays/convenience/v1/convenience/cu-store", content=b"[1]", headers=auth).status_code
-        == 400
+        client.post("/relays/convenience/v1/convenience/cu-prime?x=1", json={}, headers=auth).status_code
+        == 404
     )
-    assert client.post("/relays/nope/v1/nope/x", json={}, headers=auth).status_code == 404
+    assert client.post("/relays/nope/v1/nope/x", json={}, headers=auth).status_code == 404  # no such front
 
 
 GS25_STOCK_BODY = {"serviceCode": "01", "realTimeStockYn": "Y", "keyword": "콜라", "pageNumber": "1"}
@@ -507,12 +512,12 @@ GS25_STOCK_BODY = {"serviceCode": "01", "realTimeStockYn": "Y", "keyword": "콜�
         ),
     ],
 )
-def test_simulated_relays_refuse_what_the_real_relays_refuse(
+def test_the_relays_refuse_bodies_as_the_original_relays_do(
     client: httpx.Client, simulator: Simulator, path: str, body: object, status: int, answer: str
 ) -> None:
     group = RelayGroup(path.partition("/")[0])
     token = {"Authorization": f"Bearer {CREDENTIALS[group].token}"}
-    access = CREDENTIALS[group]
+    access = CREDENTIALS[group]  # the front wants the Access pair where the group has one
     if access.access_client_id and access.access_client_secret:
         token |= {
             "CF-Access-Client-Id": access.access_client_id,
@@ -521,36 +526,51 @@ def test_simulated_relays_refuse_what_the_real_relays_refuse(
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
     reply = client.post(f"/relays/{path}", content=content, headers=token)
     assert (reply.status_code, reply.json()) == (status, {"error": answer})
-    assert sum(simulator.calls().values()) == 1  # refused, but it reached the relay
+    assert sum(simulator.calls().values()) == 1  # refused by the relay: no retailer call
 
 
 @pytest.mark.parametrize(("api_key", "status"), [(None, 403), ("wrong-key", 403), ("gs25-api-key-4", 200)])
-def test_simulated_gs25_stock_needs_the_gs25_api_key(
-    client: httpx.Client, api_key: str | None, status: int
-) -> None:
-    # No GS25 session on this relay: GS25 takes only its key, and the relay passes GS25's refusal on.
-    body = GS25_STOCK_BODY if api_key is None else {**GS25_STOCK_BODY, "apiKey": api_key}
-    reply = client.post(
-        "/relays/convenience/v1/convenience/gs25-stock",
-        json=body,
-        headers={"Authorization": "Bearer conv-token-2"},
-    )
+def test_simulated_gs25_stock_needs_the_gs25_api_key(api_key: str | None, status: int) -> None:
+    # The relay has no GS25 session or key: it passes the caller's key to GS25 as `Api-Key`, and GS25's
+    # refusal back (403); without any key it refuses by itself.
+    seen: list[Mapping[str, Any]] = []
+
+    def recorded(key: RouteKey, request_input: Mapping[str, Any]) -> object:
+        seen.append(request_input)
+        return realistic_payload(key, request_input)
+
+    spec = CATALOG[RouteKey.GS25_STOCK]
+    probe = dict(spec.relay_body(spec.probe_params(NOW)))
+    body = probe if api_key is None else {**probe, "apiKey": api_key}
+    quiet = RelayLog(io.StringIO())
+    with start_upstreams(
+        Simulator(CREDENTIALS, realistic=recorded), CREDENTIALS, clock=lambda: NOW, log=quiet
+    ) as up:
+        reply = httpx.post(
+            f"{up.relay_url(RelayGroup.CONVENIENCE)}/v1/convenience/gs25-stock",
+            json=body,
+            headers={"Authorization": "Bearer conv-token-2"},
+        )
+        calls = up.simulator.calls()
     assert reply.status_code == status
+    assert calls["relay-upstream:gs25-stock"] == (0 if api_key is None else 1)
+    assert calls["leakedSecrets"] == 0  # the GS25 key belongs at GS25
     if status == 403:
         assert reply.json() == {"error": "Relay request failed"}
     else:
-        assert "apiKey" not in reply.json()["input"]  # GS25 gets it as a header, never as a parameter
+        assert seen
+        assert all("apiKey" not in request_input for request_input in seen)  # a header, never a parameter
 
 
 def test_a_gs25_refusal_of_the_relays_session_is_a_503_for_the_lambda(server: SimulatorServer) -> None:
     wrong_key = {RelayGroup.CONVENIENCE: RelayCredentials("conv-token-2", api_key="expired-key")}
     spec = CATALOG[RouteKey.GS25_STOCK]
     with pytest.raises(ServiceError) as caught:
-        relays(server, wrong_key).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+        relays(server, wrong_key).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS * 10)
     assert (caught.value.status, caught.value.code) == (503, "UPSTREAM_ROUTE_UNAVAILABLE")
 
 
-def test_relay_lookup_through_the_relay_transport(server: SimulatorServer, simulator: Simulator) -> None:
+def test_relay_lookup_through_the_relay_transport() -> None:
     seen: list[Mapping[str, Any]] = []
 
     def relay_payload(key: RouteKey, request_input: Mapping[str, Any]) -> object:
@@ -563,11 +583,13 @@ def test_relay_lookup_through_the_relay_transport(server: SimulatorServer, simul
         }
 
     sim = Simulator(CREDENTIALS, realistic=relay_payload)
-    with SimulatorServer(sim) as local:
+    with start_upstreams(sim, CREDENTIALS, clock=lambda: NOW, log=RelayLog(io.StringIO())) as local:
         spec = CATALOG[RouteKey.DTRYX_MOVIES]
-        relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
-    assert seen == [dict(spec.relay_body(spec.probe_params(NOW)))]
-    assert sim.calls()["relay:dtryx-movies"] == 1
+        relays(local.server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS * 10)
+    (received,) = seen  # what Dtryx received from the relay: its query
+    assert (received["BrandCd"], received["CinemaCd"]) == ("indieart", "000067")
+    assert (sim.calls()["relay:dtryx-movies"], sim.calls()["relay-upstream:dtryx-movies"]) == (1, 1)
+    assert sim.calls()["direct:dtryx-movies"] == 0
 
 
 @pytest.mark.parametrize(
@@ -658,7 +680,8 @@ def test_health_with_a_wrong_token_is_401(server: SimulatorServer) -> None:
 def test_real_payloads_pass_the_real_specs_direct_and_via_relay(key: RouteKey) -> None:
     pytest.importorskip("sandbox.simulator.payloads")
     sim = Simulator(CREDENTIALS)
-    with SimulatorServer(sim) as local:
+    with start_upstreams(sim, CREDENTIALS, clock=lambda: NOW, log=RelayLog(io.StringIO())) as upstreams:
+        local = upstreams.server
         spec = CATALOG[key]
         direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
         relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
@@ -667,7 +690,7 @@ def test_real_payloads_pass_the_real_specs_direct_and_via_relay(key: RouteKey) -
             direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
     assert caught.value.reason is Reason.SHAPE
     assert sim.calls()[f"direct:{key}"] == 2
-    assert sim.calls()[f"relay:{key}"] == 1
+    assert (sim.calls()[f"relay:{key}"], sim.calls()[f"relay-upstream:{key}"]) == (1, 1)
     assert sim.calls()["leakedSecrets"] == 0
 
 
@@ -675,9 +698,84 @@ def test_gs25_stock_is_served_by_the_relay_and_never_direct() -> None:
     pytest.importorskip("sandbox.simulator.payloads")
     sim = Simulator(CREDENTIALS)
     spec = CATALOG[RouteKey.GS25_STOCK]
-    with SimulatorServer(sim) as local:
+    with start_upstreams(sim, CREDENTIALS, clock=lambda: NOW, log=RelayLog(io.StringIO())) as upstreams:
+        local = upstreams.server
         relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
         with pytest.raises(RouteFailure) as caught:
             direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
     assert caught.value.reason is Reason.PINNED_RELAY
     assert (sim.calls()["relay:gs25-stock"], sim.calls()["direct:gs25-stock"]) == (1, 0)
+
+
+# --- the retailers as the relays see them; exact answers; restarts -------------------------------------
+
+
+def test_relay_upstream_faults_are_the_retailer_as_the_relay_sees_it(
+    server: SimulatorServer, simulator: Simulator
+) -> None:
+    simulator.faults.set("relay-upstream:dtryx-movies", "http-403")
+    spec = CATALOG[RouteKey.DTRYX_MOVIES]
+    assert direct_reason(server, RouteKey.DTRYX_MOVIES) is Reason.SHAPE  # the Lambda still reaches it
+    with pytest.raises(ServiceError) as caught:
+        relays(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS * 10)
+    assert caught.value.status == 502  # the relay's answer to the retailer's 403
+    calls = simulator.calls()
+    assert (
+        calls["direct:dtryx-movies"],
+        calls["relay:dtryx-movies"],
+        calls["relay-upstream:dtryx-movies"],
+    ) == (
+        1,
+        1,
+        1,
+    )
+
+
+@pytest.mark.parametrize("target", ["direct:cu-prime", "relay-upstream:cu-prime", "relay:convenience"])
+def test_a_respond_fault_answers_exactly_that(
+    client: httpx.Client, simulator: Simulator, target: str
+) -> None:
+    simulator.faults.set(
+        target, parse_fault("respond", status=299, body="말 그대로", content_type="text/plain")
+    )
+    path = {
+        "direct": "/www.pocketcu.co.kr/api/search/display/stock",
+        "relay-upstream": "/relay-upstream/www.pocketcu.co.kr/api/search/display/stock",
+        "relay": "/relays/convenience/v1/convenience/cu-prime",
+    }[target.partition(":")[0]]
+    answer = client.post(path, json={})
+    assert (answer.status_code, answer.text, answer.headers["content-type"]) == (
+        299,
+        "말 그대로",
+        "text/plain",
+    )
+
+
+@pytest.mark.parametrize(
+    ("fault", "status", "body", "content_type", "message"),
+    [
+        ("respond", None, "x", None, "status from 200 to 599"),
+        ("respond", 600, None, None, "status from 200 to 599"),
+        ("respond", 200, None, "text/\x01", "printable"),
+        ("http-500", 200, None, None, "only with the respond fault"),
+    ],
+)
+def test_respond_needs_a_status_and_nothing_else_takes_one(
+    fault: str, status: int | None, body: str | None, content_type: str | None, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_fault(fault, status=status, body=body, content_type=content_type)
+
+
+def test_a_restarted_relay_keeps_its_port_and_its_quota_ledger() -> None:
+    quiet = RelayLog(io.StringIO())
+    with start_upstreams(Simulator(CREDENTIALS), CREDENTIALS, clock=lambda: NOW, log=quiet) as upstreams:
+        front = upstreams.relay_url(RelayGroup.DTRYX)
+        auth = {"Authorization": "Bearer dtryx-token-3"}
+        spec = CATALOG[RouteKey.DTRYX_MOVIES]
+        body = dict(spec.relay_body(spec.probe_params(NOW)))
+        assert httpx.post(f"{front}/v1/dtryx/movies", json=body, headers=auth).status_code == 200
+        before = upstreams.relays.urls()[RelayGroup.DTRYX]
+        assert upstreams.relays.restart(RelayGroup.DTRYX) == before
+        health = httpx.get(f"{front}/v1/dtryx/health", headers=auth).json()
+    assert health["quota"]["dailyRemaining"] == 300_000 - 1

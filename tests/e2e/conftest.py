@@ -98,14 +98,23 @@ class Sandbox:
         return data
 
     def lookup(
-        self, path: str, params: Mapping[str, str | int | float] | None = None
+        self,
+        path: str,
+        params: Mapping[str, str | int | float] | None = None,
+        *,
+        relay_upstream: bool = False,
     ) -> tuple[httpx.Response, dict[str, int]]:
-        """One lookup and the upstream calls it caused (non-zero deltas of /_sandbox/calls)."""
+        """One lookup and the calls the Lambda functions made for it (non-zero deltas of /_sandbox/calls).
+        The relays' own requests to the retailers (`relay-upstream:<key>`, which the relay's cache may
+        spare) are left out unless `relay_upstream`."""
         before = self.calls()
         response = self.http.get(path, params=params)
         after = self.calls()
         delta = {
-            name: after[name] - before.get(name, 0) for name in after if after[name] != before.get(name, 0)
+            name: after[name] - before.get(name, 0)
+            for name in after
+            if after[name] != before.get(name, 0)
+            and (relay_upstream or not name.startswith("relay-upstream:"))
         }
         return response, delta
 

@@ -5,9 +5,10 @@
   `table_definition` (the schema the CDK table and the sandbox use); `store`: a `DynamoVerdictStore` on it.
 - `test_secrets`: every secret value set, each a distinctive string (leak checks search for them);
   `secret_id`: the same values stored as the one Secrets Manager JSON secret.
-- `simulator_server`: the simulated retailers and relays served on 127.0.0.1 (a free port), accepting the
-  `test_secrets` relay credentials; `simulator` is its `Simulator` (faults, call counts, max in flight,
-  leakedSecrets). Hanging faults are released when the test ends.
+- `simulator_server`: the simulated retailers served on 127.0.0.1 (a free port) with a reference relay per
+  group in front, taking the `test_secrets` relay credentials and following `clock`; `simulator` is its
+  `Simulator` (faults, call counts, max in flight, leakedSecrets). Hanging faults are released when the test
+  ends.
 - `make_container(**overrides)`: a real container (`build_container`) on moto whose HTTP goes to the
   simulator (its `loopback_transport`, relay URLs pointing at it), installed with `set_container` so the real
   `lambda_handler`s use it; forgotten and closed after the test.
@@ -36,6 +37,8 @@ from functions.core import RelayGroup
 from functions.handlers import telemetry as telemetry_module
 from functions.handlers import wiring
 from functions.handlers.settings import ApiSettings
+from relay.logs import RelayLog
+from sandbox.relays import start_upstreams
 from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
 from tests.support import events
 from tests.support.clock import ManualClock
@@ -118,7 +121,7 @@ def api_event() -> Callable[..., dict[str, Any]]:
 
 
 def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
-    """The relay credentials in `secrets`, as the simulated relays expect them."""
+    """The relay credentials in `secrets`, as the sandbox's relays and their fronts expect them."""
     credentials = {}
     for group in RelayGroup:
         values = secrets.relay(group)
@@ -134,9 +137,12 @@ def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
 
 
 @pytest.fixture
-def simulator_server(test_secrets: Secrets) -> Iterator[SimulatorServer]:
-    with SimulatorServer(Simulator(relay_credentials(test_secrets), hang_limit_s=5.0)) as server:
-        yield server
+def simulator_server(test_secrets: Secrets, clock: ManualClock) -> Iterator[SimulatorServer]:
+    credentials = relay_credentials(test_secrets)
+    simulator = Simulator(credentials, hang_limit_s=5.0)
+    upstreams = start_upstreams(simulator, credentials, clock=clock, log=RelayLog(io.StringIO()))
+    yield upstreams.server
+    upstreams.close()
 
 
 @pytest.fixture

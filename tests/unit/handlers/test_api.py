@@ -133,8 +133,12 @@ def wait_for_background(container: wiring.Container) -> None:
 
 
 def used(simulator: Simulator) -> dict[str, int]:
-    """Only the non-zero call counters."""
-    return {name: count for name, count in simulator.calls().items() if count}
+    """The non-zero counters of the Lambda functions' calls (not the relays' own calls to the retailers)."""
+    return {
+        name: count
+        for name, count in simulator.calls().items()
+        if count and not name.startswith("relay-upstream:")
+    }
 
 
 def direct_calls(*keys: RouteKey) -> dict[str, int]:

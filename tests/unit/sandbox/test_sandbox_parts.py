@@ -15,7 +15,7 @@ from botocore.config import Config
 
 from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.core.errors import StoreError
-from functions.core.model import PROBE_SLOT_MS, RouteCheck, RouteKey
+from functions.core.model import PROBE_SLOT_MS, RelayGroup, RouteCheck, RouteKey
 from sandbox.clock import SandboxClock
 from sandbox.controls import SandboxControls
 from sandbox.embedded_aws import EmbeddedAws, StoreFault
@@ -30,6 +30,7 @@ from sandbox.gateway import (
     match_route,
 )
 from sandbox.scheduler import ProbeScheduler, scheduled_event, slot_start
+from sandbox.simulator.faults import Fault
 from tests.support.clock import ManualClock
 
 
@@ -358,15 +359,29 @@ def test_lambda_context_has_what_powertools_reads() -> None:
 class FakeSimulator:
     def __init__(self) -> None:
         self.faults: dict[str, str] = {}
+        self.parsed: dict[str, Fault] = {}
 
-    def set_fault(self, target: str, fault: str) -> None:
-        self.faults[target] = fault
+    def set_fault(self, target: str, fault: Fault) -> None:
+        self.faults[target] = fault.name
+        self.parsed[target] = fault
 
     def clear_faults(self) -> None:
         self.faults.clear()
 
     def calls(self) -> Mapping[str, int]:
         return {"direct:cu-store": 2, "leakedSecrets": 0}
+
+
+class FakeRelays:
+    def __init__(self) -> None:
+        self.restarted: list[RelayGroup] = []
+
+    def urls(self) -> Mapping[RelayGroup, str]:
+        return {RelayGroup.DTRYX: "http://127.0.0.1:4999"}
+
+    def restart(self, group: RelayGroup) -> str:
+        self.restarted.append(group)
+        return self.urls()[group]
 
 
 class FakeStore:
@@ -394,6 +409,7 @@ def controls() -> tuple[SandboxControls, FakeSimulator, FakeStore, list[str]]:
             simulator=simulator,
             fire_probe=lambda: {"ran": False},
             advance_clock=advance,
+            relays=FakeRelays(),
         ),
         simulator,
         store,
@@ -424,6 +440,35 @@ def test_controls_faults(controls: tuple[SandboxControls, FakeSimulator, FakeSto
     assert store.fault is None
 
 
+def test_controls_respond_and_relay_upstream_faults(
+    controls: tuple[SandboxControls, FakeSimulator, FakeStore, list[str]],
+) -> None:
+    handle, simulator, _, _ = controls
+    respond = b'{"target": "relay-upstream:cu-store", "fault": "respond", "status": 503, "body": "<p>", '
+    assert handle("POST", "/_sandbox/faults", respond + b'"contentType": "text/html"}').status == 200
+    fault = simulator.parsed["relay-upstream:cu-store"]
+    assert (fault.name, fault.status, fault.body, fault.content_type) == ("respond", 503, b"<p>", "text/html")
+    assert (
+        handle(
+            "POST", "/_sandbox/faults", b'{"target": "direct:cu-store", "fault": "respond", "status": 200}'
+        ).status
+        == 200
+    )
+    assert simulator.parsed["direct:cu-store"].content_type == "application/json"
+
+
+def test_controls_relays_and_restart(
+    controls: tuple[SandboxControls, FakeSimulator, FakeStore, list[str]],
+) -> None:
+    handle = controls[0]
+    assert handle("GET", "/_sandbox/relays", b"").body == {"dtryx": "http://127.0.0.1:4999"}
+    restarted = handle("POST", "/_sandbox/relays/restart", b'{"group": "dtryx"}')
+    assert (restarted.status, restarted.body) == (200, {"group": "dtryx", "url": "http://127.0.0.1:4999"})
+    for bad in (b'{"group": "oliveyoung"}', b'{"group": "daiso"}', b"{}", b'{"group": "dtryx", "x": 1}'):
+        assert handle("POST", "/_sandbox/relays/restart", bad).status == 400, bad
+    assert handle("GET", "/_sandbox/relays/restart", b"").status == 405
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
@@ -438,6 +483,10 @@ def test_controls_faults(controls: tuple[SandboxControls, FakeSimulator, FakeSto
         (b'{"target": "store", "fault": "http-500"}', "does not apply to the store"),
         (b'{"target": "store"}', "fault"),
         (b'{"target": "store", "fault": "refuse", "extra": 1}', "extra"),
+        (b'{"target": "direct:cu-store", "fault": "respond"}', "status from 200 to 599"),
+        (b'{"target": "direct:cu-store", "fault": "respond", "status": "200"}', "status"),
+        (b'{"target": "direct:cu-store", "fault": "http-500", "status": 200}', "only with the respond fault"),
+        (b'{"target": "relay-upstream:nope", "fault": "ok"}', "unknown fault target"),
     ],
 )
 def test_controls_reject_bad_faults(
