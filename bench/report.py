@@ -151,6 +151,27 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             )
             for name in SCENARIOS
         ),
+        *_relay_rows(results["relay"]),
+    ]
+
+
+def _relay_rows(relay: dict[str, Any]) -> list[tuple[str, str, str]]:
+    latency, at_limit = relay["detail"]["latency"], relay["detail"]["at_limit"]
+    return [
+        (
+            "relay.added_ms_median / p99",
+            f"{relay['added_ms_median']:.2f} / {relay['added_ms_p99']:.2f} ms",
+            f"Lambda relay transport → route-health relay → retailer, minus the bare call "
+            f"({latency['relay_ms_median']:.2f} vs {latency['bare_ms_median']:.2f} ms median, "
+            f"{latency['calls_each']} calls each)",
+        ),
+        (
+            "relay.unexpected_errors_at_limit",
+            str(relay["unexpected_errors_at_limit"]),
+            f"{at_limit['requests']} requests from {at_limit['callers']} callers at once, retailer "
+            f"{at_limit['retailer_ms_per_call']} ms: {at_limit['answers']}; retailer peak in flight "
+            f"{at_limit['retailer_peak_in_flight']} (slots {at_limit['upstream_slots']})",
+        ),
     ]
 
 

@@ -39,6 +39,7 @@ REQUIRED_FIELDS = (
     "quota",
     "cost_per_month",
     "metric_series",
+    "relay",
 )
 
 
@@ -63,12 +64,22 @@ def _prepare_environment() -> None:
 
 def main(argv: list[str]) -> int:
     _prepare_environment()
-    from bench.cases import cold_import, cold_init, cost, decision, handler, probe_run, quota, sandbox_load
+    from bench.cases import (
+        cold_import,
+        cold_init,
+        cost,
+        decision,
+        handler,
+        probe_run,
+        quota,
+        relay,
+        sandbox_load,
+    )
     from bench.report import markdown, table
 
     cases = {
         module.__name__.rsplit(".", 1)[-1]: module
-        for module in (decision, handler, probe_run, cold_import, cold_init, sandbox_load, quota)
+        for module in (decision, handler, probe_run, cold_import, cold_init, sandbox_load, quota, relay)
     }
     unknown = [name for name in argv if name not in cases]
     if unknown:

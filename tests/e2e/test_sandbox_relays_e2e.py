@@ -35,15 +35,12 @@ def test_the_relay_reaches_a_retailer_that_blocks_the_lambda(fresh: Sandbox) -> 
 
 
 def test_the_relays_cache_spares_the_retailer(fresh: Sandbox) -> None:
-    fresh.fault("direct:seven-popwords", "http-403")
-    first = fresh.lookup("/api/seveneleven/popwords", relay_upstream=True)[1]
-    second = fresh.lookup("/api/seveneleven/popwords", relay_upstream=True)[1]
-    assert first == {
-        "direct:seven-popwords": 1,
-        "relay:seven-popwords": 1,
-        "relay-upstream:seven-popwords": 1,
-    }
-    assert second == {"relay:seven-popwords": 1}  # the relay answered from its cache
+    fresh.fault("direct:seven-store", "http-403")
+    stores = ("/api/seveneleven/stores", {"keyword": "역삼"})  # asked nowhere else
+    first = fresh.lookup(*stores, relay_upstream=True)[1]
+    second = fresh.lookup(*stores, relay_upstream=True)[1]
+    assert first == {"direct:seven-store": 1, "relay:seven-store": 1, "relay-upstream:seven-store": 1}
+    assert second == {"relay:seven-store": 1}  # the relay answered from its cache
 
 
 def test_a_respond_fault_answers_exactly_that(fresh: Sandbox) -> None:
