@@ -49,7 +49,10 @@ class Peer:
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            readable, _, _ = select.select([self.sock], [], [], min(left, 0.05))
+            try:
+                readable, _, _ = select.select([self.sock], [], [], min(left, 0.05))
+            except (OSError, ValueError):  # the serving thread saw the close first and closed the socket
+                break
             if readable:
                 try:
                     if self.sock.recv(65_536):
