@@ -1,5 +1,6 @@
 """The lookup API (docs/design.md, "HTTP API"): 18 GET endpoints over the 20 route keys, documented at
-`GET /api/openapi.json` (`functions/handlers/openapi.py`, from the registrations below).
+`GET /api/openapi.json` (`functions/handlers/openapi.py`, from the table `ENDPOINTS` below, from which the
+routes are registered too).
 
 Query parameters are validated by Powertools with the endpoints' query models (`functions.services.queries`);
 bad input answers 400 `INVALID_INPUT` with the field errors before any upstream call. Each endpoint's query
@@ -12,10 +13,14 @@ against the per-client daily rate limit (`functions.handlers.daily_quota`): past
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
+import typing
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache, partial
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -121,208 +126,207 @@ def _answer(query: queries.LookupQuery) -> LookupResponse:
     return LookupResponse(data=query.fetch(_lookup()))
 
 
-LOOKUP_ENDPOINTS: list[LookupEndpoint] = []
-"""Every lookup endpoint, in the order registered: what the OpenAPI document describes."""
-
-Handler = TypeVar("Handler", bound=Callable[..., Any])
+# --- the lookup endpoints ------------------------------------------------------------------------
 
 
-def lookup(path: str, *, summary: str, tag: str, data: type[BaseModel]) -> Callable[[Handler], Handler]:
-    """Registers a GET lookup endpoint (`path` in OpenAPI form) and what the document says about it: its query
-    or path parameters come from the handler's arguments, its 200 `data` is `data`."""
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One GET lookup endpoint: the rest of its registration is derived from this row."""
 
-    def register(handler: Handler) -> Handler:
-        LOOKUP_ENDPOINTS.append(
-            LookupEndpoint(path=path, handler=handler, summary=summary, tag=tag, data=data)
-        )
-        routed: Handler = app.get(path.replace("{", "<").replace("}", ">"), include_in_schema=False)(handler)
-        return routed
-
-    return register
-
-
-# --- Olive Young -------------------------------------------------------------------------------
-
-OLIVEYOUNG = "Olive Young"
+    name: str
+    """Its function's name; the OpenAPI operationId is this name in camelCase, so it must not change."""
+    path: str
+    """OpenAPI form: `/api/oliveyoung/products/{goodsNo}`."""
+    query: type[queries.LookupQuery]
+    """Validates the caller's parameters (from the query string, or the path's parameters) and fetches."""
+    data: type[BaseModel]
+    """Its 200 answer's `data`, as the OpenAPI document describes it."""
+    summary: str
 
 
-@lookup(
-    "/api/oliveyoung/stores", summary="Olive Young stores", tag=OLIVEYOUNG, data=lookup_data.OliveyoungStores
+ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
+    "Olive Young": (
+        Endpoint(
+            "oliveyoung_stores",
+            "/api/oliveyoung/stores",
+            queries.OliveyoungStoresQuery,
+            lookup_data.OliveyoungStores,
+            "Olive Young stores",
+        ),
+        Endpoint(
+            "oliveyoung_products",
+            "/api/oliveyoung/products",
+            queries.OliveyoungProductsQuery,
+            lookup_data.OliveyoungProducts,
+            "Olive Young product search",
+        ),
+        Endpoint(
+            "oliveyoung_goods_info",
+            "/api/oliveyoung/products/{goodsNo}",
+            queries.OliveyoungGoodsQuery,
+            lookup_data.OliveyoungGoods,
+            "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+        ),
+        Endpoint(
+            "oliveyoung_stock",
+            "/api/oliveyoung/stock",
+            queries.OliveyoungStockQuery,
+            lookup_data.OliveyoungStock,
+            "Olive Young stock per store",
+        ),
+    ),
+    "CU": (
+        Endpoint(
+            "cu_products",
+            "/api/cu/products",
+            queries.CuProductsQuery,
+            lookup_data.CuProducts,
+            "CU product search",
+        ),
+        Endpoint(
+            "cu_stores",
+            "/api/cu/stores",
+            queries.CuStoresQuery,
+            lookup_data.CuStores,
+            "CU stores near a point (with one item's stock)",
+        ),
+    ),
+    "GS25": (
+        Endpoint(
+            "gs25_products",
+            "/api/gs25/products",
+            queries.Gs25ProductsQuery,
+            lookup_data.Gs25Products,
+            "GS25 product search",
+        ),
+        Endpoint(
+            "gs25_stock",
+            "/api/gs25/stock",
+            queries.Gs25StockQuery,
+            lookup_data.Gs25Stock,
+            "GS25 stock per store near a point (`itemCode` or `keyword` required)",
+        ),
+    ),
+    "7-Eleven": (
+        Endpoint(
+            "seveneleven_products",
+            "/api/seveneleven/products",
+            queries.SevenElevenProductsQuery,
+            lookup_data.SevenElevenProducts,
+            "7-Eleven product search",
+        ),
+        Endpoint(
+            "seveneleven_stores",
+            "/api/seveneleven/stores",
+            queries.SevenElevenStoresQuery,
+            lookup_data.SevenElevenStores,
+            "7-Eleven store search",
+        ),
+        Endpoint(
+            "seveneleven_popwords",
+            "/api/seveneleven/popwords",
+            queries.SevenElevenPopwordsQuery,
+            lookup_data.SevenElevenPopwords,
+            "7-Eleven popular keywords",
+        ),
+        Endpoint(
+            "seveneleven_stock",
+            "/api/seveneleven/stock",
+            queries.SevenElevenStockQuery,
+            lookup_data.SevenElevenStock,
+            "7-Eleven stock of one item in one store",
+        ),
+        Endpoint(
+            "seveneleven_pages",
+            "/api/seveneleven/catalog/pages",
+            queries.SevenElevenPagesQuery,
+            lookup_data.SevenElevenCatalogProducts,
+            "7-Eleven product pages",
+        ),
+        Endpoint(
+            "seveneleven_issues",
+            "/api/seveneleven/catalog/issues",
+            queries.SevenElevenIssuesQuery,
+            lookup_data.SevenElevenCatalogProducts,
+            "7-Eleven featured products",
+        ),
+        Endpoint(
+            "seveneleven_exhibitions",
+            "/api/seveneleven/catalog/exhibitions",
+            queries.SevenElevenExhibitionsQuery,
+            lookup_data.SevenElevenExhibitions,
+            "7-Eleven promotions",
+        ),
+    ),
+    "Dtryx cinemas": (
+        Endpoint(
+            "dtryx_movies",
+            "/api/dtryx/movies",
+            queries.DtryxMoviesQuery,
+            lookup_data.DtryxMovies,
+            "Films now showing at a cinema",
+        ),
+        Endpoint(
+            "dtryx_play_dates",
+            "/api/dtryx/play-dates",
+            queries.DtryxPlayDatesQuery,
+            lookup_data.DtryxPlayDates,
+            "Bookable screening dates",
+        ),
+        Endpoint(
+            "dtryx_timetable",
+            "/api/dtryx/timetable",
+            queries.DtryxTimetableQuery,
+            lookup_data.DtryxTimetable,
+            "Showtimes and seats for one date",
+        ),
+    ),
+}
+"""Every lookup endpoint by its OpenAPI tag, in the document's order."""
+
+_PATH_PARAMETER = re.compile(r"{(\w+)}")
+
+
+def _handler(endpoint: Endpoint) -> Callable[..., LookupResponse]:
+    """The endpoint's function, with the signature Powertools validates the request by (and the OpenAPI
+    document describes): the query model from the query string; or, on a path with parameters, each one typed
+    as the query model types it, the model built from them; or, for a query without fields, nothing."""
+    query = endpoint.query
+    path_names = _PATH_PARAMETER.findall(endpoint.path)
+    from_query_string = bool(query.model_fields) and not path_names
+    if from_query_string:
+        arguments = {"query": Annotated[query, Query()]}
+    else:
+        types = typing.get_type_hints(query, include_extras=True)
+        arguments = {name: Annotated[types[name], Path()] for name in path_names}
+
+    def handler(**values: Any) -> LookupResponse:
+        return _answer(values["query"] if from_query_string else query(**values))
+
+    handler.__name__ = handler.__qualname__ = endpoint.name
+    handler.__annotations__ = {**arguments, "return": LookupResponse}
+    handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=t)
+            for name, t in arguments.items()
+        ],
+        return_annotation=LookupResponse,
+    )
+    return handler
+
+
+def _register(tag: str, endpoint: Endpoint) -> LookupEndpoint:
+    handler = _handler(endpoint)
+    app.get(endpoint.path.replace("{", "<").replace("}", ">"), include_in_schema=False)(handler)
+    return LookupEndpoint(
+        path=endpoint.path, handler=handler, summary=endpoint.summary, tag=tag, data=endpoint.data
+    )
+
+
+LOOKUP_ENDPOINTS: tuple[LookupEndpoint, ...] = tuple(
+    _register(tag, endpoint) for tag, endpoints in ENDPOINTS.items() for endpoint in endpoints
 )
-def oliveyoung_stores(query: Annotated[queries.OliveyoungStoresQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/oliveyoung/products",
-    summary="Olive Young product search",
-    tag=OLIVEYOUNG,
-    data=lookup_data.OliveyoungProducts,
-)
-def oliveyoung_products(query: Annotated[queries.OliveyoungProductsQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/oliveyoung/products/{goodsNo}",
-    summary="Olive Young goods number -> master goods number (the `productId` of stock lookups)",
-    tag=OLIVEYOUNG,
-    data=lookup_data.OliveyoungGoods,
-)
-def oliveyoung_goods_info(goodsNo: Annotated[queries.GoodsNumber, Path()]) -> LookupResponse:
-    return _answer(queries.OliveyoungGoodsQuery(goodsNo=goodsNo))
-
-
-@lookup(
-    "/api/oliveyoung/stock",
-    summary="Olive Young stock per store",
-    tag=OLIVEYOUNG,
-    data=lookup_data.OliveyoungStock,
-)
-def oliveyoung_stock(query: Annotated[queries.OliveyoungStockQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-# --- CU ----------------------------------------------------------------------------------------
-
-CU = "CU"
-
-
-@lookup("/api/cu/products", summary="CU product search", tag=CU, data=lookup_data.CuProducts)
-def cu_products(query: Annotated[queries.CuProductsQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/cu/stores",
-    summary="CU stores near a point (with one item's stock)",
-    tag=CU,
-    data=lookup_data.CuStores,
-)
-def cu_stores(query: Annotated[queries.CuStoresQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-# --- GS25 --------------------------------------------------------------------------------------
-
-GS25 = "GS25"
-
-
-@lookup("/api/gs25/products", summary="GS25 product search", tag=GS25, data=lookup_data.Gs25Products)
-def gs25_products(query: Annotated[queries.Gs25ProductsQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/gs25/stock",
-    summary="GS25 stock per store near a point (`itemCode` or `keyword` required)",
-    tag=GS25,
-    data=lookup_data.Gs25Stock,
-)
-def gs25_stock(query: Annotated[queries.Gs25StockQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-# --- 7-Eleven ----------------------------------------------------------------------------------
-
-SEVENELEVEN = "7-Eleven"
-
-
-@lookup(
-    "/api/seveneleven/products",
-    summary="7-Eleven product search",
-    tag=SEVENELEVEN,
-    data=lookup_data.SevenElevenProducts,
-)
-def seveneleven_products(query: Annotated[queries.SevenElevenProductsQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/seveneleven/stores",
-    summary="7-Eleven store search",
-    tag=SEVENELEVEN,
-    data=lookup_data.SevenElevenStores,
-)
-def seveneleven_stores(query: Annotated[queries.SevenElevenStoresQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/seveneleven/popwords",
-    summary="7-Eleven popular keywords",
-    tag=SEVENELEVEN,
-    data=lookup_data.SevenElevenPopwords,
-)
-def seveneleven_popwords(query: Annotated[queries.SevenElevenPopwordsQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/seveneleven/stock",
-    summary="7-Eleven stock of one item in one store",
-    tag=SEVENELEVEN,
-    data=lookup_data.SevenElevenStock,
-)
-def seveneleven_stock(query: Annotated[queries.SevenElevenStockQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/seveneleven/catalog/pages",
-    summary="7-Eleven product pages",
-    tag=SEVENELEVEN,
-    data=lookup_data.SevenElevenCatalogProducts,
-)
-def seveneleven_pages() -> LookupResponse:
-    return _answer(queries.SevenElevenPagesQuery())
-
-
-@lookup(
-    "/api/seveneleven/catalog/issues",
-    summary="7-Eleven featured products",
-    tag=SEVENELEVEN,
-    data=lookup_data.SevenElevenCatalogProducts,
-)
-def seveneleven_issues() -> LookupResponse:
-    return _answer(queries.SevenElevenIssuesQuery())
-
-
-@lookup(
-    "/api/seveneleven/catalog/exhibitions",
-    summary="7-Eleven promotions",
-    tag=SEVENELEVEN,
-    data=lookup_data.SevenElevenExhibitions,
-)
-def seveneleven_exhibitions() -> LookupResponse:
-    return _answer(queries.SevenElevenExhibitionsQuery())
-
-
-# --- Dtryx -------------------------------------------------------------------------------------
-
-DTRYX = "Dtryx cinemas"
-
-
-@lookup("/api/dtryx/movies", summary="Films now showing at a cinema", tag=DTRYX, data=lookup_data.DtryxMovies)
-def dtryx_movies(query: Annotated[queries.DtryxMoviesQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/dtryx/play-dates", summary="Bookable screening dates", tag=DTRYX, data=lookup_data.DtryxPlayDates
-)
-def dtryx_play_dates(query: Annotated[queries.DtryxPlayDatesQuery, Query()]) -> LookupResponse:
-    return _answer(query)
-
-
-@lookup(
-    "/api/dtryx/timetable",
-    summary="Showtimes and seats for one date",
-    tag=DTRYX,
-    data=lookup_data.DtryxTimetable,
-)
-def dtryx_timetable(query: Annotated[queries.DtryxTimetableQuery, Query()]) -> LookupResponse:
-    return _answer(query)
+"""Every lookup endpoint as registered: what the OpenAPI document describes."""
 
 
 # --- OpenAPI -----------------------------------------------------------------------------------
