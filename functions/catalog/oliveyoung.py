@@ -3,7 +3,7 @@ own operation names."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, StrictBool, StrictStr, StringConstraints, model_validator
 
@@ -158,13 +158,11 @@ class StockStoreRow(StoreRow):
     salesStoreYn: bool  # required here: it decides "not sold" vs "out of stock"
 
 
-class StoreListData(UpstreamModel):
-    storeList: list[StoreRow]
-    totalCount: Annotated[int, Field(ge=0)] | None = None
+StoreT = TypeVar("StoreT", bound=StoreRow)
 
 
-class StockStoreListData(UpstreamModel):
-    storeList: list[StockStoreRow]
+class StoreListData(UpstreamModel, Generic[StoreT]):
+    storeList: list[StoreT]
     totalCount: Annotated[int, Field(ge=0)] | None = None
 
 
@@ -203,24 +201,26 @@ class GoodsInfoData(UpstreamModel):
     goodsInfo: GoodsInfo
 
 
-class FindStoreResponse(UpstreamModel):
+class OliveyoungResponse(UpstreamModel):
+    """Every Olive Young body: `status` "SUCCESS" (anything else is a failure envelope) and its `data`."""
+
     status: Literal["SUCCESS"]
-    data: StoreListData
 
 
-class ProductSearchResponse(UpstreamModel):
-    status: Literal["SUCCESS"]
+class FindStoreResponse(OliveyoungResponse):
+    data: StoreListData[StoreRow]
+
+
+class ProductSearchResponse(OliveyoungResponse):
     data: ProductSearchData
 
 
-class GoodsInfoResponse(UpstreamModel):
-    status: Literal["SUCCESS"]
+class GoodsInfoResponse(OliveyoungResponse):
     data: GoodsInfoData
 
 
-class StockStoresResponse(UpstreamModel):
-    status: Literal["SUCCESS"]
-    data: StockStoreListData
+class StockStoresResponse(OliveyoungResponse):
+    data: StoreListData[StockStoreRow]
 
 
 # --- normalizers ----------------------------------------------------------------------------------

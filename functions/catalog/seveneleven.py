@@ -358,18 +358,21 @@ class AnyRow(UpstreamModel):
     """Exhibitions are any objects; the client reads a few optional fields."""
 
 
-class ProductListingResponse(SevenEnvelope):
-    data: list[GoodsRow] | Listing[GoodsRow]
+class ListingResponse(SevenEnvelope, Generic[RowT]):
+    """A catalog listing: its rows as a bare list or as a `Listing`."""
 
-    def rows(self) -> list[GoodsRow]:
+    data: list[RowT] | Listing[RowT]
+
+    def rows(self) -> list[RowT]:
         return self.data if isinstance(self.data, list) else self.data.rows()
 
 
-class ExhibitionListingResponse(SevenEnvelope):
-    data: list[AnyRow] | Listing[AnyRow]
+class ProductListingResponse(ListingResponse[GoodsRow]):
+    """The product pages and featured products."""
 
-    def rows(self) -> list[AnyRow]:
-        return self.data if isinstance(self.data, list) else self.data.rows()
+
+class ExhibitionListingResponse(ListingResponse[AnyRow]):
+    """The promotions."""
 
 
 # --- normalizers ----------------------------------------------------------------------------------
