@@ -87,13 +87,15 @@ class LookupQuery(BaseModel):
 
 
 class OperationQuery(LookupQuery):
-    """An endpoint that is one operation, `key`."""
+    """An endpoint that is one operation, `key`. Each field is one of the operation's params: under its own
+    name, or under its `serialization_alias` where the upstream names it otherwise."""
 
     key: ClassVar[RouteKey]
 
-    @abstractmethod
     def values(self) -> dict[str, Any]:
-        """The operation's params by upstream name; what is left out takes the params model's default."""
+        """The operation's params by upstream name; what the caller left out (None) takes the params model's
+        default."""
+        return self.model_dump(by_alias=True, exclude_none=True)
 
     def fetch(self, lookup: Lookup) -> dict[str, Any]:
         return fetch_operation(lookup, self.key, self.values())
@@ -104,13 +106,12 @@ class OperationQuery(LookupQuery):
 
 class OliveyoungStoresQuery(OperationQuery):
     key = RouteKey.OY_FIND_STORE
-    keyword: SearchText | None = Field(default=None, description="Store name, area or store code")
+    keyword: SearchText | None = Field(
+        default=None, serialization_alias="searchWords", description="Store name, area or store code"
+    )
     lat: Latitude = SEOUL_CITY_HALL_LAT
     lon: Longitude = SEOUL_CITY_HALL_LON
-    page: Page = 1
-
-    def values(self) -> dict[str, Any]:
-        return _given(lat=self.lat, lon=self.lon, pageIdx=self.page, searchWords=self.keyword)
+    page: Page = Field(default=1, serialization_alias="pageIdx")
 
 
 class OliveyoungProductsQuery(OperationQuery):
@@ -119,9 +120,6 @@ class OliveyoungProductsQuery(OperationQuery):
     page: Page = 1
     size: PageSize = 20
 
-    def values(self) -> dict[str, Any]:
-        return {"keyword": self.keyword, "page": self.page, "size": self.size}
-
 
 class OliveyoungGoodsQuery(OperationQuery):
     """A goods number (a path parameter) -> its master goods number."""
@@ -129,22 +127,16 @@ class OliveyoungGoodsQuery(OperationQuery):
     key = RouteKey.OY_GOODS_INFO
     goodsNo: GoodsNumber
 
-    def values(self) -> dict[str, Any]:
-        return {"goodsNo": self.goodsNo}
-
 
 class OliveyoungStockQuery(OperationQuery):
     key = RouteKey.OY_STOCK_STORES
     productId: GoodsNumber = Field(description="Master goods number (see /api/oliveyoung/products/{goodsNo})")
-    keyword: SearchText | None = Field(default=None, description="Store name, area or store code")
+    keyword: SearchText | None = Field(
+        default=None, serialization_alias="searchWords", description="Store name, area or store code"
+    )
     lat: Latitude = SEOUL_CITY_HALL_LAT
     lon: Longitude = SEOUL_CITY_HALL_LON
-    page: Page = 1
-
-    def values(self) -> dict[str, Any]:
-        return _given(
-            productId=self.productId, lat=self.lat, lon=self.lon, pageIdx=self.page, searchWords=self.keyword
-        )
+    page: Page = Field(default=1, serialization_alias="pageIdx")
 
 
 # --- CU ----------------------------------------------------------------------------------------
@@ -167,14 +159,13 @@ class CuProductsQuery(LookupQuery):
 
 class CuStoresQuery(OperationQuery):
     key = RouteKey.CU_STORE
-    lat: Latitude
-    lon: Longitude
-    keyword: SearchText | None = None
+    lat: Latitude = Field(serialization_alias="latVal")
+    lon: Longitude = Field(serialization_alias="longVal")
+    keyword: SearchText | None = Field(default=None, serialization_alias="searchWord")
     itemCd: Code | None = Field(default=None, description="Also report this item's stock per store")
 
     def values(self) -> dict[str, Any]:
-        item = self.itemCd
-        return _given(latVal=self.lat, longVal=self.lon, searchWord=self.keyword, itemCd=item, item_cd=item)
+        return _given(**super().values(), item_cd=self.itemCd)  # the app sends the item under both names
 
     def fetch(self, lookup: Lookup) -> dict[str, Any]:
         data = super().fetch(lookup)
@@ -189,10 +180,7 @@ class CuStoresQuery(OperationQuery):
 
 class Gs25ProductsQuery(OperationQuery):
     key = RouteKey.GS25_PRODUCTS
-    keyword: SearchText
-
-    def values(self) -> dict[str, Any]:
-        return {"query": self.keyword}
+    keyword: SearchText = Field(serialization_alias="query")
 
 
 # Pinned to the relay (the app session lives there): the router decides that, not this query.
@@ -200,22 +188,14 @@ class Gs25StockQuery(OperationQuery):
     key = RouteKey.GS25_STOCK
     itemCode: Code | None = Field(default=None, description="GS25 item code; or give `keyword`")
     keyword: SearchText | None = Field(default=None, description="Product keyword; or give `itemCode`")
-    lat: Latitude
-    lon: Longitude
+    lat: Latitude = Field(serialization_alias="myPositionYCoordination")
+    lon: Longitude = Field(serialization_alias="myPositionXCoordination")
 
     @model_validator(mode="after")
     def _item_code_or_keyword(self) -> Self:
         if self.itemCode is None and self.keyword is None:
             raise ValueError("give itemCode or keyword")
         return self
-
-    def values(self) -> dict[str, Any]:
-        return _given(
-            myPositionYCoordination=self.lat,
-            myPositionXCoordination=self.lon,
-            itemCode=self.itemCode,
-            keyword=self.keyword,
-        )
 
 
 # --- 7-Eleven ----------------------------------------------------------------------------------
@@ -256,19 +236,13 @@ class SevenElevenProductsQuery(OperationQuery):
 
 class SevenElevenStoresQuery(OperationQuery):
     key = RouteKey.SEVEN_STORE
-    keyword: SearchText
-    limit: PageSize = 20
-
-    def values(self) -> dict[str, Any]:
-        return {"query": self.keyword, "listCount": self.limit}
+    keyword: SearchText = Field(serialization_alias="query")
+    limit: PageSize = Field(default=20, serialization_alias="listCount")
 
 
 class SevenElevenPopwordsQuery(OperationQuery):
     key = RouteKey.SEVEN_POPWORDS
     label: Code = "home"
-
-    def values(self) -> dict[str, Any]:
-        return {"label": self.label}
 
 
 # The item's stock metadata first (it names the stock request's codes), then one store's stock. One store per
@@ -306,9 +280,6 @@ class SevenElevenStockQuery(LookupQuery):
 class SevenElevenListingQuery(OperationQuery):
     """`seven-pages`, `seven-issues` or `seven-exhibitions`: listings that take no parameters."""
 
-    def values(self) -> dict[str, Any]:
-        return {}
-
 
 class SevenElevenPagesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_PAGES
@@ -330,9 +301,6 @@ class DtryxCinemaQuery(OperationQuery):
     brandCode: BrandCode = Field(description="Cinema brand, e.g. indieart")
     cinemaCode: CinemaCode = Field(description="Six-digit cinema code, e.g. 000067")
 
-    def values(self) -> dict[str, Any]:
-        return {"brandCode": self.brandCode, "cinemaCode": self.cinemaCode}
-
 
 class DtryxMoviesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_MOVIES
@@ -345,6 +313,3 @@ class DtryxPlayDatesQuery(DtryxCinemaQuery):
 class DtryxTimetableQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_TIMETABLE
     playDate: DashedDate
-
-    def values(self) -> dict[str, Any]:
-        return {**super().values(), "playDate": self.playDate}
