@@ -203,7 +203,8 @@ def yn(value: str | None) -> bool | None:
 
 
 def optional_float(value: object) -> float | None:
-    """Best-effort coordinate from a field the schema leaves untyped; None when it is not numeric."""
+    """A coordinate as a float; None when absent or not numeric (best effort for a field the schema leaves
+    untyped)."""
     try:
         return float(_to_number(value))
     except ValueError:

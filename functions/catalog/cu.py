@@ -22,6 +22,7 @@ from functions.catalog.common import (
     decimal_text,
     defaults_from,
     frozen_headers,
+    optional_float,
     require_no_error_key,
     require_success_not_false,
     stock,
@@ -256,8 +257,8 @@ def normalize_store(body: StoreResponse) -> dict[str, Any]:
             {
                 "storeCode": row.storeCd,
                 "storeName": row.storeNm,
-                "latitude": None if row.latVal is None else float(row.latVal),
-                "longitude": None if row.longVal is None else float(row.longVal),
+                "latitude": optional_float(row.latVal),
+                "longitude": optional_float(row.longVal),
                 "distance": row.distance,
                 "delivery": yn(row.deliveryYn),
                 "deliveryPickup": yn(row.deliveryPickYn),

@@ -21,6 +21,7 @@ from functions.catalog.common import (
     UpstreamModel,
     frozen_headers,
     optional_text,
+    yn,
 )
 from functions.catalog.relay_rules import RelayInput
 from functions.catalog.spec import OperationSpec, same_body
@@ -203,8 +204,8 @@ def normalize_play_dates(body: PlayDatesResponse) -> dict[str, Any]:
         "playDates": [
             {
                 "date": row.PlaySDT,
-                "hidden": None if row.HiddenYn is None else row.HiddenYn == "Y",
-                "closed": None if row.RestYn is None else row.RestYn == "Y",
+                "hidden": yn(row.HiddenYn),
+                "closed": yn(row.RestYn),
             }
             for row in body.Recordset
         ]

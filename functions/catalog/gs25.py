@@ -24,8 +24,10 @@ from functions.catalog.common import (
     decimal_text,
     defaults_from,
     frozen_headers,
+    optional_float,
     optional_text,
     stock,
+    yn,
 )
 from functions.catalog.relay_rules import RelayInput
 from functions.catalog.spec import OperationSpec
@@ -190,7 +192,7 @@ def normalize_products(body: ProductSearchResponse) -> dict[str, Any]:
                 "itemName": doc.field.itemName,
                 "shortItemName": optional_text(doc.field.shortItemName),
                 "rating": doc.field.starPoint,
-                "stockCheckable": None if doc.field.stockCheckYn is None else doc.field.stockCheckYn == "Y",
+                "stockCheckable": yn(doc.field.stockCheckYn),
             }
             for collection in collections
             for doc in collection.Documentset.Document
@@ -205,8 +207,8 @@ def normalize_stock(body: StoreStockResponse) -> dict[str, Any]:
                 "storeCode": optional_text(row.storeCode),
                 "storeName": optional_text(row.storeName),
                 "address": optional_text(row.storeAddress),
-                "latitude": None if row.storeYCoordination is None else float(row.storeYCoordination),
-                "longitude": None if row.storeXCoordination is None else float(row.storeXCoordination),
+                "latitude": optional_float(row.storeYCoordination),
+                "longitude": optional_float(row.storeXCoordination),
                 "itemName": optional_text(row.searchItemName),
                 "price": row.searchItemSellPrice,
                 "stock": stock(row.realStockQuantity),
