@@ -14,17 +14,16 @@ codes and numbers.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.exceptions import SchemaValidationError
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.shared import constants
@@ -37,17 +36,19 @@ from functions.services.probe_run import ProbeSummary
 logger = Logger()
 
 
-@dataclass(frozen=True, slots=True)
-class _Metric:
+class _Metric(NamedTuple):
     name: str
-    unit: MetricUnit
+    unit: str
     value: float
     dimensions: dict[str, str]
+    """Its own dimensions; Powertools' `service` is added when the line is written."""
 
 
 _open_document: ContextVar[list[_Metric] | None] = ContextVar("open_metrics_document", default=None)
 """The metrics of this thread's open `one_metrics_document()` (background threads never see it: they write
 at once)."""
+
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
 def emit_metric(name: str, value: float, **dimensions: str) -> None:
@@ -65,12 +66,7 @@ def emit_metric(name: str, value: float, **dimensions: str) -> None:
     ):
         logger.error("undeclared metric not emitted", extra={"metric": name, "dimensions": dimensions})
         return
-    if is_metrics_disabled():
-        return
-    service = os.environ.get(constants.SERVICE_NAME_ENV)
-    metric = _Metric(
-        name, definition.unit, value, {"service": service, **dimensions} if service else dimensions
-    )
+    metric = _Metric(name, definition.unit.value, value, dimensions)
     document = _open_document.get()
     if document is None:
         _write([metric])
@@ -92,36 +88,59 @@ def one_metrics_document() -> Iterator[None]:
 
 
 def _write(metrics: list[_Metric]) -> None:
-    if not metrics:
+    # On a lookup's request path: the environment is read once per line, and the directives of a set of
+    # metrics (names, units, dimensions) are laid out once and reused; only values and time change.
+    if not metrics or is_metrics_disabled():
         return
     namespace = os.environ.get(constants.METRICS_NAMESPACE_ENV)
     if not namespace:  # as Powertools' own metrics: the namespace is not optional
         raise SchemaValidationError("Must contain a metric namespace.")
-    documents: list[dict[str, Any]] = []
+    service = os.environ.get(constants.SERVICE_NAME_ENV)
+    shape = tuple((m.name, m.unit, tuple(m.dimensions.items())) for m in metrics)
     timestamp = time.time_ns() // 1_000_000
-    for metric in metrics:
-        document = next((d for d in documents if _fits(d, metric)), None)
+    for directives, dimensions, members in _layout(namespace, service, shape):
+        fields = _COMPACT_JSON.encode({**dimensions, **{metrics[i].name: metrics[i].value for i in members}})
+        print(f'{{"_aws":{{"Timestamp":{timestamp},"CloudWatchMetrics":{directives}}},{fields[1:]}')
+
+
+_Shape = tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]
+"""Each metric's name, unit and own dimensions, in the order emitted."""
+
+
+@functools.lru_cache(maxsize=128)
+def _layout(
+    namespace: str, service: str | None, shape: _Shape
+) -> list[tuple[str, dict[str, str], list[int]]]:
+    """The EMF documents of `shape`: each one's directives (JSON), dimension values and metrics (indexes).
+
+    A metric joins the first document that has no value of its name yet and whose dimensions agree with its
+    own; each document has a directive per dimension set.
+    """
+    documents: list[tuple[list[dict[str, Any]], dict[str, str], list[int]]] = []
+    for index, (name, unit, own) in enumerate(shape):
+        dimensions = {"service": service, **dict(own)} if service else dict(own)
+        document = next(
+            (
+                d
+                for d in documents
+                if all(shape[i][0] != name for i in d[2])
+                and all(d[1].get(key, value) == value for key, value in dimensions.items())
+            ),
+            None,
+        )
         if document is None:
-            document = {"_aws": {"Timestamp": timestamp, "CloudWatchMetrics": []}}
+            document = ([], {}, [])
             documents.append(document)
-        keys = list(metric.dimensions)
-        directives: list[dict[str, Any]] = document["_aws"]["CloudWatchMetrics"]
+        directives, values, members = document
+        keys = list(dimensions)
         directive = next((d for d in directives if d["Dimensions"] == [keys]), None)
         if directive is None:
             directive = {"Namespace": namespace, "Dimensions": [keys], "Metrics": []}
             directives.append(directive)
-        directive["Metrics"].append({"Name": metric.name, "Unit": metric.unit.value})
-        document.update(metric.dimensions)
-        document[metric.name] = metric.value
-    for document in documents:
-        print(json.dumps(document, separators=(",", ":")))
-
-
-def _fits(document: dict[str, Any], metric: _Metric) -> bool:
-    """The document has no value yet for the metric, and its dimensions agree with the metric's."""
-    return metric.name not in document and all(
-        document.get(name, value) == value for name, value in metric.dimensions.items()
-    )
+        directive["Metrics"].append({"Name": name, "Unit": unit})
+        values.update(dimensions)
+        members.append(index)
+    return [(_COMPACT_JSON.encode(directives), values, members) for directives, values, members in documents]
 
 
 def emit_snapshot_age(snapshots: SnapshotCache | None) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from functions.handlers.telemetry import (
     MetricsRoutingEvents,
     count_error_answer,
     emit_metric,
+    one_metrics_document,
 )
 
 README = Path(__file__).resolve().parents[3] / "README.md"
@@ -117,3 +120,67 @@ def test_error_answers_are_counted_by_code(telemetry):
     assert metric["name"] == "LookupError"
     assert metric["dimensions"] == {"service": "route-health", "Code": "UPSTREAM_TIMEOUT"}
     assert metric["namespace"] == "RouteHealth"
+
+
+def _emf_lines(telemetry: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in telemetry.text().splitlines() if '"_aws"' in line]
+
+
+def test_one_document_takes_a_second_line_only_for_a_repeated_name_or_another_dimension_value(telemetry):
+    with one_metrics_document():
+        emit_metric("Lookups", 1, Path="direct")
+        emit_metric("SnapshotAge", 1500)
+        emit_metric("Lookups", 1, Path="relay")  # the name again: the first line has its value
+        emit_metric("RelayLookup", 1, Route="cu-stock")
+
+    first, second = _emf_lines(telemetry)
+    assert {
+        (tuple(d["Dimensions"][0]), d["Metrics"][0]["Name"]) for d in first["_aws"]["CloudWatchMetrics"]
+    } == {
+        (("service", "Path"), "Lookups"),
+        (("service",), "SnapshotAge"),
+        (("service", "Route"), "RelayLookup"),
+    }
+    assert (first["Path"], first["Lookups"], first["SnapshotAge"], first["Route"]) == (
+        "direct",
+        1,
+        1500,
+        "cu-stock",
+    )
+    assert [d["Metrics"] for d in second["_aws"]["CloudWatchMetrics"]] == [
+        [{"Name": "Lookups", "Unit": "Count"}]
+    ]
+    assert (second["Path"], second["Lookups"]) == ("relay", 1)
+    assert "SnapshotAge" not in second
+
+
+def test_documents_of_the_same_metrics_carry_their_own_values_time_and_service(telemetry, monkeypatch):
+    # Their layout is reused; what changes between lookups must not be.
+    monkeypatch.setattr(time, "time_ns", lambda: 1_000_000_000_000 * 1_000_000)
+    with one_metrics_document():
+        emit_metric("SnapshotAge", 1)
+    monkeypatch.setattr(time, "time_ns", lambda: 2_000_000_000_000 * 1_000_000)
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "another-service")
+    with one_metrics_document():
+        emit_metric("SnapshotAge", 2)
+
+    first, second = _emf_lines(telemetry)
+    assert (first["SnapshotAge"], first["_aws"]["Timestamp"], first["service"]) == (
+        1,
+        1_000_000_000_000,
+        "route-health",
+    )
+    assert (second["SnapshotAge"], second["_aws"]["Timestamp"], second["service"]) == (
+        2,
+        2_000_000_000_000,
+        "another-service",
+    )
+
+
+def test_no_document_while_metrics_are_disabled(telemetry, monkeypatch):
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    with one_metrics_document():
+        emit_metric("SnapshotAge", 1)
+        emit_metric("Lookups", 1, Path="direct")
+
+    assert _emf_lines(telemetry) == []
