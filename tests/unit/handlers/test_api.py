@@ -845,3 +845,26 @@ def test_korean_text_is_sent_as_utf8_not_escaped(
     assert result["statusCode"] == 200
     assert "\\u" not in result["body"]
     assert "콜라" in result["body"]
+
+
+def test_a_200_body_is_the_compact_json_envelope(
+    api_event: Callable[..., dict[str, Any]],
+    lambda_context: Any,
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    clock: Any,
+) -> None:
+    # The answer is serialized once, by the handler (not re-validated and re-serialized by Powertools): the
+    # same bytes the standard library's compact, unescaped JSON would give, numbers included.
+    write_verdicts(store, clock())
+    loaded(make_container())
+    query = {"productId": "8800362322138", "lat": "37.5635", "lon": "126.9839"}
+
+    result = api.lambda_handler(api_event("GET", "/api/oliveyoung/stock", query=query), lambda_context)
+
+    assert result["statusCode"] == 200
+    assert result["headers"]["Content-Type"] == "application/json"
+    body = json.loads(result["body"])
+    assert body["success"] is True
+    assert any(isinstance(store["latitude"], float) for store in body["data"]["stores"])
+    assert result["body"] == json.dumps(body, ensure_ascii=False, separators=(",", ":"))
