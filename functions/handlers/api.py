@@ -26,7 +26,6 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
@@ -407,8 +406,11 @@ app.exception_handler(Exception)(unexpected_error)
 # --- entry point -------------------------------------------------------------------------------
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
+@logger.inject_lambda_context(clear_state=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    # API Gateway's request id, as `correlation_paths.API_GATEWAY_HTTP` would find it, without evaluating
+    # JMESPath on every lookup.
+    logger.set_correlation_id((event.get("requestContext") or {}).get("requestId"))
     with one_metrics_document():
         return _handle(event, context)
 

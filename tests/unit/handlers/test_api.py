@@ -868,3 +868,22 @@ def test_a_200_body_is_the_compact_json_envelope(
     assert body["success"] is True
     assert any(isinstance(store["latitude"], float) for store in body["data"]["stores"])
     assert result["body"] == json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_a_lookups_log_lines_carry_its_request_id_as_correlation_id(
+    api_event: Callable[..., dict[str, Any]],
+    lambda_context: Any,
+    make_container: Callable[..., wiring.Container],
+    store: DynamoVerdictStore,
+    clock: Any,
+    telemetry: Any,
+) -> None:
+    write_verdicts(store, clock(), direct=False, relays_healthy=False)
+    loaded(make_container())
+    event = api_event("GET", "/api/cu/products", query={"keyword": "레쓰비"})
+
+    assert api.lambda_handler(event, lambda_context)["statusCode"] == 503
+
+    [line] = [log for log in telemetry.logs() if log["message"] == "route unavailable"]
+    assert line["correlation_id"] == event["requestContext"]["requestId"]
+    assert line["function_request_id"] == lambda_context.aws_request_id
