@@ -18,3 +18,8 @@ DEFAULT_LOG_LEVEL = "INFO"
 POWERTOOLS_ENVIRONMENT: Mapping[str, str] = MappingProxyType(
     {"POWERTOOLS_SERVICE_NAME": SERVICE_NAME, "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE}
 )
+
+CALLS_UNTRACED: Mapping[str, str] = MappingProxyType({"POWERTOOLS_TRACE_DISABLED": "true"})
+"""What every function gets unless deployed with `-c traceCalls=true`: no Powertools Tracer, so the probe and
+operator functions never import the X-Ray SDK (functions/handlers/tracing.py). Lambda's active tracing still
+records every invocation."""

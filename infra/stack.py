@@ -10,7 +10,7 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
 from infra.api import HttpApi
-from infra.environment import DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT
+from infra.environment import CALLS_UNTRACED, DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT
 from infra.function import SharedResources
 from infra.observability import DEFAULT_RUNBOOK_URL, Observability
 from infra.packaging import LambdaPackaging
@@ -64,6 +64,15 @@ def _log_level(scope: Construct) -> str:
     return level
 
 
+def _trace_calls(scope: Construct) -> bool:
+    """`-c traceCalls=true`: X-Ray subsegments for the probe's and operator API's calls (~140 ms CPU per cold
+    start of those two functions)."""
+    value = _context(scope, "traceCalls", "false").lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"-c traceCalls={value} must be true or false")
+    return value == "true"
+
+
 def _probe_reserved_concurrency(scope: Construct) -> int | None:
     """1 by default; `none` for accounts whose concurrency quota cannot reserve any (new accounts)."""
     value = _context(scope, "probeReservedConcurrency", "1")
@@ -84,6 +93,7 @@ class RouteHealthStack(cdk.Stack):
             "POWERTOOLS_LOG_LEVEL": _log_level(self),
             # Relay calls carry credentials: never record responses in traces.
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+            **({} if _trace_calls(self) else CALLS_UNTRACED),
             **{variable: _relay_url(self, name) for name, variable in RELAY_URL_PARAMETERS.items()},
         }
 

@@ -3,7 +3,8 @@
 Each sample is one new `python -c` process that times only the import statement (interpreter start-up is
 excluded: Lambda pays it whatever the code). Targets are interleaved round-robin so that machine noise hits
 all of them alike; the medians and the ratio to boto3 come from the same run. The environment is the one a
-Lambda sees (Powertools settings, a table name), with no bytecode writing so every run reads the same .pyc.
+Lambda sees as deployed by default (Powertools settings, no call tracing, a table name), with no bytecode
+writing so every run reads the same .pyc.
 `-X importtime` of the API handler names the heaviest modules (self time, first import only).
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REGION, median, progress
-from infra.environment import POWERTOOLS_ENVIRONMENT
+from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT
 
 SAMPLES = 15
 """Fresh processes per target."""
@@ -44,6 +45,7 @@ def lambda_like_environment() -> dict[str, str]:
             "AWS_REGION": REGION,
             "ROUTE_HEALTH_TABLE": "route-health",
             **POWERTOOLS_ENVIRONMENT,
+            **CALLS_UNTRACED,  # as deployed by default: the probe and ops import no X-Ray SDK
             "PYTHONDONTWRITEBYTECODE": "1",
         }
     )

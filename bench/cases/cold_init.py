@@ -70,7 +70,6 @@ def _environment(endpoint_url: str, function: str) -> dict[str, str]:
             "OY_RELAY_URL": "http://127.0.0.1:9/relays/oliveyoung",
             "CONVENIENCE_RELAY_URL": "http://127.0.0.1:9/relays/convenience",
             "DTRYX_RELAY_URL": "http://127.0.0.1:9/relays/dtryx",
-            "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon here; the probe and ops would import the SDK
         }
     )
     return environment
@@ -105,6 +104,6 @@ def run() -> dict[str, Any]:
             "samples_per_target": SAMPLES,
             "all_samples_ms": {name: [round(w, 1) for w, _ in values] for name, values in samples.items()},
             "conditions": "AWS_LAMBDA_FUNCTION_NAME set (the container is built at import), moto server on "
-            "127.0.0.1, X-Ray tracing disabled",
+            "127.0.0.1, call tracing off (the default deploy)",
         },
     }

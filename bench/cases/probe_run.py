@@ -130,7 +130,8 @@ class _ProbeRuns:
         self._slot += PROBE_SLOT_MS
         started = time.perf_counter()
         summary: dict[str, Any] = probe.lambda_handler(
-            scheduled_event(self._slot, region=REGION), lambda_context("probe")
+            scheduled_event(self._slot, region=REGION),
+            lambda_context("probe"),  # type: ignore[arg-type]
         )
         elapsed_ms = (time.perf_counter() - started) * 1000
         assert summary["ran"] is True, summary

@@ -34,7 +34,7 @@ from functions.core.quota import client_of
 from functions.handlers.operator_auth import presented_secret, secrets_match
 from functions.handlers.settings import OpsSettings
 from functions.handlers.telemetry import audit_override_change, logger, report_unexpected_error
-from functions.handlers.tracing import tracer
+from functions.handlers.tracing import traced
 from functions.handlers.wire import OverrideRequest, override_to_wire, snapshot_to_wire
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.probe_run import slot_start_of
@@ -230,7 +230,7 @@ def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | Non
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
+@traced
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)
 

@@ -18,13 +18,13 @@ from functions.core import StoreError
 from functions.core.overrides import with_active_overrides
 from functions.handlers.settings import ProbeSettings
 from functions.handlers.telemetry import emit_overrides_active, logger
-from functions.handlers.tracing import tracer
+from functions.handlers.tracing import traced
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.probe_run import slot_start_of
 
 
 @logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
+@traced
 @event_parser(model=EventBridgeModel)
 def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
     scheduled_ms = int(event.time.timestamp() * 1000)

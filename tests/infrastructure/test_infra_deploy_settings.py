@@ -14,7 +14,7 @@ from typing import Any
 import aws_cdk
 import pytest
 
-from infra.environment import POWERTOOLS_ENVIRONMENT
+from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT
 from infra.stack import RELAY_URL_PARAMETERS, create_app
 
 pytestmark = pytest.mark.infra
@@ -87,6 +87,14 @@ def _template(context: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     return template
 
 
+def _function_variables(template: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        resource["Properties"]["Environment"]["Variables"]
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::Lambda::Function" and "Environment" in resource["Properties"]
+    ]
+
+
 def test_a_later_deploy_without_relay_urls_keeps_the_previous_values():
     # The URLs live in the running stack's parameters; the pinned CDK CLI reuses a parameter's previous
     # value when a deploy does not name it, so such a deploy cannot remove a relay.
@@ -116,12 +124,26 @@ def test_an_unknown_log_level_is_refused_at_synth(tmp_path):
 
 def test_a_debug_log_level_reaches_every_function(tmp_path):
     template = _template({"logLevel": "debug"}, tmp_path)
-    levels = {
-        resource["Properties"]["Environment"]["Variables"]["POWERTOOLS_LOG_LEVEL"]
-        for resource in template["Resources"].values()
-        if resource["Type"] == "AWS::Lambda::Function" and "Environment" in resource["Properties"]
-    }
+    levels = {variables["POWERTOOLS_LOG_LEVEL"] for variables in _function_variables(template)}
     assert levels == {"DEBUG"}
+
+
+def test_calls_are_untraced_by_default(synthesized):
+    for _, props in synthesized.functions_by_handler().values():
+        variables = props["Environment"]["Variables"]
+        assert {name: variables.get(name) for name in CALLS_UNTRACED} == dict(CALLS_UNTRACED)
+
+
+def test_trace_calls_leaves_powertools_tracer_on_in_every_function(tmp_path):
+    every_function = _function_variables(_template({"traceCalls": "true"}, tmp_path))
+
+    assert len(every_function) >= 3
+    assert all("POWERTOOLS_TRACE_DISABLED" not in variables for variables in every_function)
+
+
+def test_a_trace_calls_value_other_than_true_or_false_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="traceCalls"):
+        _template({"traceCalls": "yes"}, tmp_path)
 
 
 # --- documents cited by acknowledgements and alarms ---------------------------------------------------

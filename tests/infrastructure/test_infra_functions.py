@@ -106,7 +106,12 @@ def test_environment_names_match_the_settings_aliases(synthesized, handler):
     names = set(props["Environment"]["Variables"])
     settings_names = {field.alias for field in SETTINGS_BY_HANDLER[handler].model_fields.values()}
 
-    assert names <= settings_names | {"POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACER_CAPTURE_RESPONSE"}
+    powertools_only = {
+        "POWERTOOLS_LOG_LEVEL",
+        "POWERTOOLS_TRACER_CAPTURE_RESPONSE",
+        "POWERTOOLS_TRACE_DISABLED",
+    }
+    assert names <= settings_names | powertools_only
     assert {"ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "POWERTOOLS_SERVICE_NAME"} <= names
     assert {"POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"} <= names
 
