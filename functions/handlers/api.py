@@ -33,9 +33,8 @@ from pydantic import BaseModel
 from functions.core import LookupCancelled, ServiceError
 from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
 from functions.core.quota import QuotaDecision
-from functions.handlers import lookup_data
 from functions.handlers.daily_quota import rate_limit_headers
-from functions.handlers.openapi import LookupEndpoint, openapi_document
+from functions.handlers.lookup_endpoint import LookupEndpoint
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import (
     count_error_answer,
@@ -142,8 +141,9 @@ class Endpoint:
     """OpenAPI form: `/api/oliveyoung/products/{goodsNo}`."""
     query: type[queries.LookupQuery]
     """Validates the caller's parameters (from the query string, or the path's parameters) and fetches."""
-    data: type[BaseModel]
-    """Its 200 answer's `data`, as the OpenAPI document describes it."""
+    data: str
+    """The model of its 200 answer's `data` in `functions/handlers/lookup_data.py`, by name: only the OpenAPI
+    document loads those models."""
     summary: str
 
 
@@ -153,28 +153,28 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             "oliveyoung_stores",
             "/api/oliveyoung/stores",
             queries.OliveyoungStoresQuery,
-            lookup_data.OliveyoungStores,
+            "OliveyoungStores",
             "Olive Young stores",
         ),
         Endpoint(
             "oliveyoung_products",
             "/api/oliveyoung/products",
             queries.OliveyoungProductsQuery,
-            lookup_data.OliveyoungProducts,
+            "OliveyoungProducts",
             "Olive Young product search",
         ),
         Endpoint(
             "oliveyoung_goods_info",
             "/api/oliveyoung/products/{goodsNo}",
             queries.OliveyoungGoodsQuery,
-            lookup_data.OliveyoungGoods,
+            "OliveyoungGoods",
             "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
         ),
         Endpoint(
             "oliveyoung_stock",
             "/api/oliveyoung/stock",
             queries.OliveyoungStockQuery,
-            lookup_data.OliveyoungStock,
+            "OliveyoungStock",
             "Olive Young stock per store",
         ),
     ),
@@ -183,14 +183,14 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             "cu_products",
             "/api/cu/products",
             queries.CuProductsQuery,
-            lookup_data.CuProducts,
+            "CuProducts",
             "CU product search",
         ),
         Endpoint(
             "cu_stores",
             "/api/cu/stores",
             queries.CuStoresQuery,
-            lookup_data.CuStores,
+            "CuStores",
             "CU stores near a point (with one item's stock)",
         ),
     ),
@@ -199,14 +199,14 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             "gs25_products",
             "/api/gs25/products",
             queries.Gs25ProductsQuery,
-            lookup_data.Gs25Products,
+            "Gs25Products",
             "GS25 product search",
         ),
         Endpoint(
             "gs25_stock",
             "/api/gs25/stock",
             queries.Gs25StockQuery,
-            lookup_data.Gs25Stock,
+            "Gs25Stock",
             "GS25 stock per store near a point (`itemCode` or `keyword` required)",
         ),
     ),
@@ -215,49 +215,49 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             "seveneleven_products",
             "/api/seveneleven/products",
             queries.SevenElevenProductsQuery,
-            lookup_data.SevenElevenProducts,
+            "SevenElevenProducts",
             "7-Eleven product search",
         ),
         Endpoint(
             "seveneleven_stores",
             "/api/seveneleven/stores",
             queries.SevenElevenStoresQuery,
-            lookup_data.SevenElevenStores,
+            "SevenElevenStores",
             "7-Eleven store search",
         ),
         Endpoint(
             "seveneleven_popwords",
             "/api/seveneleven/popwords",
             queries.SevenElevenPopwordsQuery,
-            lookup_data.SevenElevenPopwords,
+            "SevenElevenPopwords",
             "7-Eleven popular keywords",
         ),
         Endpoint(
             "seveneleven_stock",
             "/api/seveneleven/stock",
             queries.SevenElevenStockQuery,
-            lookup_data.SevenElevenStock,
+            "SevenElevenStock",
             "7-Eleven stock of one item in one store",
         ),
         Endpoint(
             "seveneleven_pages",
             "/api/seveneleven/catalog/pages",
             queries.SevenElevenPagesQuery,
-            lookup_data.SevenElevenCatalogProducts,
+            "SevenElevenCatalogProducts",
             "7-Eleven product pages",
         ),
         Endpoint(
             "seveneleven_issues",
             "/api/seveneleven/catalog/issues",
             queries.SevenElevenIssuesQuery,
-            lookup_data.SevenElevenCatalogProducts,
+            "SevenElevenCatalogProducts",
             "7-Eleven featured products",
         ),
         Endpoint(
             "seveneleven_exhibitions",
             "/api/seveneleven/catalog/exhibitions",
             queries.SevenElevenExhibitionsQuery,
-            lookup_data.SevenElevenExhibitions,
+            "SevenElevenExhibitions",
             "7-Eleven promotions",
         ),
     ),
@@ -266,21 +266,21 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             "dtryx_movies",
             "/api/dtryx/movies",
             queries.DtryxMoviesQuery,
-            lookup_data.DtryxMovies,
+            "DtryxMovies",
             "Films now showing at a cinema",
         ),
         Endpoint(
             "dtryx_play_dates",
             "/api/dtryx/play-dates",
             queries.DtryxPlayDatesQuery,
-            lookup_data.DtryxPlayDates,
+            "DtryxPlayDates",
             "Bookable screening dates",
         ),
         Endpoint(
             "dtryx_timetable",
             "/api/dtryx/timetable",
             queries.DtryxTimetableQuery,
-            lookup_data.DtryxTimetable,
+            "DtryxTimetable",
             "Showtimes and seats for one date",
         ),
     ),
@@ -337,6 +337,9 @@ LOOKUP_ENDPOINTS: tuple[LookupEndpoint, ...] = tuple(
 
 @cache
 def _openapi_document() -> str:
+    # Built on the first request for it: importing the builder and the data models would cost every INIT.
+    from functions.handlers.openapi import openapi_document
+
     return json.dumps(openapi_document(LOOKUP_ENDPOINTS), ensure_ascii=False, separators=(",", ":"))
 
 

@@ -13,19 +13,18 @@ no route for (documented as a component response: no operation exists for it).
 
 from __future__ import annotations
 
-import inspect
-import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.json_schema import SkipJsonSchema, models_json_schema
 
 from functions.core import Reason, RelayGroup, RouteKey
 from functions.core.model import OverrideMode
 from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS
+from functions.handlers import lookup_data
+from functions.handlers.lookup_endpoint import LookupEndpoint
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 
 OPENAPI_VERSION = "3.1.0"
@@ -35,39 +34,6 @@ ROUTES_PATH = "/api/health/routes"
 OVERRIDE_PATH = "/api/health/routes/{key}/override"
 OPERATOR_SECURITY: list[dict[str, list[str]]] = [{"healthCheckKey": []}, {"bearer": []}]
 """Either header works: `x-health-check-key: <secret>` or `Authorization: Bearer <secret>`."""
-
-
-@dataclass(frozen=True)
-class LookupEndpoint:
-    """One lookup endpoint as `api.py` registers it."""
-
-    path: str
-    """OpenAPI form: `/api/oliveyoung/products/{goodsNo}`."""
-    handler: Callable[..., Any]
-    summary: str
-    tag: str
-    data: type[BaseModel]
-
-    @property
-    def operation_id(self) -> str:
-        """The handler's name in camelCase: stable as long as the handler keeps its name."""
-        first, *rest = self.handler.__name__.split("_")
-        return first + "".join(part.title() for part in rest)
-
-    def inputs(self) -> list[tuple[Literal["query", "path"], str, Any]]:
-        """(location, name, type) of each handler argument: a query model, or one path parameter."""
-        hints = typing.get_type_hints(self.handler, include_extras=True)
-        found: list[tuple[Literal["query", "path"], str, Any]] = []
-        for name in inspect.signature(self.handler).parameters:
-            # Annotated[T, <constraints...>, Query() or Path()]: keep T with its constraints.
-            base, *metadata = typing.get_args(hints[name])
-            location: Literal["query", "path"] = (
-                "path" if any(isinstance(m, Path) for m in metadata) else "query"
-            )
-            assert location == "path" or any(isinstance(m, Query) for m in metadata), name
-            constraints = [m for m in metadata if not isinstance(m, Path | Query)]
-            found.append((location, name, Annotated[(base, *constraints)] if constraints else base))
-        return found
 
 
 # --- the operator API (functions/handlers/ops.py; its wire format is functions/handlers/wire.py) -------
@@ -291,6 +257,11 @@ def _error_responses(
     return responses
 
 
+def _data_model(endpoint: LookupEndpoint) -> type[BaseModel]:
+    model: type[BaseModel] = getattr(lookup_data, endpoint.data)
+    return model
+
+
 def _lookup_operation(
     endpoint: LookupEndpoint, refs: Mapping[type[BaseModel], dict[str, str]]
 ) -> dict[str, Any]:
@@ -302,7 +273,7 @@ def _lookup_operation(
         "tags": [endpoint.tag],
         "parameters": _parameters(endpoint),
         "responses": {
-            "200": _json(_success(refs[endpoint.data]), "The normalized data", headers),
+            "200": _json(_success(refs[_data_model(endpoint)]), "The normalized data", headers),
             **_error_responses(lookup_errors(endpoint), headers=headers, field_errors=True),
         },
     }
@@ -363,7 +334,7 @@ def _operator_paths(refs: Mapping[type[BaseModel], dict[str, str]]) -> dict[str,
 
 def openapi_document(lookups: Sequence[LookupEndpoint]) -> dict[str, Any]:
     refs, schemas = _refs(
-        [*(endpoint.data for endpoint in lookups), RouteHealth, RouteOverride, OverrideRequestBody]
+        [*(_data_model(endpoint) for endpoint in lookups), RouteHealth, RouteOverride, OverrideRequestBody]
     )
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in lookups:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics.exceptions import SchemaValidationError
@@ -31,7 +31,9 @@ from aws_lambda_powertools.shared import constants
 from functions.core import PINNED_TO_RELAY, Path, Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride
 from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers.metrics import METRICS
-from functions.services.probe_run import ProbeSummary
+
+if TYPE_CHECKING:  # the lookup function never loads the probe's code
+    from functions.services.probe_run import ProbeSummary
 
 logger = Logger()
 

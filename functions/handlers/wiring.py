@@ -45,11 +45,12 @@ from functions.handlers.telemetry import (
     emit_metric,
     logger,
 )
-from functions.services.probe_run import ProbeSummary, run_probe
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_secretsmanager import SecretsManagerClient
+
+    from functions.services.probe_run import ProbeSummary
 
 BACKGROUND_WORKERS = 4
 """Snapshot and secret refreshes, failure reports and quota flushes: small, they only wait on AWS APIs."""
@@ -112,6 +113,9 @@ class Container:
         """One probe run for `slot_start` under the slot rule; raises StoreNotConfigured or StoreError."""
         if self.store is None:
             raise StoreNotConfigured
+        # The probe and operator functions import it at INIT (their handlers do); the lookup function never.
+        from functions.services.probe_run import run_probe
+
         return run_probe(
             specs=CATALOG,
             direct=self.direct,
