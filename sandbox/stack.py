@@ -256,7 +256,9 @@ class SandboxStack:
         from functions.handlers.wiring import FUNCTION_SETTINGS, build_container, set_container
 
         containers = {
-            settings_type: build_container(settings_type(), clock=self.clock, http_transport=transport)
+            settings_type: build_container(
+                settings_type.from_environment(), clock=self.clock, http_transport=transport
+            )
             for settings_type in FUNCTION_SETTINGS
         }
         for settings_type, container in containers.items():

@@ -177,7 +177,7 @@ def _services() -> _Services:
 def _settings() -> ApiSettings:
     from functions.handlers.settings import ApiSettings
 
-    return ApiSettings(
+    return ApiSettings.from_environment(
         ROUTE_HEALTH_TABLE=TABLE_NAME,
         ROUTE_HEALTH_SECRET_ID=SECRET_ID,
         OY_RELAY_URL="http://127.0.0.1:9/relays/oliveyoung",

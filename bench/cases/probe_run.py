@@ -143,7 +143,7 @@ def _container(server: SimulatorServer, secrets: Secrets, dynamodb: DynamoDBClie
     from functions.handlers import wiring
     from functions.handlers.settings import ProbeSettings
 
-    settings = ProbeSettings(
+    settings = ProbeSettings.from_environment(
         ROUTE_HEALTH_TABLE=TABLE_NAME,
         OY_RELAY_URL=server.relay_url(RelayGroup.OLIVEYOUNG),
         CONVENIENCE_RELAY_URL=server.relay_url(RelayGroup.CONVENIENCE),

@@ -263,7 +263,7 @@ def _overshoot(endpoint_url: str, *, limit: int, interval_s: float, seconds: flo
 
     latency_ms = _add_latency_ms(endpoint_url, clock)
     executors = [ThreadPoolExecutor(BACKGROUND_WORKERS) for _ in range(CONTAINERS)]
-    settings = ApiSettings(ROUTE_HEALTH_TABLE=TABLE_NAME, DAILY_RATE_LIMIT=limit)
+    settings = ApiSettings.from_environment(ROUTE_HEALTH_TABLE=TABLE_NAME, DAILY_RATE_LIMIT=limit)
     containers: list[LimitedLookups] = []
     for executor in executors:
         client = dynamodb_client(region_name=REGION, endpoint_url=endpoint_url)

@@ -2,23 +2,25 @@
 here.
 
 A bad value fails the container's INIT with a message naming the variable, never with a stack of guesses.
+Plain pydantic models read from the environment by exact variable name (`from_environment`): pydantic-settings
+would add ~40 ms of imports to every cold start for sources these functions never use (bench/profile_notes.md).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+from typing import Annotated, Self
 
-from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
 DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/")
 
 
-class CommonSettings(BaseSettings):
+class CommonSettings(BaseModel):
     """What every function reads: the verdict store, where secrets live, and the relay base URLs."""
 
-    model_config = SettingsConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
+    model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
 
     route_health_table: str | None = Field(default=None, alias="ROUTE_HEALTH_TABLE")
     """Unset: no verdict store (local/legacy install): relay first wherever a relay is configured."""
@@ -34,6 +36,11 @@ class CommonSettings(BaseSettings):
     # them fails INIT naming the variable, instead of writing metrics nowhere.
     service_name: str = Field(alias="POWERTOOLS_SERVICE_NAME", min_length=1)
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", min_length=1)
+
+    @classmethod
+    def from_environment(cls, **overrides: object) -> Self:
+        """The settings from this process's environment; `overrides` (by variable name) win over it."""
+        return cls.model_validate({**os.environ, **overrides})
 
     @model_validator(mode="before")
     @classmethod
@@ -58,7 +65,7 @@ class ApiSettings(CommonSettings):
     )
     daily_rate_limit: int = Field(default=3000, ge=0, alias="DAILY_RATE_LIMIT")
     """Lookups per client per Korea day under the limited prefixes; 0 turns the limit off."""
-    daily_rate_limit_prefixes: Annotated[tuple[str, ...], NoDecode, Field(min_length=1)] = Field(
+    daily_rate_limit_prefixes: Annotated[tuple[str, ...], Field(min_length=1)] = Field(
         default=DAILY_LIMITED_PREFIXES, alias="DAILY_RATE_LIMIT_PREFIXES"
     )
     """Comma-separated path prefixes whose lookups count against the limit."""

@@ -284,7 +284,7 @@ def get_container(settings_type: type[CommonSettings] = ApiSettings) -> Containe
         return container
     with _container_lock:
         if settings_type not in _containers:
-            _containers[settings_type] = build_container(settings_type())
+            _containers[settings_type] = build_container(settings_type.from_environment())
         return _containers[settings_type]
 
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from pydantic_settings import BaseSettings
 
-from functions.handlers.settings import ApiSettings, OpsSettings, ProbeSettings
+from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
 from infra.api import API_HANDLER, OPS_HANDLER
 from infra.probe import PROBE_HANDLER
 
 pytestmark = pytest.mark.infra
 
-SETTINGS_BY_HANDLER: dict[str, type[BaseSettings]] = {
+SETTINGS_BY_HANDLER: dict[str, type[CommonSettings]] = {
     PROBE_HANDLER: ProbeSettings,
     API_HANDLER: ApiSettings,
     OPS_HANDLER: OpsSettings,

@@ -184,7 +184,7 @@ def make_container(
         if not table:
             values.pop("ROUTE_HEALTH_TABLE", None)
         container = wiring.build_container(
-            ApiSettings(**values),  # type: ignore[arg-type]
+            ApiSettings.from_environment(**values),
             clock=clock,
             dynamodb_client=dynamodb_client or dynamodb,
             http_transport=loopback_transport(simulator_server.base_url),

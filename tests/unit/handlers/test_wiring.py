@@ -67,7 +67,7 @@ def test_a_hung_store_delays_init_by_at_most_the_prefetch_timeout(
 
 def test_only_the_api_function_prefetches(dynamodb: Any, test_secrets: Secrets, clock: Any) -> None:
     container = wiring.build_container(
-        ProbeSettings(ROUTE_HEALTH_TABLE="route-health-test"),
+        ProbeSettings.from_environment(ROUTE_HEALTH_TABLE="route-health-test"),
         clock=clock,
         dynamodb_client=dynamodb,
         secrets=test_secrets,
@@ -115,7 +115,9 @@ def test_a_malformed_secret_fails_the_build_without_echoing_it(
     aws: None, dynamodb: Any, clock: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     boto3.client("secretsmanager").create_secret(Name="bad", SecretString='{"HEALTH_CHECK_SECRET": "leak-me"')
-    settings = ApiSettings(ROUTE_HEALTH_TABLE="route-health-test", ROUTE_HEALTH_SECRET_ID="bad")
+    settings = ApiSettings.from_environment(
+        ROUTE_HEALTH_TABLE="route-health-test", ROUTE_HEALTH_SECRET_ID="bad"
+    )
     with pytest.raises(SecretsError) as raised:
         wiring.build_container(settings, clock=clock, dynamodb_client=dynamodb)
     assert "leak-me" not in str(raised.value)
@@ -191,7 +193,7 @@ def test_a_blank_setting_means_its_default(
         assert field.alias is not None
         monkeypatch.setenv(field.alias, blank)
 
-    assert settings_type().model_dump(include=set(optional)) == defaults
+    assert settings_type.from_environment().model_dump(include=set(optional)) == defaults
 
 
 @pytest.mark.parametrize("variable", ["POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"])
@@ -202,7 +204,7 @@ def test_init_fails_naming_a_missing_powertools_variable(
     # The stack sets them (infra/environment.py); without them metrics would go nowhere, silently.
     monkeypatch.delenv(variable)
     with pytest.raises(ValidationError, match=variable):
-        settings_type()
+        settings_type.from_environment()
 
 
 @pytest.mark.usefixtures("forget_container")
@@ -220,3 +222,21 @@ def test_each_function_has_its_own_container(monkeypatch: pytest.MonkeyPatch) ->
 
     wiring.set_container(probe, ApiSettings)  # the sandbox installs one per function this way
     assert wiring.get_container(ApiSettings) is probe
+
+
+@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+def test_settings_come_from_the_environment_and_given_values_win(
+    monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings]
+) -> None:
+    monkeypatch.setenv("ROUTE_HEALTH_TABLE", "from-the-environment")
+    monkeypatch.setenv("ROUTE_HEALTH_SECRET_MAX_AGE", "120")
+
+    settings = settings_type.from_environment(ROUTE_HEALTH_TABLE="given")
+
+    assert (settings.route_health_table, settings.secret_max_age_s) == ("given", 120)
+
+
+def test_the_limited_prefixes_are_read_comma_separated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DAILY_RATE_LIMIT_PREFIXES", " /api/cu/ , /api/gs25/,")
+
+    assert ApiSettings.from_environment().daily_rate_limit_prefixes == ("/api/cu/", "/api/gs25/")
