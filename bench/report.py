@@ -75,6 +75,14 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             ),
         ),
         (
+            "cold_import_cpu_ratio_vs_boto3",
+            f"{results['cold_import_cpu_ratio_vs_boto3']:.2f}×",
+            "the same in CPU time: "
+            + ", ".join(
+                f"{k} {v:.2f}" for k, v in results["cold_import_detail"]["cpu_ratio_per_function"].items()
+            ),
+        ),
+        (
             "cold_init_ratio",
             f"{results['cold_init_ratio']:.2f}×",
             "max over functions of (import + container build, secret read, snapshot prefetch) / (import boto3 + "
@@ -269,7 +277,14 @@ def _meaning(results: dict[str, Any]) -> str:
 
 def _reruns(results: dict[str, Any]) -> str:
     reruns = results["run"].get("reruns", [])
-    return "".join(f"; `{' '.join(r['cases'])}` rerun {r['finished_at']}" for r in reruns)
+    return "".join(f"; `{' '.join(r['cases'])}` rerun {r['finished_at']}{_load(r)}" for r in reruns)
+
+
+def _load(run: dict[str, Any]) -> str:
+    """The machine's load average at the end of a run (older results have none)."""
+    if "load_average" not in run:
+        return ""
+    return " (load average " + " / ".join(f"{load:.1f}" for load in run["load_average"]) + ")"
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -277,7 +292,7 @@ def markdown(results: dict[str, Any]) -> str:
         "# Benchmark results (latest run)",
         "",
         f"Run {results['run']['finished_at']} on {results['run']['machine']}, Python {results['run']['python']}, "
-        f"{results['run']['duration_s']} s{_reruns(results)}. Medians over repeated runs; ratios against baselines "
+        f"{results['run']['duration_s']} s{_load(results['run'])}{_reruns(results)}. Medians over repeated runs; ratios against baselines "
         "measured in the same run. Every field with its details is in `latest.json`.",
         "",
         table(results),

@@ -97,6 +97,8 @@ def main(argv: list[str]) -> int:
     finished = {
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(time.monotonic() - started, 1),
+        # How busy the machine was (1, 5, 15 minutes): shared machines stretch wall times, less so CPU times.
+        "load_average": [round(load, 2) for load in os.getloadavg()],
     }
     if argv:
         results["run"].setdefault("reruns", []).append({"cases": argv, **finished})
