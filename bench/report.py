@@ -53,7 +53,9 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             f"{handler['bare_resolver_realistic_payload_us_median']:.0f} µs answering the lookup's "
             f"{handler['response_bytes']:,} bytes); in CPU time "
             f"{handler['cpu']['overhead_ratio_vs_bare_resolver']:.2f}× "
-            f"({handler['cpu']['handler_overhead_us_median']:.0f} over {handler['cpu']['bare_resolver_us_median']:.0f} µs)",
+            f"({handler['cpu']['handler_overhead_us_median']:.0f} over {handler['cpu']['bare_resolver_us_median']:.0f} µs); "
+            f"the floor, the bare route making the same upstream call: {handler['floor_ratio_vs_bare_resolver']:.2f}× "
+            f"(CPU {handler['cpu']['floor_ratio_vs_bare_resolver']:.2f}×)",
         ),
         (
             "store_calls_on_request_path",
