@@ -39,7 +39,9 @@ test: install
 	$(BIN)/pytest $(PARALLEL) --cov=functions --cov-branch --cov-report=term-missing:skip-covered
 
 # The pure core, the catalog, the services and the adapters: the loop to run all day (no sandbox, no synth).
+# A quarter of the property tests' examples (tests/conftest.py); `make test` runs them all.
 test-fast: install
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-route-health-fast} \
 	$(BIN)/pytest $(PARALLEL) tests/unit/core tests/unit/catalog tests/unit/services tests/adapters
 
 lint: install

@@ -10,6 +10,9 @@ from hypothesis import HealthCheck, settings
 
 from infra.environment import POWERTOOLS_ENVIRONMENT
 
+# Fixtures any test may ask for: moto once per module, emptied before each test.
+pytest_plugins = ("tests.support.aws",)
+
 # What the stack sets on every function, before any test module imports a handler (Powertools reads these
 # when its Logger is created).
 os.environ.update(POWERTOOLS_ENVIRONMENT)
@@ -21,6 +24,8 @@ os.environ.update(POWERTOOLS_ENVIRONMENT)
 # (a fresh runner could not keep one anyway); `CI=1 pytest ...` reproduces a CI failure locally.
 # Both start from Hypothesis's `default` profile, not from the `ci` one Hypothesis itself loads when it sees
 # any CI-like variable. Explicit @settings(...) in a test build on the loaded profile.
+# `make test-fast` (the loop run all day) loads route-health-fast: a quarter of the examples, and of the counts
+# tests set with `tests.support.examples.examples(n)`. `make test` and CI run every example.
 settings.register_profile("route-health", settings.get_profile("default"), deadline=None)
 settings.register_profile(
     "route-health-ci",
@@ -31,13 +36,16 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+settings.register_profile("route-health-fast", settings.get_profile("route-health"), max_examples=25)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Runs before any test module is imported; `--hypothesis-profile=<name>` still wins."""
+    """Loads the profile before any test module is imported: `--hypothesis-profile=<name>`, else the one
+    `HYPOTHESIS_PROFILE` names, else route-health-ci under CI and route-health elsewhere."""
     if config.getoption("hypothesis_profile", default=None) is None:
         in_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-        settings.load_profile("route-health-ci" if in_ci else "route-health")
+        default = "route-health-ci" if in_ci else "route-health"
+        settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or default)
 
 
 FAKE_AWS_ENVIRONMENT = {

@@ -2,41 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from moto import mock_aws
 from mypy_boto3_dynamodb import DynamoDBClient
 
 from functions.adapters.dynamo_store import (
     TTL_ATTRIBUTE,
     DynamoVerdictStore,
-    dynamodb_client,
     override_sort_key,
-    table_definition,
 )
 from functions.core import OverrideMode, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, RouteOverride
 from functions.core.errors import StoreError
 from functions.core.model import MINUTE_MS, SECOND_MS
 from functions.core.overrides import new_override
+from tests.support.aws import TABLE
 
-TABLE = "route-health-test"
 T0 = 1_750_000_000_123
 KEY = RouteKey.CU_STOCK
-
-
-@pytest.fixture
-def client() -> Iterator[DynamoDBClient]:
-    with mock_aws():
-        dynamodb = dynamodb_client(region_name="ap-northeast-2")
-        dynamodb.create_table(**table_definition(TABLE))
-        yield dynamodb
-
-
-@pytest.fixture
-def store(client: DynamoDBClient) -> DynamoVerdictStore:
-    return DynamoVerdictStore(TABLE, client)
 
 
 def forced(
@@ -46,12 +29,12 @@ def forced(
 
 
 def test_an_override_is_one_item_in_the_verdict_partition_with_the_tables_ttl(
-    store: DynamoVerdictStore, client: DynamoDBClient
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient
 ) -> None:
     override = forced()
     store.put_override(override)
 
-    item = client.get_item(TableName=TABLE, Key={"pk": {"S": "verdict"}, "sk": {"S": "override#cu-stock"}})[
+    item = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": "verdict"}, "sk": {"S": "override#cu-stock"}})[
         "Item"
     ]
     assert item == {
@@ -129,7 +112,7 @@ def test_clearing_an_expired_override_removes_it_and_reports_nothing_to_clear(
     ids=["unknown-key", "unknown-mode", "mode-type", "createdAt-type", "expiresAt-type", "reason-type"],
 )
 def test_a_malformed_override_item_reads_as_no_override_and_hides_no_other(
-    store: DynamoVerdictStore, client: DynamoDBClient, bad: dict[str, object]
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient, bad: dict[str, object]
 ) -> None:
     good = forced(RouteKey.CU_PRIME)
     store.put_override(good)
@@ -142,20 +125,22 @@ def test_a_malformed_override_item_reads_as_no_override_and_hides_no_other(
         TTL_ATTRIBUTE: {"N": str(T0 // SECOND_MS + 60)},
         **bad,
     }
-    client.put_item(TableName=TABLE, Item=item)
+    dynamodb.put_item(TableName=TABLE, Item=item)
     assert store.read_snapshot().overrides == {RouteKey.CU_PRIME: good}
 
 
-def test_a_missing_attribute_reads_as_no_override(store: DynamoVerdictStore, client: DynamoDBClient) -> None:
-    client.put_item(
+def test_a_missing_attribute_reads_as_no_override(
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient
+) -> None:
+    dynamodb.put_item(
         TableName=TABLE,
         Item={"pk": {"S": "verdict"}, "sk": {"S": override_sort_key(KEY)}, "mode": {"S": "force-relay"}},
     )
     assert store.read_snapshot().overrides == {}
 
 
-def test_store_errors_name_the_operation_only(client: DynamoDBClient) -> None:
-    missing = DynamoVerdictStore("no-such-table", client)
+def test_store_errors_name_the_operation_only(dynamodb: DynamoDBClient) -> None:
+    missing = DynamoVerdictStore("no-such-table", dynamodb)
     with pytest.raises(StoreError, match=r"^DynamoDB PutItem failed: ResourceNotFoundException$"):
         missing.put_override(forced())
     with pytest.raises(StoreError, match=r"^DynamoDB DeleteItem failed: ResourceNotFoundException$"):

@@ -6,40 +6,22 @@ Many containers adding at once is in test_dynamo_store_concurrency.py.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 
 import pytest
-from moto import mock_aws
 from mypy_boto3_dynamodb import DynamoDBClient
 
 from functions.adapters.dynamo_store import (
     TTL_ATTRIBUTE,
     DynamoVerdictStore,
-    dynamodb_client,
     quota_partition,
-    table_definition,
 )
 from functions.core.errors import StoreError
 from functions.core.quota import korea_day
+from tests.support.aws import TABLE
 
-TABLE = "route-health-test"
-REGION = "ap-northeast-2"
 NOON_KST = 1_767_236_400_000  # 2026-01-01T12:00:00+09:00
 DAY = korea_day(NOON_KST)
 CLIENT = hashlib.sha256(b"203.0.113.7").hexdigest()
-
-
-@pytest.fixture
-def client() -> Iterator[DynamoDBClient]:
-    with mock_aws():
-        dynamodb = dynamodb_client(region_name=REGION)
-        dynamodb.create_table(**table_definition(TABLE))
-        yield dynamodb
-
-
-@pytest.fixture
-def store(client: DynamoDBClient) -> DynamoVerdictStore:
-    return DynamoVerdictStore(TABLE, client)
 
 
 def test_the_partition_is_the_korea_date() -> None:
@@ -56,10 +38,10 @@ def test_adds_return_the_running_total_per_client_and_day(store: DynamoVerdictSt
 
 
 def test_the_item_holds_only_the_hash_and_the_count_and_expires_a_day_after_the_day(
-    store: DynamoVerdictStore, client: DynamoDBClient
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient
 ) -> None:
     store.add_daily_lookups(DAY, CLIENT, 2)
-    item = client.get_item(TableName=TABLE, Key={"pk": {"S": "quota#2026-01-01"}, "sk": {"S": CLIENT}})[
+    item = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": "quota#2026-01-01"}, "sk": {"S": CLIENT}})[
         "Item"
     ]
     day_ends_s = 1_767_279_600  # 2026-01-02T00:00:00+09:00
@@ -77,6 +59,6 @@ def test_the_snapshot_does_not_read_quota_items(store: DynamoVerdictStore) -> No
     assert (dict(snapshot.routes), dict(snapshot.relays)) == ({}, {})
 
 
-def test_a_missing_table_is_a_store_error(client: DynamoDBClient) -> None:
+def test_a_missing_table_is_a_store_error(dynamodb: DynamoDBClient) -> None:
     with pytest.raises(StoreError, match="DynamoDB UpdateItem failed: ResourceNotFoundException"):
-        DynamoVerdictStore("no-such-table", client).add_daily_lookups(DAY, CLIENT, 1)
+        DynamoVerdictStore("no-such-table", dynamodb).add_daily_lookups(DAY, CLIENT, 1)

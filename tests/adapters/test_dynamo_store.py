@@ -4,14 +4,11 @@
 from __future__ import annotations
 
 import socket
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from moto import mock_aws
 from mypy_boto3_dynamodb import DynamoDBClient
 
 from functions.adapters.dynamo_store import (
@@ -31,25 +28,13 @@ from functions.adapters.dynamo_store import (
 from functions.core import Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, RouteVerdict, Snapshot
 from functions.core.errors import StoreError
 from functions.core.model import COOLDOWN_MS, MAX_CLOCK_SKEW_MS, MINUTE_MS, PROBE_SLOT_MS, SECOND_MS
+from tests.support.aws import REGION, TABLE, handler_on
+from tests.support.hostile_upstream import HostileServer, hang
+from tests.support.timing import stopwatch
 
-TABLE = "route-health-test"
-REGION = "ap-northeast-2"
 T0 = 1_750_000_000_000
 KEY = RouteKey.OY_PRODUCT_SEARCH
 GROUP = RelayGroup.CONVENIENCE
-
-
-@pytest.fixture
-def client() -> Iterator[DynamoDBClient]:
-    with mock_aws():
-        dynamodb = dynamodb_client(region_name=REGION)
-        dynamodb.create_table(**table_definition(TABLE))
-        yield dynamodb
-
-
-@pytest.fixture
-def store(client: DynamoDBClient) -> DynamoVerdictStore:
-    return DynamoVerdictStore(TABLE, client)
 
 
 def passed(at: int, key: RouteKey = KEY) -> RouteCheck:
@@ -66,6 +51,11 @@ def verdict(store: DynamoVerdictStore, key: RouteKey = KEY) -> RouteVerdict:
 
 def write(store: DynamoVerdictStore, check: RouteCheck, *, now: int) -> None:
     store.write_checks([check], [], now=now)
+
+
+def put_raw(dynamodb: DynamoDBClient, sort_key: str, attributes: dict[str, Any]) -> None:
+    """Store an item exactly as given, bypassing the store's rules (a hand edit or an older writer)."""
+    dynamodb.put_item(TableName=TABLE, Item={"pk": {"S": "verdict"}, "sk": {"S": sort_key}, **attributes})
 
 
 # -- key schema and client ------------------------------------------------------------------------------------
@@ -86,10 +76,10 @@ def test_table_definition_is_string_pk_sk_on_demand() -> None:
     }
 
 
-def test_time_to_live_uses_the_expiry_attribute(client: DynamoDBClient) -> None:
-    client.update_time_to_live(**time_to_live_definition(TABLE))
+def test_time_to_live_uses_the_expiry_attribute(dynamodb: DynamoDBClient) -> None:
+    dynamodb.update_time_to_live(**time_to_live_definition(TABLE))
 
-    description = client.describe_time_to_live(TableName=TABLE)["TimeToLiveDescription"]
+    description = dynamodb.describe_time_to_live(TableName=TABLE)["TimeToLiveDescription"]
     assert description.get("AttributeName") == TTL_ATTRIBUTE == "expiresAt"
     assert description.get("TimeToLiveStatus") == "ENABLED"
 
@@ -142,7 +132,7 @@ def test_checks_round_trip_through_the_snapshot(store: DynamoVerdictStore) -> No
     }
 
 
-def test_read_snapshot_is_exactly_one_query(store: DynamoVerdictStore, client: DynamoDBClient) -> None:
+def test_read_snapshot_is_exactly_one_query(store: DynamoVerdictStore, dynamodb: DynamoDBClient) -> None:
     store.write_checks(
         [passed(T0, key) for key in RouteKey],
         [RelayCheck(group, True, T0) for group in RelayGroup],
@@ -150,16 +140,16 @@ def test_read_snapshot_is_exactly_one_query(store: DynamoVerdictStore, client: D
     )
     store.claim_probe_slot(T0, trigger="schedule", now=T0)
     operations: list[str] = []
-    client.meta.events.register("before-call.dynamodb", lambda model, **_: operations.append(model.name))
 
-    snapshot = store.read_snapshot()
+    with handler_on(dynamodb, "before-call.dynamodb", lambda model, **_: operations.append(model.name)):
+        snapshot = store.read_snapshot()
 
     assert operations == ["Query"]
     assert len(snapshot.routes) == len(RouteKey)
     assert len(snapshot.relays) == len(RelayGroup)
 
 
-def test_unknown_or_malformed_items_are_skipped(store: DynamoVerdictStore, client: DynamoDBClient) -> None:
+def test_unknown_or_malformed_items_are_skipped(store: DynamoVerdictStore, dynamodb: DynamoDBClient) -> None:
     write(store, passed(T0), now=T0)
     malformed: list[tuple[str, dict[str, Any]]] = [
         ("route#retired-key", {"direct": {"BOOL": True}, "checkedAt": {"N": str(T0)}}),
@@ -167,7 +157,7 @@ def test_unknown_or_malformed_items_are_skipped(store: DynamoVerdictStore, clien
         ("relay#unknown-group", {"healthy": {"BOOL": True}, "checkedAt": {"N": str(T0)}}),
     ]
     for sort_key, attributes in malformed:
-        client.put_item(TableName=TABLE, Item={"pk": {"S": "verdict"}, "sk": {"S": sort_key}, **attributes})
+        put_raw(dynamodb, sort_key, attributes)
 
     snapshot = store.read_snapshot()
 
@@ -406,11 +396,6 @@ FAR_AHEAD = T0 + 365 * 24 * 60 * MINUTE_MS
 """A year ahead: a writer with a broken clock, or a hand edit."""
 
 
-def put_raw(client: DynamoDBClient, sort_key: str, attributes: dict[str, Any]) -> None:
-    """Store an item exactly as given, bypassing the store's rules (a hand edit or an older writer)."""
-    client.put_item(TableName=TABLE, Item={"pk": {"S": "verdict"}, "sk": {"S": sort_key}, **attributes})
-
-
 def n(value: int) -> dict[str, str]:
     return {"N": str(value)}
 
@@ -460,9 +445,9 @@ FUTURE_ITEMS = {
 @pytest.mark.parametrize("attributes", FUTURE_ITEMS.values(), ids=FUTURE_ITEMS.keys())
 @pytest.mark.parametrize("check", [passed(T0), failed(T0)], ids=["passing", "failing"])
 def test_an_item_stamped_in_the_future_heals_at_the_next_check(
-    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any], check: RouteCheck
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient, attributes: dict[str, Any], check: RouteCheck
 ) -> None:
-    put_raw(client, route_sort_key(KEY), attributes)
+    put_raw(dynamodb, route_sort_key(KEY), attributes)
 
     write(store, check, now=T0)
 
@@ -475,9 +460,9 @@ def test_an_item_stamped_in_the_future_heals_at_the_next_check(
 
 @pytest.mark.parametrize("attributes", FUTURE_ITEMS.values(), ids=FUTURE_ITEMS.keys())
 def test_an_item_stamped_in_the_future_never_blocks_a_failure_report(
-    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient, attributes: dict[str, Any]
 ) -> None:
-    put_raw(client, route_sort_key(KEY), attributes)
+    put_raw(dynamodb, route_sort_key(KEY), attributes)
 
     store.record_failure(KEY, at=T0, now=T0)
 
@@ -487,9 +472,9 @@ def test_an_item_stamped_in_the_future_never_blocks_a_failure_report(
 
 
 def test_a_relay_item_checked_in_the_future_heals_at_the_next_check(
-    store: DynamoVerdictStore, client: DynamoDBClient
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient
 ) -> None:
-    put_raw(client, relay_sort_key(GROUP), {"healthy": {"BOOL": False}, "checkedAt": n(FAR_AHEAD)})
+    put_raw(dynamodb, relay_sort_key(GROUP), {"healthy": {"BOOL": False}, "checkedAt": n(FAR_AHEAD)})
 
     store.write_checks([], [RelayCheck(GROUP, True, T0)], now=T0)
 
@@ -528,66 +513,58 @@ def every_check(at: int) -> tuple[list[RouteCheck], list[RelayCheck]]:
     return [passed(at, key) for key in RouteKey], [RelayCheck(group, True, at) for group in RelayGroup]
 
 
-@pytest.mark.parametrize("attributes", MALFORMED_ROUTE_ITEMS.values(), ids=MALFORMED_ROUTE_ITEMS.keys())
-def test_a_malformed_route_item_reads_as_no_verdict(
-    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+MALFORMED_ITEMS = [
+    *(
+        pytest.param(route_sort_key(KEY), item, id=f"route {name}")
+        for name, item in MALFORMED_ROUTE_ITEMS.items()
+    ),
+    *(
+        pytest.param(relay_sort_key(GROUP), item, id=f"relay {name}")
+        for name, item in MALFORMED_RELAY_ITEMS.items()
+    ),
+]
+
+
+EVERY_SORT_KEY = {route_sort_key(key) for key in RouteKey} | {relay_sort_key(group) for group in RelayGroup}
+
+
+def sort_keys(snapshot: Snapshot) -> set[str]:
+    """The items a snapshot read as verdicts."""
+    return {route_sort_key(key) for key in snapshot.routes} | {
+        relay_sort_key(group) for group in snapshot.relays
+    }
+
+
+@pytest.mark.parametrize(("sort_key", "attributes"), MALFORMED_ITEMS)
+def test_a_malformed_item_reads_as_no_verdict(
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient, sort_key: str, attributes: dict[str, Any]
 ) -> None:
     store.write_checks(*every_check(T0 - 2 * MINUTE_MS), now=T0)
-    put_raw(client, route_sort_key(KEY), attributes)
+    put_raw(dynamodb, sort_key, attributes)
 
-    snapshot = store.read_snapshot()
-
-    assert set(snapshot.routes) == set(RouteKey) - {KEY}
-    assert set(snapshot.relays) == set(RelayGroup)
+    assert sort_keys(store.read_snapshot()) == EVERY_SORT_KEY - {sort_key}
 
 
-@pytest.mark.parametrize("attributes", MALFORMED_RELAY_ITEMS.values(), ids=MALFORMED_RELAY_ITEMS.keys())
-def test_a_malformed_relay_item_reads_as_no_verdict(
-    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+@pytest.mark.parametrize(("sort_key", "attributes"), MALFORMED_ITEMS)
+def test_one_malformed_item_stops_no_write_and_is_overwritten_by_the_next_check(
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient, sort_key: str, attributes: dict[str, Any]
 ) -> None:
-    store.write_checks(*every_check(T0 - 2 * MINUTE_MS), now=T0)
-    put_raw(client, relay_sort_key(GROUP), attributes)
-
-    snapshot = store.read_snapshot()
-
-    assert set(snapshot.relays) == set(RelayGroup) - {GROUP}
-    assert set(snapshot.routes) == set(RouteKey)
-
-
-@pytest.mark.parametrize("attributes", MALFORMED_ROUTE_ITEMS.values(), ids=MALFORMED_ROUTE_ITEMS.keys())
-def test_one_malformed_route_item_stops_no_write_and_is_overwritten_by_the_next_check(
-    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
-) -> None:
-    put_raw(client, route_sort_key(KEY), attributes)
+    put_raw(dynamodb, sort_key, attributes)
 
     store.write_checks(*every_check(T0), now=T0)
 
     snapshot = store.read_snapshot()
-    healed = snapshot.routes[KEY]
-    assert (healed.direct, healed.checked_at, healed.reason) == (True, T0, Reason.OK)
+    assert sort_keys(snapshot) == EVERY_SORT_KEY
     assert {verdict.checked_at for verdict in snapshot.routes.values()} == {T0}
-    assert {check.checked_at for check in snapshot.relays.values()} == {T0}
-    assert len(snapshot.routes) + len(snapshot.relays) == len(RouteKey) + len(RelayGroup)
-
-
-@pytest.mark.parametrize("attributes", MALFORMED_RELAY_ITEMS.values(), ids=MALFORMED_RELAY_ITEMS.keys())
-def test_one_malformed_relay_item_stops_no_write_and_is_overwritten_by_the_next_check(
-    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
-) -> None:
-    put_raw(client, relay_sort_key(GROUP), attributes)
-
-    store.write_checks(*every_check(T0), now=T0)
-
-    snapshot = store.read_snapshot()
-    assert snapshot.relays[GROUP] == RelayCheck(GROUP, True, T0)
-    assert len(snapshot.routes) + len(snapshot.relays) == len(RouteKey) + len(RelayGroup)
+    assert (snapshot.routes[KEY].direct, snapshot.routes[KEY].reason) == (True, Reason.OK)
+    assert set(snapshot.relays.values()) == set(every_check(T0)[1])
 
 
 @pytest.mark.parametrize("attributes", MALFORMED_ROUTE_ITEMS.values(), ids=MALFORMED_ROUTE_ITEMS.keys())
 def test_a_failure_report_overwrites_a_malformed_item(
-    store: DynamoVerdictStore, client: DynamoDBClient, attributes: dict[str, Any]
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient, attributes: dict[str, Any]
 ) -> None:
-    put_raw(client, route_sort_key(KEY), attributes)
+    put_raw(dynamodb, route_sort_key(KEY), attributes)
 
     store.record_failure(KEY, at=T0, now=T0)
 
@@ -597,7 +574,7 @@ def test_a_failure_report_overwrites_a_malformed_item(
 
 
 def test_an_error_on_one_item_does_not_stop_the_writes_of_the_others(
-    store: DynamoVerdictStore, client: DynamoDBClient
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient
 ) -> None:
     refused_key = route_sort_key(RouteKey.CU_STOCK)
 
@@ -607,9 +584,10 @@ def test_an_error_on_one_item_does_not_stop_the_writes_of_the_others(
             return SimpleNamespace(status_code=400), error
         return None
 
-    client.meta.events.register("before-call.dynamodb.UpdateItem", dynamodb_refuses_one_item)
-
-    with pytest.raises(StoreError, match="DynamoDB UpdateItem failed: ValidationException"):
+    with (
+        handler_on(dynamodb, "before-call.dynamodb.UpdateItem", dynamodb_refuses_one_item),
+        pytest.raises(StoreError, match="DynamoDB UpdateItem failed: ValidationException"),
+    ):
         store.write_checks(*every_check(T0), now=T0)
 
     snapshot = store.read_snapshot()
@@ -629,9 +607,9 @@ def test_only_fixed_reason_codes_are_stored(store: DynamoVerdictStore) -> None:
     assert KEY not in store.read_snapshot().routes
 
 
-def test_rejected_writes_are_counted_not_raised(client: DynamoDBClient) -> None:
+def test_rejected_writes_are_counted_not_raised(dynamodb: DynamoDBClient) -> None:
     refusals: list[None] = []
-    store = DynamoVerdictStore(TABLE, client, on_rejected=lambda: refusals.append(None))
+    store = DynamoVerdictStore(TABLE, dynamodb, on_rejected=lambda: refusals.append(None))
     store.record_failure(KEY, at=T0, now=T0)
 
     store.write_checks([passed(T0 - 1), failed(T0 - 2)], [], now=T0)
@@ -651,11 +629,11 @@ def test_probe_slot_can_be_claimed_once(store: DynamoVerdictStore) -> None:
 
 
 def test_probe_slot_item_expires_about_two_days_later_in_epoch_seconds(
-    store: DynamoVerdictStore, client: DynamoDBClient
+    store: DynamoVerdictStore, dynamodb: DynamoDBClient
 ) -> None:
     store.claim_probe_slot(T0, trigger="schedule", now=T0 + 10)
 
-    item = client.get_item(TableName=TABLE, Key={"pk": {"S": "probe"}, "sk": {"S": f"slot#{T0}"}})["Item"]
+    item = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": "probe"}, "sk": {"S": f"slot#{T0}"}})["Item"]
     assert int(item[TTL_ATTRIBUTE]["N"]) == (T0 + 10 + PROBE_SLOT_RETENTION_MS) // 1000
     assert PROBE_SLOT_RETENTION_MS == 2 * 24 * 60 * MINUTE_MS
     assert item["trigger"] == {"S": "schedule"}
@@ -665,8 +643,8 @@ def test_probe_slot_item_expires_about_two_days_later_in_epoch_seconds(
 # -- errors --------------------------------------------------------------------------------------------------------------
 
 
-def test_missing_table_is_a_store_error_without_response_text(client: DynamoDBClient) -> None:
-    store = DynamoVerdictStore("no-such-table", client)
+def test_missing_table_is_a_store_error_without_response_text(dynamodb: DynamoDBClient) -> None:
+    store = DynamoVerdictStore("no-such-table", dynamodb)
 
     with pytest.raises(StoreError) as raised:
         store.read_snapshot()
@@ -687,11 +665,16 @@ def _closed_local_port() -> int:
     return port
 
 
-def test_unreachable_endpoint_is_a_store_error() -> None:
-    client = dynamodb_client(region_name=REGION, endpoint_url=f"http://127.0.0.1:{_closed_local_port()}")
-    store = DynamoVerdictStore(TABLE, client)
+def store_at(endpoint_url: str) -> tuple[DynamoVerdictStore, list[str]]:
+    """A store whose client (the production config) talks to `endpoint_url`, and the attempts it sends."""
+    client = dynamodb_client(region_name=REGION, endpoint_url=endpoint_url)
     attempts: list[str] = []
     client.meta.events.register("before-send.dynamodb", lambda **_: attempts.append("sent"))
+    return DynamoVerdictStore(TABLE, client), attempts
+
+
+def test_unreachable_endpoint_is_a_store_error() -> None:
+    store, attempts = store_at(f"http://127.0.0.1:{_closed_local_port()}")
 
     # DynamoDB does not answer at all: every later write would wait as long, so the first error ends the run.
     with pytest.raises(StoreError, match="DynamoDB UpdateItem failed: EndpointConnectionError"):
@@ -706,47 +689,19 @@ def test_unreachable_endpoint_is_a_store_error() -> None:
         store.write_checks([], [RelayCheck(RelayGroup.DTRYX, True, T0)], now=T0)
 
 
-class HangingServer:
-    """A TCP server on 127.0.0.1 that accepts connections, reads the requests and never answers."""
-
-    def __init__(self) -> None:
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
-        self.connections: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-
-    def __enter__(self) -> HangingServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._listener.close()
-        for connection in self.connections:
-            connection.close()
-        self._thread.join(timeout=5)
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:  # closed: the test is over
-                return
-            self.connections.append(connection)
-
-
 @pytest.mark.parametrize("operation", ["read_snapshot", "write_checks", "record_failure"])
 def test_a_store_call_ends_within_2_s_in_total_when_dynamodb_hangs(operation: str) -> None:
-    with HangingServer() as server:
-        store = DynamoVerdictStore(TABLE, dynamodb_client(region_name=REGION, endpoint_url=server.url))
+    with HostileServer(lambda _: hang) as dynamodb_hanging:
+        store, attempts = store_at(dynamodb_hanging.base_url)
         calls: dict[str, Callable[[], object]] = {
             "read_snapshot": store.read_snapshot,
             "write_checks": lambda: store.write_checks(*every_check(T0), now=T0),
             "record_failure": lambda: store.record_failure(KEY, at=T0, now=T0),
         }
-        started = time.monotonic()
-        with pytest.raises(StoreError, match="ReadTimeoutError"):
+        with stopwatch() as took, pytest.raises(StoreError, match="ReadTimeoutError"):
             calls[operation]()
-        elapsed = time.monotonic() - started
 
-    assert elapsed < STORE_CALL_BUDGET_SECONDS == 2.0
-    assert len(server.connections) == STORE_MAX_ATTEMPTS  # the retry is inside the budget
+    # Every attempt ran into its read timeout and the one retry followed: 2 x 0.6 + 0.05 s of waiting. The
+    # budget is about that behaviour, so the time a busy machine kept this thread from a CPU does not count.
+    assert len(attempts) == STORE_MAX_ATTEMPTS
+    assert took.own_s < STORE_CALL_BUDGET_SECONDS == 2.0

@@ -22,7 +22,6 @@ from mypy_boto3_dynamodb import DynamoDBClient
 
 from functions.adapters.dynamo_store import (
     DynamoVerdictStore,
-    dynamodb_client,
     quota_partition,
     table_definition,
 )
@@ -65,9 +64,21 @@ def endpoint_url() -> Iterator[str]:
     server.stop()
 
 
+def patient_client(endpoint_url: str) -> DynamoDBClient:
+    """A client that sends each request once and waits however long a busy machine takes to answer.
+
+    These tests are about what DynamoDB's per-item atomicity leaves after a race, not about time: with the
+    store's own 0.6 s read timeout, a request queued behind the others on a busy machine would be retried, and
+    a retried write that had already landed counts twice (an ADD) or is refused as stale (a slot claim), as
+    it would in DynamoDB. tests/adapters/test_dynamo_store.py holds the store to its timeouts.
+    """
+    patient = Config(region_name="ap-northeast-2", read_timeout=60, retries={"total_max_attempts": 1})
+    return boto3.client("dynamodb", endpoint_url=endpoint_url, config=patient)
+
+
 @pytest.fixture
 def client(endpoint_url: str, request: pytest.FixtureRequest) -> DynamoDBClient:
-    dynamodb = dynamodb_client(region_name="ap-northeast-2", endpoint_url=endpoint_url)
+    dynamodb = patient_client(endpoint_url)
     table = request.node.name.replace("_", "-")[:200]
     dynamodb.create_table(**table_definition(table))
     return dynamodb
@@ -192,14 +203,7 @@ CLIENT = "c" * 64
 def test_concurrent_adds_from_many_containers_are_atomic(
     endpoint_url: str, store: DynamoVerdictStore
 ) -> None:
-    table = store._table_name
-    # One attempt each, waited for however long a busy machine takes: a retried ADD after a timed-out answer
-    # counts twice (that is DynamoDB's behaviour too); this test is about the atomicity of one ADD.
-    patient = Config(region_name="ap-northeast-2", read_timeout=60, retries={"total_max_attempts": 1})
-    containers = [
-        DynamoVerdictStore(table, boto3.client("dynamodb", endpoint_url=endpoint_url, config=patient))
-        for _ in range(WRITERS)
-    ]
+    containers = [DynamoVerdictStore(store._table_name, patient_client(endpoint_url)) for _ in range(WRITERS)]
     totals: list[int] = []
     totals_lock = threading.Lock()
 
@@ -247,9 +251,7 @@ def test_eight_containers_share_one_clients_total_and_count_every_lookup_once(
     quotas = [
         DailyQuota(
             limit,
-            store=DynamoVerdictStore(
-                store._table_name, dynamodb_client(region_name="ap-northeast-2", endpoint_url=endpoint_url)
-            ),
+            store=DynamoVerdictStore(store._table_name, patient_client(endpoint_url)),
             executor=executor,
             clock=lambda: clock[0],
         )

@@ -19,6 +19,7 @@ from mypy_boto3_dynamodb import DynamoDBClient
 from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
 from functions.core import PINNED_TO_RELAY, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, RouteVerdict
 from functions.core.model import COOLDOWN_MS, MAX_CLOCK_SKEW_MS, MINUTE_MS
+from tests.support.examples import examples
 
 TABLE = "route-health-model"
 START = 1_750_000_000_000
@@ -180,7 +181,7 @@ class VerdictStoreMachine(RuleBasedStateMachine):
 
 
 VerdictStoreMachine.TestCase.settings = settings(
-    max_examples=60,
+    max_examples=examples(60),
     stateful_step_count=20,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -17,13 +17,11 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
-import boto3
 import pytest
-from moto import mock_aws
 from pydantic import BaseModel, ConfigDict
 
 from functions.adapters.direct import DirectTransport
-from functions.adapters.dynamo_store import DynamoVerdictStore, table_definition
+from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.http import PER_HOST_LIMITS, new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog.spec import OperationSpec
@@ -33,12 +31,12 @@ from functions.core import (
     Reason,
     RelayCheck,
     RelayGroup,
-    RouteCheck,
     RouteFailure,
     RouteKey,
     ServiceError,
 )
 from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
+from tests.support.core_fakes import RecordingProbeEvents
 from tests.support.hostile_upstream import (
     GZIPPED_OK,
     JSON_OK,
@@ -252,37 +250,9 @@ def test_a_relay_health_check_classifies_every_hostile_relay(hostile: HostileSer
     assert check == RelayCheck(RelayGroup.DTRYX, healthy=reason is Reason.OK, checked_at=NOW, reason=reason)
 
 
-class Events:
-    def __init__(self) -> None:
-        self.crashes: list[tuple[str, str]] = []
-
-    def route_checked(self, check: RouteCheck) -> None:
-        pass
-
-    def relay_checked(self, check: RelayCheck) -> None:
-        pass
-
-    def check_crashed(self, target: str, error_type: str) -> None:
-        self.crashes.append((target, error_type))
-
-    def run_finished(self, summary: ProbeSummary) -> None:
-        pass
-
-    def store_failed(self, operation: str, error_type: str) -> None:
-        pass
-
-
-@pytest.fixture
-def store() -> Iterator[DynamoVerdictStore]:
-    with mock_aws():
-        client = boto3.client("dynamodb")
-        client.create_table(**table_definition("hostile"))
-        yield DynamoVerdictStore("hostile", client)
-
-
 def probe_with(
     base_url: str, behaviour_of: dict[str, str], store: DynamoVerdictStore, *, slot: int, timeout_ms: int
-) -> tuple[ProbeSummary, Events]:
+) -> tuple[ProbeSummary, RecordingProbeEvents]:
     """One probe run where check `target` (`direct:<key>` / `relay:<group>`) meets `behaviour_of[target]`."""
     specs = {
         key: spec_at(f"{base_url}/{behaviour_of.get(f'direct:{key}', 'no-answer')}", key) for key in RouteKey
@@ -291,7 +261,7 @@ def probe_with(
         group: RelayEndpoint.parse(group, f"{base_url}/{behaviour_of[f'relay:{group}']}", CREDS)
         for group in RelayGroup
     }
-    events = Events()
+    events = RecordingProbeEvents()
     summary = run_probe(
         specs=specs,
         direct=DIRECT,

@@ -44,6 +44,7 @@ from functions.services.queries import (
 )
 from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import relay_route
+from tests.support.examples import examples
 
 NOW = 1_767_225_600_000
 CREDENTIALS = {
@@ -201,7 +202,9 @@ QUERIES: list[tuple[type[LookupQuery], dict[str, st.SearchStrategy[Any]]]] = [
 
 
 @pytest.mark.parametrize(("model", "fields"), QUERIES, ids=[m.__name__ for m, _ in QUERIES])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_whatever_the_api_accepts_the_relay_accepts(
     model: type[LookupQuery],

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import boto3
 import pytest
-from moto import mock_aws
+from moto.core.models import MockAWS
+from mypy_boto3_secretsmanager import SecretsManagerClient
 
 from functions.adapters.secrets import (
     Secrets,
@@ -17,6 +16,8 @@ from functions.adapters.secrets import (
     secret_source,
 )
 from functions.core import RelayGroup
+from tests.support.aws import handler_on
+from tests.support.clock import ManualClock
 from tests.support.executor import ManualExecutor
 
 SECRET_ID = "route-health/secrets"
@@ -30,14 +31,22 @@ VALUES = {
 
 
 @pytest.fixture
-def secretsmanager() -> Iterator[object]:
-    with mock_aws():
-        yield boto3.client("secretsmanager")
+def client(secretsmanager: SecretsManagerClient) -> SecretsManagerClient:
+    """Secrets Manager holding the secret with every value."""
+    secretsmanager.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
+    return secretsmanager
 
 
-def test_a_json_secret_is_read_and_every_value_is_hidden(secretsmanager: object) -> None:
-    client = boto3.client("secretsmanager")
-    client.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
+def refreshed_in_the_background(
+    client: SecretsManagerClient,
+) -> tuple[SecretsManagerSource, ManualExecutor, ManualClock]:
+    """A source that refreshes on `executor`, once its 300 s are up on `clock` (seconds)."""
+    executor, clock = ManualExecutor(), ManualClock(1000)
+    source = SecretsManagerSource(SECRET_ID, max_age_s=300, client=client, executor=executor, monotonic=clock)
+    return source, executor, clock
+
+
+def test_a_json_secret_is_read_and_every_value_is_hidden(client: SecretsManagerClient) -> None:
 
     secrets = SecretsManagerSource(SECRET_ID, max_age_s=300, client=client).get()
 
@@ -57,10 +66,8 @@ def test_a_json_secret_is_read_and_every_value_is_hidden(secretsmanager: object)
 
 
 def test_the_secret_is_cached_for_max_age_and_a_failed_refresh_keeps_the_last_value(
-    secretsmanager: object,
+    client: SecretsManagerClient,
 ) -> None:
-    client = boto3.client("secretsmanager")
-    client.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
     cached = SecretsManagerSource(SECRET_ID, max_age_s=300, client=client)
     uncached = SecretsManagerSource(SECRET_ID, max_age_s=0, client=client)
     first = cached.get()
@@ -79,33 +86,23 @@ def test_the_secret_is_cached_for_max_age_and_a_failed_refresh_keeps_the_last_va
 
 
 def test_with_an_executor_an_expired_secret_is_served_at_once_and_refreshed_in_the_background(
-    secretsmanager: object,
+    client: SecretsManagerClient,
 ) -> None:
-    client = boto3.client("secretsmanager")
-    client.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
-    now = [1000.0]
-    executor = ManualExecutor()
-    source = SecretsManagerSource(
-        SECRET_ID,
-        max_age_s=300,
-        client=client,
-        executor=executor,
-        monotonic=lambda: now[0],
-    )
+    source, executor, clock = refreshed_in_the_background(client)
     first = source.get()  # the first read waits (INIT)
     client.put_secret_value(
         SecretId=SECRET_ID, SecretString=json.dumps({**VALUES, "HEALTH_CHECK_SECRET": "rotated"})
     )
 
-    now[0] += 301
+    clock.advance(301)
     calls: list[str] = []
-    client.meta.events.register("before-call.secrets-manager", lambda **kw: calls.append(kw["model"].name))
-    assert source.get() is first  # expired: still answered at once, without a call
-    assert source.get() is first
-    assert calls == []
-    assert len(executor.pending) == 1  # one background refresh, not one per caller
+    with handler_on(client, "before-call.secrets-manager", lambda **kw: calls.append(kw["model"].name)):
+        assert source.get() is first  # expired: still answered at once, without a call
+        assert source.get() is first
+        assert calls == []
+        assert len(executor.pending) == 1  # one background refresh, not one per caller
 
-    executor.run_pending()
+        executor.run_pending()
 
     assert calls == ["GetSecretValue"]
     refreshed = source.get().health_check_secret
@@ -114,8 +111,8 @@ def test_with_an_executor_an_expired_secret_is_served_at_once_and_refreshed_in_t
     assert executor.pending == []
 
 
-def test_a_missing_secret_fails_clearly(secretsmanager: object) -> None:
-    source = SecretsManagerSource("no-such-secret", max_age_s=60, client=boto3.client("secretsmanager"))
+def test_a_missing_secret_fails_clearly(secretsmanager: SecretsManagerClient) -> None:
+    source = SecretsManagerSource("no-such-secret", max_age_s=60, client=secretsmanager)
     with pytest.raises(SecretsError, match="could not be read"):
         source.get()
 
@@ -129,12 +126,11 @@ def test_a_missing_secret_fails_clearly(secretsmanager: object) -> None:
     ],
 )
 def test_a_malformed_secret_fails_without_echoing_any_value(
-    secretsmanager: object, secret_string: str
+    secretsmanager: SecretsManagerClient, secret_string: str
 ) -> None:
-    client = boto3.client("secretsmanager")
-    client.create_secret(Name=SECRET_ID, SecretString=secret_string)
+    secretsmanager.create_secret(Name=SECRET_ID, SecretString=secret_string)
     with pytest.raises(SecretsError) as raised:
-        SecretsManagerSource(SECRET_ID, max_age_s=60, client=client).get()
+        SecretsManagerSource(SECRET_ID, max_age_s=60, client=secretsmanager).get()
     assert "leaky-value-1" not in str(raised.value)
     # No chained exception either: a traceback would print the JSON decoder's document.
     assert raised.value.__cause__ is None
@@ -158,12 +154,13 @@ def test_without_a_secret_id_the_values_come_from_the_environment(monkeypatch: p
 
 
 def test_the_gs25_api_key_is_the_convenience_relays_own_from_secrets_manager_or_the_environment(
-    secretsmanager: object, monkeypatch: pytest.MonkeyPatch
+    secretsmanager: SecretsManagerClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client = boto3.client("secretsmanager")
-    client.create_secret(Name=SECRET_ID, SecretString=json.dumps({**VALUES, "GS25_API_KEY": "gs25-key-sm"}))
+    secretsmanager.create_secret(
+        Name=SECRET_ID, SecretString=json.dumps({**VALUES, "GS25_API_KEY": "gs25-key-sm"})
+    )
     monkeypatch.setenv("GS25_API_KEY", "gs25-key-env")
-    from_manager = SecretsManagerSource(SECRET_ID, max_age_s=300, client=client).get()
+    from_manager = SecretsManagerSource(SECRET_ID, max_age_s=300, client=secretsmanager).get()
     from_environment = secret_source(None, max_age_s=60).get()
 
     for secrets, expected in ((from_manager, "gs25-key-sm"), (from_environment, "gs25-key-env")):
@@ -181,7 +178,7 @@ def test_without_a_gs25_api_key_there_is_none(monkeypatch: pytest.MonkeyPatch) -
     assert secret_source(None, max_age_s=60).get().relay(RelayGroup.CONVENIENCE).api_key is None
 
 
-def test_with_a_secret_id_the_source_is_secrets_manager(secretsmanager: object) -> None:
+def test_with_a_secret_id_the_source_is_secrets_manager(aws: MockAWS) -> None:
     assert isinstance(secret_source(SECRET_ID, max_age_s=60), SecretsManagerSource)
 
 
@@ -194,27 +191,17 @@ def test_unknown_keys_are_ignored_and_no_value_is_ever_in_an_error() -> None:
     assert "OY_RELAY_TOKEN" in str(raised.value)
 
 
-def test_a_failed_background_refresh_waits_before_trying_again(secretsmanager: object) -> None:
-    client = boto3.client("secretsmanager")
-    client.create_secret(Name=SECRET_ID, SecretString=json.dumps(VALUES))
-    now = [1000.0]
-    executor = ManualExecutor()
-    source = SecretsManagerSource(
-        SECRET_ID,
-        max_age_s=300,
-        client=client,
-        executor=executor,
-        monotonic=lambda: now[0],
-    )
+def test_a_failed_background_refresh_waits_before_trying_again(client: SecretsManagerClient) -> None:
+    source, executor, clock = refreshed_in_the_background(client)
     first = source.get()
     client.delete_secret(SecretId=SECRET_ID, ForceDeleteWithoutRecovery=True)  # Secrets Manager "down"
 
-    now[0] += 301
+    clock.advance(301)
     assert source.get() is first
     executor.run_pending()  # the refresh fails; the last good value stays
     assert source.get() is first
     assert executor.pending == []  # no new read right away: no retry storm during an outage
 
-    now[0] += 31
+    clock.advance(31)
     assert source.get() is first
     assert len(executor.pending) == 1

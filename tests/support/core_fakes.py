@@ -1,4 +1,5 @@
-"""Fakes for the core's tests: a recording store, recorded routing events, scripted upstream calls, snapshots."""
+"""Fakes for the core's and services' tests: a recording store, recorded routing and probe events, scripted
+upstream calls, snapshots."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from functions.core import (
     Snapshot,
     SnapshotCache,
 )
+from functions.services.probe_run import ProbeSummary
 from tests.support.clock import ManualClock
 from tests.support.executor import ManualExecutor
 
@@ -75,6 +77,32 @@ class RecordingEvents:
 
     def relay_fallback(self, key: RouteKey) -> None:
         self.fallbacks.append(key)
+
+
+@dataclass
+class RecordingProbeEvents:
+    """The probe run's events, as they came."""
+
+    routes: list[RouteCheck] = field(default_factory=list)
+    relays: list[RelayCheck] = field(default_factory=list)
+    crashes: list[tuple[str, str]] = field(default_factory=list)
+    finished: list[ProbeSummary] = field(default_factory=list)
+    store_failures: list[tuple[str, str]] = field(default_factory=list)
+
+    def route_checked(self, check: RouteCheck) -> None:
+        self.routes.append(check)
+
+    def relay_checked(self, check: RelayCheck) -> None:
+        self.relays.append(check)
+
+    def check_crashed(self, target: str, error_type: str) -> None:
+        self.crashes.append((target, error_type))
+
+    def run_finished(self, summary: ProbeSummary) -> None:
+        self.finished.append(summary)
+
+    def store_failed(self, operation: str, error_type: str) -> None:
+        self.store_failures.append((operation, error_type))
 
 
 @dataclass

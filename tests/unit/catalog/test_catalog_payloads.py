@@ -22,6 +22,7 @@ from sandbox.simulator.payloads import (
     soft_failure_payloads,
     wrong_kind_payload,
 )
+from tests.support.examples import examples
 
 text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)
 code = st.from_regex(r"[A-Za-z0-9_-]{1,20}", fullmatch=True)
@@ -103,7 +104,9 @@ def test_probe_payload_passes_validation_and_normalizes(key: RouteKey) -> None:
 
 
 @pytest.mark.parametrize("key", list(RouteKey))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_any_valid_params_get_a_valid_body_direct_and_relay(key: RouteKey, data: st.DataObject) -> None:
     spec = spec_for(key)

@@ -24,6 +24,7 @@ from functions.core import (
 )
 from functions.core.model import MAX_CLOCK_SKEW_MS, MINUTE_MS
 from tests.support.core_fakes import T0, cached, relay, route, snapshot_of
+from tests.support.examples import examples
 
 KEY = RouteKey.CU_STOCK
 GROUP = group_of(KEY)
@@ -343,7 +344,7 @@ def test_unavailable_only_on_a_fresh_snapshot_with_a_known_unhealthy_relay(
         assert -MAX_CLOCK_SKEW_MS <= now - check.checked_at <= VERDICT_MAX_AGE_MS
 
 
-@settings(max_examples=500)  # pure and fast; a stale snapshot that says "both bad" is a rare draw
+@settings(max_examples=examples(500))  # pure and fast; a stale snapshot that says "both bad" is a rare draw
 @given(key=keys, snapshot=snapshots(), local_block=st.none() | times, now=times)
 def test_a_missing_or_stale_snapshot_always_means_the_relay(
     key: RouteKey, snapshot: CachedSnapshot | None, local_block: int | None, now: int

@@ -39,6 +39,7 @@ from functions.services.queries import (
 )
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from tests.support.clock import ManualClock
+from tests.support.examples import examples
 
 NOW = 1_767_225_600_000
 
@@ -467,7 +468,9 @@ ENDPOINTS: list[tuple[type[LookupQuery], dict[str, st.SearchStrategy[Any]]]] = [
 
 
 @pytest.mark.parametrize(("model", "fields"), ENDPOINTS, ids=[m.__name__ for m, _ in ENDPOINTS])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_what_the_query_accepts_the_operation_accepts(
     model: type[LookupQuery],

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Literal
 
 import boto3
 import httpx
 import pytest
 from botocore.config import Config
-from moto import mock_aws
 from pydantic import BaseModel, ConfigDict
 
 from functions.adapters.direct import DirectTransport
-from functions.adapters.dynamo_store import DynamoVerdictStore, table_definition
+from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.http import new_http_client
 from functions.adapters.relay import (
     RelayConfigError,
@@ -32,16 +31,16 @@ from functions.core import (
     DIRECT_PROBED,
     PROBE_SLOT_MS,
     Reason,
-    RelayCheck,
     RelayGroup,
     RouteCheck,
     RouteKey,
     StoreError,
 )
 from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
+from tests.support.aws import TABLE
 from tests.support.clock import ManualClock
+from tests.support.core_fakes import RecordingProbeEvents
 
-TABLE = "probe-test"
 NOW = 1_767_225_600_000 + 7_000
 SLOT = slot_start_of(NOW)
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -108,30 +107,6 @@ def all_ok(request: httpx.Request) -> httpx.Response:
     return _healthy(group) if group is not None else httpx.Response(200, json={"ok": True})
 
 
-class RecordingEvents:
-    def __init__(self) -> None:
-        self.routes: list[RouteCheck] = []
-        self.relays: list[RelayCheck] = []
-        self.crashes: list[tuple[str, str]] = []
-        self.finished: list[ProbeSummary] = []
-        self.store_failures: list[tuple[str, str]] = []
-
-    def route_checked(self, check: RouteCheck) -> None:
-        self.routes.append(check)
-
-    def relay_checked(self, check: RelayCheck) -> None:
-        self.relays.append(check)
-
-    def check_crashed(self, target: str, error_type: str) -> None:
-        self.crashes.append((target, error_type))
-
-    def run_finished(self, summary: ProbeSummary) -> None:
-        self.finished.append(summary)
-
-    def store_failed(self, operation: str, error_type: str) -> None:
-        self.store_failures.append((operation, error_type))
-
-
 class Upstreams:
     """The MockTransport side: the answer handler, the requests seen and the most in flight at once."""
 
@@ -156,20 +131,12 @@ class Upstreams:
                 self.in_flight -= 1
 
 
-@pytest.fixture
-def store() -> Iterator[DynamoVerdictStore]:
-    with mock_aws():
-        client = boto3.client("dynamodb")
-        client.create_table(**table_definition(TABLE))
-        yield DynamoVerdictStore(TABLE, client)
-
-
 def probe(
     store: Any,
     upstreams: Upstreams,
     *,
     clock: ManualClock | None = None,
-    events: RecordingEvents | None = None,
+    events: RecordingProbeEvents | None = None,
     specs: Any = SPECS,
     endpoints: Any = None,
     timeout_ms: int = 3_000,
@@ -186,7 +153,7 @@ def probe(
         clock=clock or ManualClock(NOW),
         slot_start=slot,
         trigger="test",
-        events=events or RecordingEvents(),
+        events=events or RecordingProbeEvents(),
         rejected_writes=lambda: store.rejected_writes if isinstance(store, DynamoVerdictStore) else 0,
         timeout_ms=timeout_ms,
     )
@@ -203,7 +170,7 @@ def test_a_healthy_run_stores_19_direct_verdicts_the_pinned_route_and_3_relays(
     store: DynamoVerdictStore,
 ) -> None:
     upstreams = Upstreams(all_ok)
-    events = RecordingEvents()
+    events = RecordingProbeEvents()
 
     summary = probe(store, upstreams, events=events)
 
@@ -335,7 +302,7 @@ def test_relay_health_unhealthy_and_misconfigured(store: DynamoVerdictStore) -> 
 
 def test_a_claimed_slot_calls_nothing_and_writes_nothing(store: DynamoVerdictStore) -> None:
     first, second = Upstreams(all_ok), Upstreams(all_ok)
-    events = RecordingEvents()
+    events = RecordingProbeEvents()
 
     assert probe(store, first).ran
     written = store.read_snapshot()
@@ -374,7 +341,7 @@ def test_a_store_that_is_down_is_reported_and_raised_before_any_upstream_call() 
         config=Config(connect_timeout=0.2, read_timeout=0.2, retries={"total_max_attempts": 1}),
     )
     upstreams = Upstreams(all_ok)
-    events = RecordingEvents()
+    events = RecordingProbeEvents()
 
     with pytest.raises(StoreError):
         probe(DynamoVerdictStore(TABLE, client), upstreams, events=events)
