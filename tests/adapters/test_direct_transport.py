@@ -29,6 +29,7 @@ from functions.core import (
     RouteKey,
     UpstreamRejected,
 )
+from tests.support.specs import spec_of
 
 DEADLINE_MS = 250
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -45,15 +46,13 @@ class SearchBody(BaseModel):
 
 
 def make_spec(key: RouteKey = RouteKey.OY_PRODUCT_SEARCH) -> OperationSpec[SearchParams, SearchBody]:
-    return OperationSpec(
-        key=key,
+    return spec_of(
+        key,
         url="https://shop.example/api/search",
         headers={"Accept": "application/json", "User-Agent": "Mozilla/5.0"},
         params=SearchParams,
-        probe_params=lambda now: SearchParams(keyword="립밤"),
+        probe=SearchParams(keyword="립밤"),
         response=SearchBody,
-        normalizer=SearchBody.model_dump,
-        relay_input=SearchParams,
         relay_operation="product-search-v3",
     )
 
@@ -111,15 +110,8 @@ def test_a_valid_200_body_is_returned_validated() -> None:
         (401, Reason.HTTP_401),
         (403, Reason.HTTP_403),
         (429, Reason.HTTP_429),
-        (500, Reason.HTTP_5XX),
-        (502, Reason.HTTP_5XX),
-        (503, Reason.HTTP_5XX),
-        (504, Reason.HTTP_5XX),
-        (301, Reason.HTTP_ERROR),
-        (302, Reason.HTTP_ERROR),
-        (204, Reason.HTTP_ERROR),
-        (405, Reason.HTTP_ERROR),
-        (408, Reason.HTTP_ERROR),
+        *[(status, Reason.HTTP_5XX) for status in (500, 502, 503, 504)],
+        *[(status, Reason.HTTP_ERROR) for status in (301, 302, 204, 405, 408)],
     ],
 )
 def test_statuses_that_say_the_route_does_not_work(status: int, reason: Reason) -> None:

@@ -458,19 +458,6 @@ def test_an_item_stamped_in_the_future_heals_at_the_next_check(
     assert store.rejected_writes == 0
 
 
-@pytest.mark.parametrize("attributes", FUTURE_ITEMS.values(), ids=FUTURE_ITEMS.keys())
-def test_an_item_stamped_in_the_future_never_blocks_a_failure_report(
-    store: DynamoVerdictStore, dynamodb: DynamoDBClient, attributes: dict[str, Any]
-) -> None:
-    put_raw(dynamodb, route_sort_key(KEY), attributes)
-
-    store.record_failure(KEY, at=T0, now=T0)
-
-    assert verdict(store) == RouteVerdict(
-        KEY, False, T0, Reason.UNAVAILABLE, failed_at=T0, blocked_until=T0 + COOLDOWN_MS
-    )
-
-
 def test_a_relay_item_checked_in_the_future_heals_at_the_next_check(
     store: DynamoVerdictStore, dynamodb: DynamoDBClient
 ) -> None:
@@ -560,8 +547,14 @@ def test_one_malformed_item_stops_no_write_and_is_overwritten_by_the_next_check(
     assert set(snapshot.relays.values()) == set(every_check(T0)[1])
 
 
-@pytest.mark.parametrize("attributes", MALFORMED_ROUTE_ITEMS.values(), ids=MALFORMED_ROUTE_ITEMS.keys())
-def test_a_failure_report_overwrites_a_malformed_item(
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        *(pytest.param(item, id=f"stamped in the future: {name}") for name, item in FUTURE_ITEMS.items()),
+        *(pytest.param(item, id=f"malformed: {name}") for name, item in MALFORMED_ROUTE_ITEMS.items()),
+    ],
+)
+def test_a_failure_report_overwrites_an_item_stamped_in_the_future_or_malformed(
     store: DynamoVerdictStore, dynamodb: DynamoDBClient, attributes: dict[str, Any]
 ) -> None:
     put_raw(dynamodb, route_sort_key(KEY), attributes)

@@ -35,6 +35,7 @@ from functions.core.model import (
     RelayGroup,
     RouteCheck,
     RouteKey,
+    Snapshot,
 )
 from functions.core.quota import FLUSH_INTERVAL_MS, DailyQuota, korea_day
 
@@ -104,6 +105,16 @@ def run_at_once(writes: list[Callable[[], object]]) -> None:
             future.result(timeout=30)
 
 
+def race(store: DynamoVerdictStore, failures: list[int], checks: list[RouteCheck], *, now: int) -> Snapshot:
+    """Every key's failure reports at `failures` and every check, written at once; then the snapshot."""
+    writes: list[Callable[[], object]] = [
+        partial(store.record_failure, key, at=at, now=now) for key in KEYS for at in failures
+    ]
+    writes += [partial(store.write_checks, [check], [], now=now) for check in checks]
+    run_at_once(writes)
+    return store.read_snapshot()
+
+
 def test_checks_and_failures_racing_during_a_block_leave_direct_off(store: DynamoVerdictStore) -> None:
     now = T0 + 2 * MINUTE_MS
     failures = [T0 + i * SECOND_MS for i in range(8)]
@@ -112,14 +123,7 @@ def test_checks_and_failures_racing_during_a_block_leave_direct_off(store: Dynam
         for key in KEYS
         for i in range(12)
     ]
-    writes: list[Callable[[], object]] = [
-        partial(store.record_failure, key, at=at, now=now) for key in KEYS for at in failures
-    ]
-    writes += [partial(store.write_checks, [check], [], now=now) for check in checks]
-
-    run_at_once(writes)
-
-    snapshot = store.read_snapshot()
+    snapshot = race(store, failures, checks, now=now)
     for key in KEYS:
         verdict = snapshot.routes[key]
         newest_check = max(c.checked_at for c in checks if c.key == key)
@@ -138,14 +142,7 @@ def test_checks_and_failures_racing_after_the_block_recover_direct(store: Dynamo
         RouteCheck(key, direct=False, checked_at=T0 + i * 5 * SECOND_MS) for key in KEYS for i in range(8)
     ]
     checks += [RouteCheck(key, direct=True, checked_at=newest_pass, reason=Reason.OK) for key in KEYS]
-    writes: list[Callable[[], object]] = [
-        partial(store.record_failure, key, at=at, now=now) for key in KEYS for at in failures
-    ]
-    writes += [partial(store.write_checks, [check], [], now=now) for check in checks]
-
-    run_at_once(writes)
-
-    snapshot = store.read_snapshot()
+    snapshot = race(store, failures, checks, now=now)
     for key in KEYS:
         verdict = snapshot.routes[key]
         assert (verdict.direct, verdict.checked_at, verdict.reason) == (

@@ -25,16 +25,8 @@ from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.http import PER_HOST_LIMITS, new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog.spec import OperationSpec
-from functions.core import (
-    DIRECT_PROBED,
-    PINNED_TO_RELAY,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteFailure,
-    RouteKey,
-    ServiceError,
-)
+from functions.core import DIRECT_PROBED, PINNED_TO_RELAY, RouteFailure, ServiceError
+from functions.core.model import Reason, RelayCheck, RelayGroup, RouteKey
 from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
 from tests.support.core_fakes import RecordingProbeEvents
 from tests.support.hostile_upstream import (
@@ -57,6 +49,7 @@ from tests.support.hostile_upstream import (
     reset_mid_body,
     respond,
 )
+from tests.support.specs import spec_of
 
 DEADLINE_MS = 400
 SLACK_S = 0.6
@@ -76,15 +69,13 @@ class Ok(BaseModel):
 
 
 def spec_at(url: str, key: RouteKey = RouteKey.DTRYX_MOVIES) -> OperationSpec[Params, Ok]:
-    return OperationSpec(
-        key=key,
+    return spec_of(
+        key,
         url=url,
         headers={"Accept": "application/json"},
         params=Params,
-        probe_params=lambda now: Params(q="probe"),
+        probe=Params(q="probe"),
         response=Ok,
-        normalizer=Ok.model_dump,
-        relay_input=Params,
         method="GET",
         query=lambda p: [("q", p.q)],
         relay_operation="movies",
@@ -294,22 +285,13 @@ def test_a_probe_run_meeting_every_hostile_upstream_stores_each_verdict_classifi
 
         assert events.crashes == []
         snapshot = store.read_snapshot()
-        for key in DIRECT_PROBED:
-            reason = HOSTILE[assigned[f"direct:{key}"]][1]
-            verdict = snapshot.routes[key]
-            assert (verdict.checked_at, verdict.direct, verdict.reason) == (
-                slot + 1_000,
-                reason is Reason.OK,
-                reason,
-            )
-        for group in RelayGroup:
-            reason = HOSTILE[assigned[f"relay:{group}"]][1]
-            relay = snapshot.relays[group]
-            assert (relay.checked_at, relay.healthy, relay.reason) == (
-                slot + 1_000,
-                reason is Reason.OK,
-                reason,
-            )
+        stored = {f"direct:{key}": (v.checked_at, v.direct, v.reason) for key, v in snapshot.routes.items()}
+        stored |= {
+            f"relay:{group}": (r.checked_at, r.healthy, r.reason) for group, r in snapshot.relays.items()
+        }
+        for target, name in assigned.items():
+            reason = HOSTILE[name][1]
+            assert stored[target] == (slot + 1_000, reason is Reason.OK, reason), target
         assert {snapshot.routes[key].reason for key in PINNED_TO_RELAY} == {Reason.PINNED_RELAY}
         assert summary.ran
 

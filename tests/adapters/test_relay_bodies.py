@@ -4,13 +4,12 @@ lookups, router and relay transport, with the request bytes checked as the relay
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -20,31 +19,13 @@ from functions.catalog import CATALOG
 from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
 from functions.core import RelayGroup, RouteKey
 from functions.core.routing import Router
+from functions.services import queries
 from functions.services.lookup import InvalidParams, Lookup
-from functions.services.queries import (
-    CuProductsQuery,
-    CuStoresQuery,
-    DtryxMoviesQuery,
-    DtryxPlayDatesQuery,
-    DtryxTimetableQuery,
-    Gs25ProductsQuery,
-    Gs25StockQuery,
-    LookupQuery,
-    OliveyoungGoodsQuery,
-    OliveyoungProductsQuery,
-    OliveyoungStockQuery,
-    OliveyoungStoresQuery,
-    SevenElevenExhibitionsQuery,
-    SevenElevenIssuesQuery,
-    SevenElevenPagesQuery,
-    SevenElevenPopwordsQuery,
-    SevenElevenProductsQuery,
-    SevenElevenStockQuery,
-    SevenElevenStoresQuery,
-)
+from functions.services.queries import LookupQuery
 from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import relay_route
 from tests.support.examples import examples
+from tests.support.queries import for_every_accepted_query, query_fields
 
 NOW = 1_767_225_600_000
 CREDENTIALS = {
@@ -95,45 +76,51 @@ def query(model: type[LookupQuery], **values: Any) -> Operation:
     return lambda lookup: model.model_validate(values).fetch(lookup)
 
 
-SEVEN_CATALOG = (SevenElevenPagesQuery, SevenElevenIssuesQuery, SevenElevenExhibitionsQuery)
+SEVEN_CATALOG = (
+    queries.SevenElevenPagesQuery,
+    queries.SevenElevenIssuesQuery,
+    queries.SevenElevenExhibitionsQuery,
+)
 SEOUL = {"lat": 37.5635, "lon": 126.9839}
 LONG_TEXT = "😀" * 100  # 200 UTF-16 code units: the most any search field may hold
 VARIANTS: dict[str, Operation] = {
-    "oy-stores-defaults": query(OliveyoungStoresQuery),
-    "oy-stores-all": query(OliveyoungStoresQuery, keyword="명동", lat=1e-5, lon=-180, page=1000),
-    "oy-products": query(OliveyoungProductsQuery, keyword="립밤"),
-    "oy-products-all": query(OliveyoungProductsQuery, keyword=LONG_TEXT, page=1000, size=100),
-    "oy-goods-info": query(OliveyoungGoodsQuery, goodsNo="A000000165760"),
-    "oy-stock": query(OliveyoungStockQuery, productId="8800362322138"),
+    "oy-stores-defaults": query(queries.OliveyoungStoresQuery),
+    "oy-stores-all": query(queries.OliveyoungStoresQuery, keyword="명동", lat=1e-5, lon=-180, page=1000),
+    "oy-products": query(queries.OliveyoungProductsQuery, keyword="립밤"),
+    "oy-products-all": query(queries.OliveyoungProductsQuery, keyword=LONG_TEXT, page=1000, size=100),
+    "oy-goods-info": query(queries.OliveyoungGoodsQuery, goodsNo="A000000165760"),
+    "oy-stock": query(queries.OliveyoungStockQuery, productId="8800362322138"),
     "oy-stock-all": query(
-        OliveyoungStockQuery,
+        queries.OliveyoungStockQuery,
         productId="8800362322138",
         keyword="DF23",
         lat=-90,
         lon=180,
         page=3,
     ),
-    "cu-products": query(CuProductsQuery, keyword="레쓰비"),
-    "cu-products-all": query(CuProductsQuery, keyword=LONG_TEXT, offset=9999, limit=100),
-    "cu-stores": query(CuStoresQuery, **SEOUL),
-    "cu-stores-all": query(CuStoresQuery, lat=1e-7, lon=-1e-5, keyword="강남", itemCd="8801056038861"),
-    "gs25-products": query(Gs25ProductsQuery, keyword="코카콜라"),
-    "gs25-stock-keyword": query(Gs25StockQuery, keyword="코카콜라", **SEOUL),
-    "gs25-stock-item-near-zero": query(Gs25StockQuery, itemCode="8801094082604", lat=1e-5, lon=-1e-5),
-    "gs25-stock-both-at-the-edges": query(
-        Gs25StockQuery, itemCode="8801094082604", keyword=LONG_TEXT, lat=-90, lon=180
+    "cu-products": query(queries.CuProductsQuery, keyword="레쓰비"),
+    "cu-products-all": query(queries.CuProductsQuery, keyword=LONG_TEXT, offset=9999, limit=100),
+    "cu-stores": query(queries.CuStoresQuery, **SEOUL),
+    "cu-stores-all": query(
+        queries.CuStoresQuery, lat=1e-7, lon=-1e-5, keyword="강남", itemCd="8801056038861"
     ),
-    "seven-products": query(SevenElevenProductsQuery, keyword="커피"),
-    "seven-products-deep": query(SevenElevenProductsQuery, keyword="커피", page=500, size=20),
-    "seven-stores": query(SevenElevenStoresQuery, keyword="강남", limit=100),
-    "seven-popwords-default": query(SevenElevenPopwordsQuery),
-    "seven-popwords": query(SevenElevenPopwordsQuery, label="home"),
-    "seven-stock": query(SevenElevenStockQuery, itemCd="8801056018979", storeCd="64676"),
+    "gs25-products": query(queries.Gs25ProductsQuery, keyword="코카콜라"),
+    "gs25-stock-keyword": query(queries.Gs25StockQuery, keyword="코카콜라", **SEOUL),
+    "gs25-stock-item-near-zero": query(queries.Gs25StockQuery, itemCode="8801094082604", lat=1e-5, lon=-1e-5),
+    "gs25-stock-both-at-the-edges": query(
+        queries.Gs25StockQuery, itemCode="8801094082604", keyword=LONG_TEXT, lat=-90, lon=180
+    ),
+    "seven-products": query(queries.SevenElevenProductsQuery, keyword="커피"),
+    "seven-products-deep": query(queries.SevenElevenProductsQuery, keyword="커피", page=500, size=20),
+    "seven-stores": query(queries.SevenElevenStoresQuery, keyword="강남", limit=100),
+    "seven-popwords-default": query(queries.SevenElevenPopwordsQuery),
+    "seven-popwords": query(queries.SevenElevenPopwordsQuery, label="home"),
+    "seven-stock": query(queries.SevenElevenStockQuery, itemCd="8801056018979", storeCd="64676"),
     **{f"seven-catalog-{listing.key}": query(listing) for listing in SEVEN_CATALOG},
-    "dtryx-movies": query(DtryxMoviesQuery, brandCode="indieart", cinemaCode="000067"),
-    "dtryx-play-dates": query(DtryxPlayDatesQuery, brandCode="indieart", cinemaCode="000067"),
+    "dtryx-movies": query(queries.DtryxMoviesQuery, brandCode="indieart", cinemaCode="000067"),
+    "dtryx-play-dates": query(queries.DtryxPlayDatesQuery, brandCode="indieart", cinemaCode="000067"),
     "dtryx-timetable": query(
-        DtryxTimetableQuery,
+        queries.DtryxTimetableQuery,
         brandCode="indieart",
         cinemaCode="000067",
         playDate=date(2028, 2, 29),
@@ -168,57 +155,16 @@ TEXT = st.text(max_size=210)
 COORDINATE = st.one_of(st.floats(-90, 90), st.sampled_from([0.0, -0.0, 1e-9, -1e-5, 90.0, -180.0]))
 COUNT = st.integers(min_value=0, max_value=10_000)
 CODE = st.from_regex(r"[A-Za-z0-9_-]{1,41}", fullmatch=True)
-QUERIES: list[tuple[type[LookupQuery], dict[str, st.SearchStrategy[Any]]]] = [
-    (
-        OliveyoungStoresQuery,
-        {"keyword": TEXT, "lat": COORDINATE, "page": COUNT},
-    ),
-    (
-        OliveyoungProductsQuery,
-        {"keyword": TEXT, "page": COUNT, "size": COUNT},
-    ),
-    (
-        OliveyoungStockQuery,
-        {"productId": CODE, "keyword": TEXT, "lon": COORDINATE, "page": COUNT},
-    ),
-    (CuProductsQuery, {"keyword": TEXT, "offset": COUNT, "limit": COUNT}),
-    (
-        CuStoresQuery,
-        {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCd": CODE},
-    ),
-    (Gs25ProductsQuery, {"keyword": TEXT}),
-    (
-        Gs25StockQuery,
-        {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCode": CODE},
-    ),
-    (
-        SevenElevenProductsQuery,
-        {"keyword": TEXT, "page": COUNT, "size": COUNT},
-    ),
-    (SevenElevenStoresQuery, {"keyword": TEXT, "limit": COUNT}),
-    (SevenElevenStockQuery, {"itemCd": CODE, "storeCd": CODE}),
-    (SevenElevenPopwordsQuery, {"label": CODE}),
-]
-
-
-@pytest.mark.parametrize(("model", "fields"), QUERIES, ids=[m.__name__ for m, _ in QUERIES])
-@settings(
-    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+QUERIES = query_fields(
+    {"text": TEXT, "count": COUNT, "coordinate": COORDINATE, "code": CODE, "product": CODE}
 )
-@given(data=st.data())
-def test_whatever_the_api_accepts_the_relay_accepts(
-    model: type[LookupQuery],
-    fields: Mapping[str, st.SearchStrategy[Any]],
-    data: st.DataObject,
-) -> None:
-    values = data.draw(st.fixed_dictionaries({}, optional=dict(fields)))
-    try:
-        validated = model.model_validate(values)
-    except ValidationError:
-        return  # a 400 from the API: nothing reaches a relay
+
+
+@for_every_accepted_query(QUERIES, max_examples=examples(60))
+def test_whatever_the_api_accepts_the_relay_accepts(query: LookupQuery) -> None:
     relays = StrictRelays()
     try:
-        validated.fetch(relays.lookup())
+        query.fetch(relays.lookup())
     except InvalidParams:
         return  # also a 400 before any call
     assert relays.bodies
@@ -229,6 +175,6 @@ def test_whatever_the_api_accepts_the_relay_accepts(
 def test_text_a_relay_would_refuse_is_refused_before_any_call(text: str) -> None:
     """The relays count UTF-16 code units (200 at most): a character beyond the BMP counts twice."""
     with pytest.raises(ValidationError):
-        CuProductsQuery(keyword=text)
+        queries.CuProductsQuery(keyword=text)
     with pytest.raises(ValidationError):
         CATALOG[RouteKey.CU_STOCK].params.model_validate({"searchWord": text})

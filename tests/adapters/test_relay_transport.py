@@ -33,7 +33,8 @@ from functions.core import (
     ServiceError,
     group_of,
 )
-from sandbox.simulator.payloads import realistic_payload
+from sandbox.simulator.payloads import realistic_payload, soft_failure_payloads
+from tests.support.specs import spec_of
 
 NOW = 1_750_000_000_000
 DEADLINE_MS = 250
@@ -52,18 +53,26 @@ class Rows(BaseModel):
 
 
 def make_spec(key: RouteKey) -> OperationSpec[Params, Rows]:
-    return OperationSpec(
-        key=key,
+    probe = Params(brandCode="indieart")
+    return spec_of(
+        key,
         url="https://retailer.example/x",
-        headers={},
         params=Params,
-        probe_params=lambda now: Params(brandCode="indieart"),
+        probe=probe,
         response=Rows,
-        normalizer=Rows.model_dump,
-        relay_input=Params,
         relay_operation="movies",
     )
 
+
+GET_HEADERS = {
+    "host",
+    "accept",
+    "accept-encoding",
+    "authorization",
+    "cf-access-client-id",
+    "cf-access-client-secret",
+}
+"""Every header of a relay GET with the whole credential set: what the protocol names and the transport's own."""
 
 DTRYX_OK = {"RetCode": "success", "rows": [1]}
 OY_OK = {"status": "SUCCESS", "rows": [1]}
@@ -249,17 +258,7 @@ def test_the_lookup_request() -> None:
     assert request.headers["content-type"] == "application/json"
     assert len(request.headers["x-request-id"]) == 32
     # only what the relay protocol names, and the transport's own framing; no client library announced
-    assert set(request.headers) == {
-        "host",
-        "accept",
-        "accept-encoding",
-        "authorization",
-        "cf-access-client-id",
-        "cf-access-client-secret",
-        "content-length",
-        "content-type",
-        "x-request-id",
-    }
+    assert set(request.headers) == GET_HEADERS | {"content-length", "content-type", "x-request-id"}
 
 
 def test_no_access_headers_without_an_access_pair() -> None:
@@ -431,18 +430,7 @@ def test_the_api_key_never_shows_in_repr() -> None:
         (RouteKey.CU_STORE, {"success": False, "rows": [1]}),
         (RouteKey.CU_STORE, {"error": "Relay request failed", "rows": [1]}),
         (RouteKey.CU_STORE, {"resp_cd": "3000", "rows": [1]}),
-        (
-            RouteKey.SEVEN_STOCK,
-            {
-                "success": False,
-                "error": "Relay request failed",
-                "upstreamError": {
-                    "status": 400,
-                    "code": 501,
-                    "message": "정상적인 점포 조회 요청이 아닙니다.",
-                },
-            },
-        ),
+        (RouteKey.SEVEN_STOCK, soft_failure_payloads(RouteKey.SEVEN_STOCK)["relay-store-rejection"]),
         (RouteKey.OY_STOCK_STORES, {"status": "FAIL", "rows": [1]}),
         (RouteKey.OY_STOCK_STORES, {"rows": [1]}),
         (RouteKey.DTRYX_TIMETABLE, {"RetCode": "fail", "rows": [1]}),
@@ -521,14 +509,7 @@ def test_healthy_relays(group: RelayGroup, url: str, body: object) -> None:
     assert (seen[0].method, str(seen[0].url)) == ("GET", url)
     assert seen[0].headers["authorization"] == "Bearer tok-123"
     assert seen[0].headers["cf-access-client-secret"] == "secret-789"
-    assert set(seen[0].headers) == {
-        "host",
-        "accept",
-        "accept-encoding",
-        "authorization",
-        "cf-access-client-id",
-        "cf-access-client-secret",
-    }
+    assert set(seen[0].headers) == GET_HEADERS
 
 
 def _raise(exc: Exception) -> Handler:

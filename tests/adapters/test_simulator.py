@@ -181,23 +181,29 @@ def test_registry_set_ok_and_clear() -> None:
 # --- retailer faults through the real direct transport -----------------------------------------
 
 
+FAULT_REASONS = {
+    "http-401": Reason.HTTP_401,
+    "http-403": Reason.HTTP_403,
+    "http-429": Reason.HTTP_429,
+    "http-502": Reason.HTTP_5XX,
+    "timeout": Reason.TIMEOUT,
+    "refuse": Reason.NETWORK_ERROR,
+    "html-200": Reason.INVALID_RESPONSE,
+    "invalid-json": Reason.INVALID_RESPONSE,
+    "oversize": Reason.RESPONSE_TOO_LARGE,
+    "slow-1500": Reason.TIMEOUT,
+}
+"""What a fault in front of a retailer or a relay reads as, where the two agree."""
+
+
 @pytest.mark.parametrize(
     ("fault", "reason"),
-    [
-        ("http-401", Reason.HTTP_401),
-        ("http-403", Reason.HTTP_403),
-        ("http-429", Reason.HTTP_429),
-        ("http-500", Reason.HTTP_5XX),
-        ("http-502", Reason.HTTP_5XX),
-        ("http-503", Reason.HTTP_5XX),
-        ("timeout", Reason.TIMEOUT),
-        ("refuse", Reason.NETWORK_ERROR),
-        ("html-200", Reason.INVALID_RESPONSE),
-        ("invalid-json", Reason.INVALID_RESPONSE),
-        ("bad-shape", Reason.SHAPE),
-        ("oversize", Reason.RESPONSE_TOO_LARGE),
-        ("slow-1500", Reason.TIMEOUT),
-    ],
+    {
+        **FAULT_REASONS,
+        "http-500": Reason.HTTP_5XX,
+        "http-503": Reason.HTTP_5XX,
+        "bad-shape": Reason.SHAPE,
+    }.items(),
 )
 def test_retailer_faults_reach_the_direct_transport_as_reasons(
     server: SimulatorServer, simulator: Simulator, fault: str, reason: Reason
@@ -644,20 +650,7 @@ def test_relays_are_healthy_by_default(
 
 @pytest.mark.parametrize(
     ("fault", "reason"),
-    [
-        ("http-401", Reason.HTTP_401),
-        ("http-403", Reason.HTTP_403),
-        ("http-429", Reason.HTTP_429),
-        ("http-502", Reason.HTTP_5XX),
-        ("http-404", Reason.HTTP_ERROR),
-        ("timeout", Reason.TIMEOUT),
-        ("refuse", Reason.NETWORK_ERROR),
-        ("html-200", Reason.INVALID_RESPONSE),
-        ("invalid-json", Reason.INVALID_RESPONSE),
-        ("bad-shape", Reason.UNAVAILABLE),
-        ("oversize", Reason.RESPONSE_TOO_LARGE),
-        ("slow-1500", Reason.TIMEOUT),
-    ],
+    {**FAULT_REASONS, "http-404": Reason.HTTP_ERROR, "bad-shape": Reason.UNAVAILABLE}.items(),
 )
 def test_relay_faults_apply_to_health_checks(
     server: SimulatorServer, simulator: Simulator, fault: str, reason: Reason

@@ -6,7 +6,47 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from functions.core import RouteKey
+import pytest
+
+from functions.catalog import spec_for
+from functions.catalog.spec import ResponseRejected
+from functions.core import Reason, RouteKey
+
+CU_STOCK_BODY = {
+    "searchWord": "레쓰비",
+    "prevSearchWord": "",
+    "spellModifyUseYn": "Y",
+    "offset": 0,
+    "limit": 10,
+    "searchSort": "recom",
+}
+"""The body of a cu-stock request (the probe's)."""
+
+CU_STORE_BODY = {
+    "latVal": "37.5635",
+    "longVal": "126.9839",
+    "baseLatVal": "37.5635",
+    "baseLongVal": "126.9839",
+    "tabId": "2",
+    "filterSvcList": [],
+    "filterAdtList": [],
+    "stockCdcYn": "N",
+    "searchStock": False,
+    "pickupType": "change",
+    "getRoute": "IOS",
+    "areaTplNo": "0",
+    "childMealPickUpYn": "N",
+    "isCurrentSearch": "N",
+    "pageType": "search_improve",
+    "searchWord": "강남",
+    "isRecommend": "",
+    "recommendId": "",
+    "jipCd": "",
+    "itemCd": "",
+    "item_cd": "",
+    "onItemNo": "",
+}
+"""The body of a cu-store request (the probe's), as CU's store finder sends it."""
 
 OY_STORE = {
     "storeCode": "DF23",
@@ -319,3 +359,10 @@ def changed(key: RouteKey, path: tuple[str | int, ...], value: Any) -> dict[str,
 
 
 DELETE = object()
+
+
+def rejection(key: RouteKey, body: object) -> Reason:
+    """Why `key`'s spec rejects `body` (it must)."""
+    with pytest.raises(ResponseRejected) as caught:
+        spec_for(key).validate(body)
+    return caught.value.reason

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from functions.core import (
     CachedSnapshot,
+    Decision,
     Path,
     Reason,
     RelayCheck,
@@ -19,6 +20,7 @@ from functions.core import (
     RouteVerdict,
     Snapshot,
     SnapshotCache,
+    decide,
 )
 from functions.services.probe_run import ProbeSummary
 from tests.support.clock import ManualClock
@@ -188,6 +190,26 @@ def loaded_cache(snapshot: Snapshot, clock: ManualClock, *, fetched_at: int | No
     executor.run_pending()
     clock.now = now
     return cache
+
+
+def store_mode(
+    snapshot: CachedSnapshot | None,
+    key: RouteKey = RouteKey.CU_STOCK,
+    *,
+    local_block_until: int | None = None,
+    now: int = T0,
+    store_configured: bool = True,
+    relay_configured: bool = True,
+) -> Decision:
+    """`decide` for a container with a verdict store and a relay, unless told otherwise."""
+    return decide(
+        key,
+        cached=snapshot,
+        local_block_until=local_block_until,
+        now=now,
+        store_configured=store_configured,
+        relay_configured=relay_configured,
+    )
 
 
 def make_router(

@@ -119,12 +119,10 @@ class HostileServer:
         self.close()
 
     def _accept(self) -> None:
-        while not self._stopping.is_set():
-            try:
+        with contextlib.suppress(OSError):  # the listener closed: the server is done
+            while not self._stopping.is_set():
                 sock, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(sock,), name="hostile-peer", daemon=True).start()
+                threading.Thread(target=self._serve, args=(sock,), name="hostile-peer", daemon=True).start()
 
     def _serve(self, sock: socket.socket) -> None:
         with sock:

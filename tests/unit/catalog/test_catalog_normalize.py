@@ -9,12 +9,18 @@ import pytest
 
 from functions.catalog import spec_for
 from functions.core import RouteKey
-from tests.support.catalog_fixtures import VALID
+from tests.support.catalog_fixtures import OY_STORE, VALID
 
 
 def _data(key: RouteKey, body: dict[str, Any] | None = None) -> dict[str, Any]:
     spec = spec_for(key)
     return spec.normalize(spec.validate(VALID[key] if body is None else body))
+
+
+def columns(rows: list[dict[str, Any]], *fields: str) -> list[tuple[Any, ...]]:
+    """Each row's values in the order of `fields`, which must be exactly the fields the row has."""
+    assert all(sorted(row) == sorted(fields) for row in rows), [sorted(row) for row in rows]
+    return [tuple(row[field] for field in fields) for row in rows]
 
 
 @pytest.mark.parametrize("key", list(RouteKey))
@@ -32,21 +38,9 @@ def test_normalize_refuses_an_unvalidated_body(key: RouteKey) -> None:
 
 
 def test_oy_find_store() -> None:
-    assert _data(RouteKey.OY_FIND_STORE) == {
-        "totalCount": 1,
-        "stores": [
-            {
-                "storeCode": "DF23",
-                "storeName": "명동2가점",
-                "address": "서울특별시 중구 명동길 53",
-                "latitude": 37.5635,
-                "longitude": 126.9839,
-                "distance": 0.12,
-                "open": True,
-                "pickup": True,
-            }
-        ],
-    }
+    renamed = {"openYn": "open", "pickupYn": "pickup"}
+    store = {renamed.get(name, name): value for name, value in OY_STORE.items()}
+    assert _data(RouteKey.OY_FIND_STORE) == {"totalCount": 1, "stores": [store]}
 
 
 def test_oy_product_search() -> None:
@@ -99,27 +93,13 @@ def test_cu_prime() -> None:
 
 
 def test_cu_stock() -> None:
-    assert _data(RouteKey.CU_STOCK) == {
+    data = _data(RouteKey.CU_STOCK)
+    fields = ("itemCode", "itemName", "price", "onlineItemNo", "pickup", "delivery", "reservation")
+    assert {**data, "products": columns(data["products"], *fields)} == {
         "totalCount": 2,
         "products": [
-            {
-                "itemCode": "8801056038861",
-                "itemName": "레쓰비 마일드 250ml",
-                "price": 1500,
-                "onlineItemNo": None,
-                "pickup": True,
-                "delivery": False,
-                "reservation": False,
-            },
-            {
-                "itemCode": "8801056038878",
-                "itemName": "레쓰비 카페라떼 240ml",
-                "price": 1700,
-                "onlineItemNo": "100200300",
-                "pickup": None,
-                "delivery": None,
-                "reservation": None,
-            },
+            ("8801056038861", "레쓰비 마일드 250ml", 1500, None, True, False, False),
+            ("8801056038878", "레쓰비 카페라떼 240ml", 1700, "100200300", None, None, None),
         ],
     }
 
@@ -139,17 +119,11 @@ def test_cu_store_statuses_and_coordinates() -> None:
 
 
 def test_gs25_products() -> None:
-    assert _data(RouteKey.GS25_PRODUCTS) == {
+    data = _data(RouteKey.GS25_PRODUCTS)
+    fields = ("itemCode", "itemName", "shortItemName", "rating", "stockCheckable")
+    assert {**data, "products": columns(data["products"], *fields)} == {
         "totalCount": 1,
-        "products": [
-            {
-                "itemCode": "8801094017200",
-                "itemName": "코카콜라 500ml",
-                "shortItemName": "코카콜라500",
-                "rating": None,
-                "stockCheckable": True,
-            }
-        ],
+        "products": [("8801094017200", "코카콜라 500ml", "코카콜라500", None, True)],
     }
 
 
@@ -188,38 +162,31 @@ def test_gs25_stock_rows_need_no_store_code_or_name(
 
 
 def test_seven_goods() -> None:
-    assert _data(RouteKey.SEVEN_GOODS) == {
+    data = _data(RouteKey.SEVEN_GOODS)
+    fields = (
+        "itemCode",
+        "itemName",
+        "price",
+        "cost",
+        "productNo",
+        "imageUrl",
+        "event",
+        "rating",
+        "reviewCount",
+    )
+    assert {**data, "products": columns(data["products"], *fields)} == {
         "totalCount": 12,
-        "products": [
-            {
-                "itemCode": "8801094017200",
-                "itemName": "코카콜라 500ml",
-                "price": 2000,
-                "cost": None,
-                "productNo": "1000123",
-                "imageUrl": None,
-                "event": None,
-                "rating": None,
-                "reviewCount": None,
-            }
-        ],
+        "products": [("8801094017200", "코카콜라 500ml", 2000, None, "1000123", None, None, None, None)],
     }
 
 
 def test_seven_store() -> None:
-    assert _data(RouteKey.SEVEN_STORE) == {
+    data = _data(RouteKey.SEVEN_STORE)
+    fields = ("storeCode", "storeName", "address", "latitude", "longitude", "pickup", "delivery", "closed")
+    assert {**data, "stores": columns(data["stores"], *fields)} == {
         "totalCount": None,
         "stores": [
-            {
-                "storeCode": "64676",
-                "storeName": "세븐일레븐 강남역점",
-                "address": "서울 강남구 강남대로 396",
-                "latitude": 37.4979,
-                "longitude": 127.0276,
-                "pickup": True,
-                "delivery": None,
-                "closed": None,
-            }
+            ("64676", "세븐일레븐 강남역점", "서울 강남구 강남대로 396", 37.4979, 127.0276, True, None, None)
         ],
     }
 

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from functions.catalog import spec_for
-from functions.catalog.spec import ResponseRejected
 from functions.core import Reason, RouteKey
 from sandbox.simulator.payloads import (
     bad_shape_payload,
@@ -22,6 +21,7 @@ from sandbox.simulator.payloads import (
     soft_failure_payloads,
     wrong_kind_payload,
 )
+from tests.support.catalog_fixtures import rejection
 from tests.support.examples import examples
 
 text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)
@@ -91,12 +91,6 @@ PARAMS: dict[RouteKey, st.SearchStrategy[dict[str, Any]]] = {
 }
 
 
-def _rejects(key: RouteKey, body: object) -> Reason:
-    with pytest.raises(ResponseRejected) as caught:
-        spec_for(key).validate(body)
-    return caught.value.reason
-
-
 @pytest.mark.parametrize("key", list(RouteKey))
 def test_probe_payload_passes_validation_and_normalizes(key: RouteKey) -> None:
     body = realistic_payload(key, probe_request(key))
@@ -126,13 +120,13 @@ def test_soft_failure_payloads_fail_with_shape(key: RouteKey) -> None:
     failures = soft_failure_payloads(key)
     assert failures
     for name, body in failures.items():
-        assert _rejects(key, body) is Reason.SHAPE, name
+        assert rejection(key, body) is Reason.SHAPE, name
         json.dumps(body)  # still a plain 200 JSON body
 
 
 @pytest.mark.parametrize("key", list(RouteKey))
 def test_bad_shape_payload_fails_with_shape(key: RouteKey) -> None:
-    assert _rejects(key, bad_shape_payload(key)) is Reason.SHAPE
+    assert rejection(key, bad_shape_payload(key)) is Reason.SHAPE
 
 
 @pytest.mark.parametrize(
@@ -152,7 +146,7 @@ def test_bad_shape_uses_the_retailers_own_failure_signal(key: RouteKey, signal: 
 
 @pytest.mark.parametrize("key", list(RouteKey))
 def test_wrong_kind_payload_is_invalid_response(key: RouteKey) -> None:
-    assert _rejects(key, wrong_kind_payload(key)) is Reason.INVALID_RESPONSE
+    assert rejection(key, wrong_kind_payload(key)) is Reason.INVALID_RESPONSE
 
 
 @pytest.mark.parametrize(

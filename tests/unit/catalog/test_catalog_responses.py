@@ -10,7 +10,7 @@ import pytest
 from functions.catalog import spec_for
 from functions.catalog.spec import ResponseRejected
 from functions.core import Reason, RouteKey
-from tests.support.catalog_fixtures import DELETE, VALID, changed
+from tests.support.catalog_fixtures import DELETE, VALID, changed, rejection
 
 SEVEN_ENVELOPED = [
     RouteKey.SEVEN_GOODS,
@@ -27,10 +27,9 @@ DTRYX = [RouteKey.DTRYX_MOVIES, RouteKey.DTRYX_PLAY_DATES, RouteKey.DTRYX_TIMETA
 DOC0 = ("data", "SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field")
 
 
-def _rejects(key: RouteKey, body: object) -> Reason:
-    with pytest.raises(ResponseRejected) as caught:
-        spec_for(key).validate(body)
-    return caught.value.reason
+def soft(key: RouteKey, name: str, path: tuple[str | int, ...], value: object) -> tuple[RouteKey, str, Any]:
+    """The soft-failure case `name`: `key`'s valid fixture with the value at `path` changed (DELETE: removed)."""
+    return key, name, changed(key, path, value)
 
 
 @pytest.mark.parametrize("key", list(RouteKey))
@@ -42,12 +41,12 @@ def test_valid_fixture_passes(key: RouteKey) -> None:
 @pytest.mark.parametrize("key", list(RouteKey))
 @pytest.mark.parametrize("body", [[], [{"status": "SUCCESS"}], "SUCCESS", 200, None, True])
 def test_json_of_the_wrong_kind_is_invalid_response(key: RouteKey, body: object) -> None:
-    assert _rejects(key, body) is Reason.INVALID_RESPONSE
+    assert rejection(key, body) is Reason.INVALID_RESPONSE
 
 
 @pytest.mark.parametrize("key", list(RouteKey))
 def test_empty_object_is_shape(key: RouteKey) -> None:
-    assert _rejects(key, {}) is Reason.SHAPE
+    assert rejection(key, {}) is Reason.SHAPE
 
 
 # --- per-service soft failures ---------------------------------------------------------------------
@@ -56,166 +55,73 @@ SOFT_FAILURES: list[tuple[RouteKey, str, dict[str, Any]]] = [
     *[(key, "oy-status-fail", changed(key, ("status",), "FAIL")) for key in OY],
     *[(key, "oy-status-missing", changed(key, ("status",), DELETE)) for key in OY],
     *[(key, "oy-status-lowercase", changed(key, ("status",), "success")) for key in OY],
-    (
-        RouteKey.OY_FIND_STORE,
-        "store-list-missing",
-        changed(RouteKey.OY_FIND_STORE, ("data", "storeList"), DELETE),
-    ),
-    (
-        RouteKey.OY_FIND_STORE,
-        "store-name-empty",
-        changed(RouteKey.OY_FIND_STORE, ("data", "storeList", 0, "storeName"), ""),
-    ),
-    (
-        RouteKey.OY_FIND_STORE,
-        "store-code-blank",
-        changed(RouteKey.OY_FIND_STORE, ("data", "storeList", 0, "storeCode"), "  "),
-    ),
-    (
-        RouteKey.OY_FIND_STORE,
-        "latitude-out-of-range",
-        changed(RouteKey.OY_FIND_STORE, ("data", "storeList", 0, "latitude"), 91),
-    ),
-    (
-        RouteKey.OY_FIND_STORE,
-        "distance-negative",
-        changed(RouteKey.OY_FIND_STORE, ("data", "storeList", 0, "distance"), -1),
-    ),
-    (
-        RouteKey.OY_FIND_STORE,
-        "pickup-not-bool",
-        changed(RouteKey.OY_FIND_STORE, ("data", "storeList", 0, "pickupYn"), "Y"),
-    ),
-    (
-        RouteKey.OY_PRODUCT_SEARCH,
-        "no-search-list",
-        changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList"), DELETE),
-    ),
-    (
-        RouteKey.OY_PRODUCT_SEARCH,
-        "search-list-null",
-        changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList"), None),
-    ),
-    (
-        RouteKey.OY_PRODUCT_SEARCH,
-        "goods-name-empty",
-        changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList", 0, "goodsName"), ""),
-    ),
-    (
-        RouteKey.OY_PRODUCT_SEARCH,
-        "price-negative",
-        changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList", 0, "priceToPay"), -1),
-    ),
-    (
-        RouteKey.OY_PRODUCT_SEARCH,
-        "price-string",
-        changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList", 0, "originalPrice"), "5000"),
-    ),
-    (
-        RouteKey.OY_PRODUCT_SEARCH,
-        "discount-over-100",
-        changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList", 0, "discountRate"), 101),
-    ),
-    (
-        RouteKey.OY_PRODUCT_SEARCH,
-        "stock-flag-missing",
-        changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList", 0, "o2oStockFlag"), DELETE),
-    ),
-    (
-        RouteKey.OY_PRODUCT_SEARCH,
-        "remain-negative",
-        changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList", 0, "o2oRemainQuantity"), -1),
-    ),
-    (
-        RouteKey.OY_GOODS_INFO,
-        "master-empty",
-        changed(RouteKey.OY_GOODS_INFO, ("data", "goodsInfo", "masterGoodsNumber"), ""),
-    ),
-    (
-        RouteKey.OY_GOODS_INFO,
-        "master-missing",
-        changed(RouteKey.OY_GOODS_INFO, ("data", "goodsInfo", "masterGoodsNumber"), DELETE),
-    ),
-    (
-        RouteKey.OY_STOCK_STORES,
-        "sales-store-missing",
-        changed(RouteKey.OY_STOCK_STORES, ("data", "storeList", 0, "salesStoreYn"), DELETE),
-    ),
-    (
-        RouteKey.OY_STOCK_STORES,
-        "remain-negative",
-        changed(RouteKey.OY_STOCK_STORES, ("data", "storeList", 0, "remainQuantity"), -1),
-    ),
-    (
-        RouteKey.OY_STOCK_STORES,
-        "remain-fraction",
-        changed(RouteKey.OY_STOCK_STORES, ("data", "storeList", 0, "o2oRemainQuantity"), 1.5),
-    ),
-    (
-        RouteKey.OY_STOCK_STORES,
-        "store-list-missing",
-        changed(RouteKey.OY_STOCK_STORES, ("data", "storeList"), DELETE),
-    ),
+    soft(RouteKey.OY_FIND_STORE, "store-list-missing", ("data", "storeList"), DELETE),
+    soft(RouteKey.OY_FIND_STORE, "store-name-empty", ("data", "storeList", 0, "storeName"), ""),
+    soft(RouteKey.OY_FIND_STORE, "store-code-blank", ("data", "storeList", 0, "storeCode"), "  "),
+    soft(RouteKey.OY_FIND_STORE, "latitude-out-of-range", ("data", "storeList", 0, "latitude"), 91),
+    soft(RouteKey.OY_FIND_STORE, "distance-negative", ("data", "storeList", 0, "distance"), -1),
+    soft(RouteKey.OY_FIND_STORE, "pickup-not-bool", ("data", "storeList", 0, "pickupYn"), "Y"),
+    soft(RouteKey.OY_PRODUCT_SEARCH, "no-search-list", ("data", "searchList"), DELETE),
+    soft(RouteKey.OY_PRODUCT_SEARCH, "search-list-null", ("data", "searchList"), None),
+    soft(RouteKey.OY_PRODUCT_SEARCH, "goods-name-empty", ("data", "searchList", 0, "goodsName"), ""),
+    soft(RouteKey.OY_PRODUCT_SEARCH, "price-negative", ("data", "searchList", 0, "priceToPay"), -1),
+    soft(RouteKey.OY_PRODUCT_SEARCH, "price-string", ("data", "searchList", 0, "originalPrice"), "5000"),
+    soft(RouteKey.OY_PRODUCT_SEARCH, "discount-over-100", ("data", "searchList", 0, "discountRate"), 101),
+    soft(RouteKey.OY_PRODUCT_SEARCH, "stock-flag-missing", ("data", "searchList", 0, "o2oStockFlag"), DELETE),
+    soft(RouteKey.OY_PRODUCT_SEARCH, "remain-negative", ("data", "searchList", 0, "o2oRemainQuantity"), -1),
+    soft(RouteKey.OY_GOODS_INFO, "master-empty", ("data", "goodsInfo", "masterGoodsNumber"), ""),
+    soft(RouteKey.OY_GOODS_INFO, "master-missing", ("data", "goodsInfo", "masterGoodsNumber"), DELETE),
+    soft(RouteKey.OY_STOCK_STORES, "sales-store-missing", ("data", "storeList", 0, "salesStoreYn"), DELETE),
+    soft(RouteKey.OY_STOCK_STORES, "remain-negative", ("data", "storeList", 0, "remainQuantity"), -1),
+    soft(RouteKey.OY_STOCK_STORES, "remain-fraction", ("data", "storeList", 0, "o2oRemainQuantity"), 1.5),
+    soft(RouteKey.OY_STOCK_STORES, "store-list-missing", ("data", "storeList"), DELETE),
     *[(key, "cu-resp-cd-3000", changed(key, ("resp_cd",), "3000")) for key in CU],
     *[(key, "cu-resp-cd-null", changed(key, ("resp_cd",), None)) for key in CU],
     *[(key, "cu-success-false", {**VALID[key], "success": False}) for key in CU],
     *[(key, "cu-error-key", {**VALID[key], "error": "Request Blocked"}) for key in CU],
-    (RouteKey.CU_PRIME, "empty-category-row", changed(RouteKey.CU_PRIME, ("areaCateList",), [{}])),
-    (RouteKey.CU_PRIME, "category-name-empty", changed(RouteKey.CU_PRIME, ("areaCateList", 0, "menuNm"), "")),
-    (
+    soft(RouteKey.CU_PRIME, "empty-category-row", ("areaCateList",), [{}]),
+    soft(RouteKey.CU_PRIME, "category-name-empty", ("areaCateList", 0, "menuNm"), ""),
+    soft(
         RouteKey.CU_STOCK,
         "item-name-empty",
-        changed(RouteKey.CU_STOCK, ("data", "stockResult", "result", "rows", 0, "fields", "item_nm"), ""),
+        ("data", "stockResult", "result", "rows", 0, "fields", "item_nm"),
+        "",
     ),
-    (
+    soft(
         RouteKey.CU_STOCK,
         "price-oops",
-        changed(
-            RouteKey.CU_STOCK, ("data", "stockResult", "result", "rows", 0, "fields", "hyun_maega"), "oops"
-        ),
+        ("data", "stockResult", "result", "rows", 0, "fields", "hyun_maega"),
+        "oops",
     ),
-    (
+    soft(
         RouteKey.CU_STOCK,
         "pickup-flag-bad",
-        changed(RouteKey.CU_STOCK, ("data", "stockResult", "result", "rows", 0, "fields", "pickup_yn"), "y"),
+        ("data", "stockResult", "result", "rows", 0, "fields", "pickup_yn"),
+        "y",
     ),
-    (
-        RouteKey.CU_STOCK,
-        "rows-missing",
-        changed(RouteKey.CU_STOCK, ("data", "stockResult", "result", "rows"), DELETE),
-    ),
-    (RouteKey.CU_STORE, "store-list-missing", changed(RouteKey.CU_STORE, ("storeList",), DELETE)),
-    (RouteKey.CU_STORE, "store-code-empty", changed(RouteKey.CU_STORE, ("storeList", 0, "storeCd"), "")),
-    (RouteKey.CU_STORE, "stock-below-minus-one", changed(RouteKey.CU_STORE, ("storeList", 0, "stock"), -2)),
-    (RouteKey.CU_STORE, "stock-oops", changed(RouteKey.CU_STORE, ("storeList", 0, "stock"), "oops")),
-    (RouteKey.CU_STORE, "stock-bool", changed(RouteKey.CU_STORE, ("storeList", 0, "stock"), True)),
-    (RouteKey.CU_STORE, "lat-not-numeric", changed(RouteKey.CU_STORE, ("storeList", 0, "latVal"), "north")),
-    (RouteKey.GS25_PRODUCTS, "no-collection", changed(RouteKey.GS25_PRODUCTS, ("SearchQueryResult",), {})),
-    (
+    soft(RouteKey.CU_STOCK, "rows-missing", ("data", "stockResult", "result", "rows"), DELETE),
+    soft(RouteKey.CU_STORE, "store-list-missing", ("storeList",), DELETE),
+    soft(RouteKey.CU_STORE, "store-code-empty", ("storeList", 0, "storeCd"), ""),
+    soft(RouteKey.CU_STORE, "stock-below-minus-one", ("storeList", 0, "stock"), -2),
+    soft(RouteKey.CU_STORE, "stock-oops", ("storeList", 0, "stock"), "oops"),
+    soft(RouteKey.CU_STORE, "stock-bool", ("storeList", 0, "stock"), True),
+    soft(RouteKey.CU_STORE, "lat-not-numeric", ("storeList", 0, "latVal"), "north"),
+    soft(RouteKey.GS25_PRODUCTS, "no-collection", ("SearchQueryResult",), {}),
+    soft(
         RouteKey.GS25_PRODUCTS,
         "item-code-empty",
-        changed(
-            RouteKey.GS25_PRODUCTS,
-            ("SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field", "itemCode"),
-            "",
-        ),
+        ("SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field", "itemCode"),
+        "",
     ),
-    (
+    soft(
         RouteKey.GS25_PRODUCTS,
         "star-point-oops",
-        changed(
-            RouteKey.GS25_PRODUCTS,
-            ("SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field", "starPoint"),
-            "oops",
-        ),
+        ("SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field", "starPoint"),
+        "oops",
     ),
-    (RouteKey.GS25_STOCK, "stores-missing", changed(RouteKey.GS25_STOCK, ("stores",), DELETE)),
-    (
-        RouteKey.GS25_STOCK,
-        "stock-oops",
-        changed(RouteKey.GS25_STOCK, ("stores", 0, "realStockQuantity"), "oops"),
-    ),
-    (RouteKey.GS25_STOCK, "store-not-an-object", changed(RouteKey.GS25_STOCK, ("stores", 0), "VQ670")),
+    soft(RouteKey.GS25_STOCK, "stores-missing", ("stores",), DELETE),
+    soft(RouteKey.GS25_STOCK, "stock-oops", ("stores", 0, "realStockQuantity"), "oops"),
+    soft(RouteKey.GS25_STOCK, "store-not-an-object", ("stores", 0), "VQ670"),
     *[(key, "seven-code-500", {**VALID[key], "code": 500}) for key in SEVEN_ENVELOPED],
     *[(key, "seven-code-199", {**VALID[key], "code": 199}) for key in SEVEN_ENVELOPED],
     *[(key, "seven-code-300", {**VALID[key], "code": 300}) for key in SEVEN_ENVELOPED],
@@ -225,74 +131,26 @@ SOFT_FAILURES: list[tuple[RouteKey, str, dict[str, Any]]] = [
         for key in SEVEN_ENVELOPED
     ],
     *[(key, "seven-error-key", {**VALID[key], "error": "Forbidden"}) for key in SEVEN_ENVELOPED],
-    (RouteKey.SEVEN_GOODS, "item-name-empty", changed(RouteKey.SEVEN_GOODS, (*DOC0, "itemOnm"), "")),
-    (RouteKey.SEVEN_GOODS, "neither-container", changed(RouteKey.SEVEN_GOODS, ("data",), {"total": 0})),
-    (
-        RouteKey.SEVEN_GOODS,
-        "review-count-oops",
-        changed(RouteKey.SEVEN_GOODS, (*DOC0, "avgEvalScore"), "oops"),
-    ),
-    (
-        RouteKey.SEVEN_STORE,
-        "no-id-name-pair",
-        changed(RouteKey.SEVEN_STORE, ("data", "content", 0), {"strCd": "1", "storeNm": "x"}),
-    ),
-    (RouteKey.SEVEN_STORE, "blank-name", changed(RouteKey.SEVEN_STORE, ("data", "content", 0, "strNm"), " ")),
+    soft(RouteKey.SEVEN_GOODS, "item-name-empty", (*DOC0, "itemOnm"), ""),
+    soft(RouteKey.SEVEN_GOODS, "neither-container", ("data",), {"total": 0}),
+    soft(RouteKey.SEVEN_GOODS, "review-count-oops", (*DOC0, "avgEvalScore"), "oops"),
+    soft(RouteKey.SEVEN_STORE, "no-id-name-pair", ("data", "content", 0), {"strCd": "1", "storeNm": "x"}),
+    soft(RouteKey.SEVEN_STORE, "blank-name", ("data", "content", 0, "strNm"), " "),
     (RouteKey.SEVEN_POPWORDS, "empty-data-without-success", {"code": 200, "data": {}}),
     (RouteKey.SEVEN_POPWORDS, "empty-data-code-201", {"success": True, "code": 201, "data": {}}),
-    (
-        RouteKey.SEVEN_POPWORDS,
-        "object-without-lists",
-        changed(RouteKey.SEVEN_POPWORDS, ("data",), {"label": "home"}),
-    ),
-    (
-        RouteKey.SEVEN_POPWORDS,
-        "list-key-not-array",
-        changed(RouteKey.SEVEN_POPWORDS, ("data",), {"list": "포켓몬빵"}),
-    ),
-    (RouteKey.SEVEN_POPWORDS, "data-null", changed(RouteKey.SEVEN_POPWORDS, ("data",), None)),
-    (RouteKey.SEVEN_STOCK_META, "sm-code-empty", changed(RouteKey.SEVEN_STOCK_META, ("smCd",), "")),
-    (
-        RouteKey.SEVEN_STOCK_META,
-        "stock-code-missing",
-        changed(RouteKey.SEVEN_STOCK_META, ("stokMngCd",), DELETE),
-    ),
-    (
-        RouteKey.SEVEN_STOCK_META,
-        "quantity-below-minus-one",
-        changed(RouteKey.SEVEN_STOCK_META, ("stokMngQty",), -2),
-    ),
-    (
-        RouteKey.SEVEN_STOCK_META,
-        "rate-missing",
-        changed(RouteKey.SEVEN_STOCK_META, ("stockApplicationRate",), DELETE),
-    ),
+    soft(RouteKey.SEVEN_POPWORDS, "object-without-lists", ("data",), {"label": "home"}),
+    soft(RouteKey.SEVEN_POPWORDS, "list-key-not-array", ("data",), {"list": "포켓몬빵"}),
+    soft(RouteKey.SEVEN_POPWORDS, "data-null", ("data",), None),
+    soft(RouteKey.SEVEN_STOCK_META, "sm-code-empty", ("smCd",), ""),
+    soft(RouteKey.SEVEN_STOCK_META, "stock-code-missing", ("stokMngCd",), DELETE),
+    soft(RouteKey.SEVEN_STOCK_META, "quantity-below-minus-one", ("stokMngQty",), -2),
+    soft(RouteKey.SEVEN_STOCK_META, "rate-missing", ("stockApplicationRate",), DELETE),
     (RouteKey.SEVEN_STOCK_META, "enveloped-failure", {"success": False, "code": 500, "data": None}),
-    (
-        RouteKey.SEVEN_STOCK,
-        "store-list-missing",
-        changed(RouteKey.SEVEN_STOCK, ("data", "storeList"), DELETE),
-    ),
-    (
-        RouteKey.SEVEN_STOCK,
-        "stock-ten-digits",
-        changed(RouteKey.SEVEN_STOCK, ("data", "storeList", 0, "stock"), "1234567890"),
-    ),
-    (
-        RouteKey.SEVEN_STOCK,
-        "stock-null",
-        changed(RouteKey.SEVEN_STOCK, ("data", "storeList", 0, "stock"), None),
-    ),
-    (
-        RouteKey.SEVEN_STOCK,
-        "stock-minus-two",
-        changed(RouteKey.SEVEN_STOCK, ("data", "storeList", 0, "stock"), -2),
-    ),
-    (
-        RouteKey.SEVEN_STOCK,
-        "store-code-empty",
-        changed(RouteKey.SEVEN_STOCK, ("data", "storeList", 0, "storeCd"), ""),
-    ),
+    soft(RouteKey.SEVEN_STOCK, "store-list-missing", ("data", "storeList"), DELETE),
+    soft(RouteKey.SEVEN_STOCK, "stock-ten-digits", ("data", "storeList", 0, "stock"), "1234567890"),
+    soft(RouteKey.SEVEN_STOCK, "stock-null", ("data", "storeList", 0, "stock"), None),
+    soft(RouteKey.SEVEN_STOCK, "stock-minus-two", ("data", "storeList", 0, "stock"), -2),
+    soft(RouteKey.SEVEN_STOCK, "store-code-empty", ("data", "storeList", 0, "storeCd"), ""),
     (
         RouteKey.SEVEN_STOCK,
         "relay-store-rejection",
@@ -302,78 +160,26 @@ SOFT_FAILURES: list[tuple[RouteKey, str, dict[str, Any]]] = [
             "upstreamError": {"status": 400, "code": 501, "message": "정상적인 점포 조회 요청이 아닙니다."},
         },
     ),
-    (
-        RouteKey.SEVEN_PAGES,
-        "price-blank",
-        changed(RouteKey.SEVEN_PAGES, ("data", "content", 0, "onlinePrice"), ""),
-    ),
-    (
-        RouteKey.SEVEN_PAGES,
-        "price-oops",
-        changed(RouteKey.SEVEN_PAGES, ("data", "content", 0, "onlinePrice"), "oops"),
-    ),
-    (RouteKey.SEVEN_PAGES, "data-is-string", changed(RouteKey.SEVEN_PAGES, ("data",), "none")),
-    (
-        RouteKey.SEVEN_ISSUES,
-        "price-blank",
-        changed(RouteKey.SEVEN_ISSUES, ("data", 0, "field", "onlinePrice"), ""),
-    ),
-    (RouteKey.SEVEN_ISSUES, "empty-object-data", changed(RouteKey.SEVEN_ISSUES, ("data",), {})),
-    (
-        RouteKey.SEVEN_EXHIBITIONS,
-        "rows-not-objects",
-        changed(RouteKey.SEVEN_EXHIBITIONS, ("data",), ["여름"]),
-    ),
-    (
-        RouteKey.SEVEN_EXHIBITIONS,
-        "no-container",
-        changed(RouteKey.SEVEN_EXHIBITIONS, ("data",), {"items": []}),
-    ),
+    soft(RouteKey.SEVEN_PAGES, "price-blank", ("data", "content", 0, "onlinePrice"), ""),
+    soft(RouteKey.SEVEN_PAGES, "price-oops", ("data", "content", 0, "onlinePrice"), "oops"),
+    soft(RouteKey.SEVEN_PAGES, "data-is-string", ("data",), "none"),
+    soft(RouteKey.SEVEN_ISSUES, "price-blank", ("data", 0, "field", "onlinePrice"), ""),
+    soft(RouteKey.SEVEN_ISSUES, "empty-object-data", ("data",), {}),
+    soft(RouteKey.SEVEN_EXHIBITIONS, "rows-not-objects", ("data",), ["여름"]),
+    soft(RouteKey.SEVEN_EXHIBITIONS, "no-container", ("data",), {"items": []}),
     *[(key, "dtryx-retcode-fail", changed(key, ("RetCode",), "fail")) for key in DTRYX],
     *[(key, "dtryx-retcode-missing", changed(key, ("RetCode",), DELETE)) for key in DTRYX],
     *[(key, "dtryx-recordset-object", changed(key, ("Recordset",), {"MovieCd": "1"})) for key in DTRYX],
     *[(key, "dtryx-recordset-not-objects", changed(key, ("Recordset",), ["20241234"])) for key in DTRYX],
     *[(key, "dtryx-recordset-missing", changed(key, ("Recordset",), DELETE)) for key in DTRYX],
-    (
-        RouteKey.DTRYX_MOVIES,
-        "movie-name-empty",
-        changed(RouteKey.DTRYX_MOVIES, ("Recordset", 0, "MovieNm"), ""),
-    ),
-    (
-        RouteKey.DTRYX_MOVIES,
-        "running-time-oops",
-        changed(RouteKey.DTRYX_MOVIES, ("Recordset", 0, "RunningTime"), "oops"),
-    ),
-    (
-        RouteKey.DTRYX_PLAY_DATES,
-        "compact-date",
-        changed(RouteKey.DTRYX_PLAY_DATES, ("Recordset", 0, "PlaySDT"), "20250602"),
-    ),
-    (
-        RouteKey.DTRYX_PLAY_DATES,
-        "rest-flag-bad",
-        changed(RouteKey.DTRYX_PLAY_DATES, ("Recordset", 0, "RestYn"), "X"),
-    ),
-    (
-        RouteKey.DTRYX_TIMETABLE,
-        "screen-missing",
-        changed(RouteKey.DTRYX_TIMETABLE, ("Recordset", 0, "ScreenCd"), DELETE),
-    ),
-    (
-        RouteKey.DTRYX_TIMETABLE,
-        "seats-oops",
-        changed(RouteKey.DTRYX_TIMETABLE, ("Recordset", 0, "RemainSeatCnt"), "oops"),
-    ),
-    (
-        RouteKey.DTRYX_TIMETABLE,
-        "seats-below-minus-one",
-        changed(RouteKey.DTRYX_TIMETABLE, ("Recordset", 0, "TotalSeatCnt"), -2),
-    ),
-    (
-        RouteKey.DTRYX_TIMETABLE,
-        "start-time-bad",
-        changed(RouteKey.DTRYX_TIMETABLE, ("Recordset", 0, "StartTime"), "10:3"),
-    ),
+    soft(RouteKey.DTRYX_MOVIES, "movie-name-empty", ("Recordset", 0, "MovieNm"), ""),
+    soft(RouteKey.DTRYX_MOVIES, "running-time-oops", ("Recordset", 0, "RunningTime"), "oops"),
+    soft(RouteKey.DTRYX_PLAY_DATES, "compact-date", ("Recordset", 0, "PlaySDT"), "20250602"),
+    soft(RouteKey.DTRYX_PLAY_DATES, "rest-flag-bad", ("Recordset", 0, "RestYn"), "X"),
+    soft(RouteKey.DTRYX_TIMETABLE, "screen-missing", ("Recordset", 0, "ScreenCd"), DELETE),
+    soft(RouteKey.DTRYX_TIMETABLE, "seats-oops", ("Recordset", 0, "RemainSeatCnt"), "oops"),
+    soft(RouteKey.DTRYX_TIMETABLE, "seats-below-minus-one", ("Recordset", 0, "TotalSeatCnt"), -2),
+    soft(RouteKey.DTRYX_TIMETABLE, "start-time-bad", ("Recordset", 0, "StartTime"), "10:3"),
 ]
 
 
@@ -381,7 +187,7 @@ SOFT_FAILURES: list[tuple[RouteKey, str, dict[str, Any]]] = [
     ("key", "name", "body"), SOFT_FAILURES, ids=[f"{k}:{n}" for k, n, _ in SOFT_FAILURES]
 )
 def test_catalog_soft_failure_is_shape(key: RouteKey, name: str, body: dict[str, Any]) -> None:
-    assert _rejects(key, body) is Reason.SHAPE
+    assert rejection(key, body) is Reason.SHAPE
 
 
 def test_every_route_key_has_a_soft_failure_case() -> None:
@@ -464,7 +270,7 @@ def test_seven_popwords_accepts_every_documented_data_form(data: object) -> None
 )
 def test_seven_popwords_word_objects_without_a_word_are_shape(data: object) -> None:
     # Never "no popular words": an object item must carry a known, non-blank word key.
-    assert _rejects(RouteKey.SEVEN_POPWORDS, {"success": True, "code": 200, "data": data}) is Reason.SHAPE
+    assert rejection(RouteKey.SEVEN_POPWORDS, {"success": True, "code": 200, "data": data}) is Reason.SHAPE
 
 
 @pytest.mark.parametrize("code", [200, 201, 299])
@@ -496,7 +302,7 @@ def test_seven_goods_accepts_the_flat_content_shape() -> None:
 
 def test_seven_stock_meta_is_not_enveloped() -> None:
     wrapped = {"success": True, "code": 200, "data": VALID[RouteKey.SEVEN_STOCK_META]}
-    assert _rejects(RouteKey.SEVEN_STOCK_META, wrapped) is Reason.SHAPE
+    assert rejection(RouteKey.SEVEN_STOCK_META, wrapped) is Reason.SHAPE
 
 
 def test_extra_upstream_fields_are_kept() -> None:
@@ -508,7 +314,7 @@ def test_extra_upstream_fields_are_kept() -> None:
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_non_finite_numbers_are_shape(value: float) -> None:
     body = changed(RouteKey.OY_PRODUCT_SEARCH, ("data", "searchList", 0, "priceToPay"), value)
-    assert _rejects(RouteKey.OY_PRODUCT_SEARCH, body) is Reason.SHAPE
+    assert rejection(RouteKey.OY_PRODUCT_SEARCH, body) is Reason.SHAPE
 
 
 def test_rejection_does_not_chain_the_upstream_body() -> None:

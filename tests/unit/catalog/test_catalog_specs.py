@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from functions.catalog import CATALOG, spec_for
 from functions.catalog.spec import HttpRequest
 from functions.core import PINNED_TO_RELAY, RouteKey
+from tests.support.catalog_fixtures import CU_STOCK_BODY, CU_STORE_BODY
 
 NOW = 1_748_822_400_000  # 2025-06-02 00:00 UTC = 09:00 KST
 
@@ -46,30 +47,6 @@ SEVEN_HEADERS = {
 DTRYX_HEADERS = {"Accept": "application/json"}
 
 OY_POSITION = {"lat": 37.5635, "lon": 126.9839, "mapLat": 37.5635, "mapLon": 126.9839}
-CU_STORE_BODY = {
-    "latVal": "37.5635",
-    "longVal": "126.9839",
-    "baseLatVal": "37.5635",
-    "baseLongVal": "126.9839",
-    "tabId": "2",
-    "filterSvcList": [],
-    "filterAdtList": [],
-    "stockCdcYn": "N",
-    "searchStock": False,
-    "pickupType": "change",
-    "getRoute": "IOS",
-    "areaTplNo": "0",
-    "childMealPickUpYn": "N",
-    "isCurrentSearch": "N",
-    "pageType": "search_improve",
-    "searchWord": "강남",
-    "isRecommend": "",
-    "recommendId": "",
-    "jipCd": "",
-    "itemCd": "",
-    "item_cd": "",
-    "onItemNo": "",
-}
 DTRYX = "https://api.dtryx.com/dtryx/cms/thirdparty/movie"
 
 # key -> (method, URL with exact query, JSON body, headers): the catalog's probe requests, verbatim.
@@ -102,14 +79,7 @@ PROBE_REQUESTS: dict[RouteKey, tuple[str, str, Any, dict[str, str]]] = {
     RouteKey.CU_STOCK: (
         "POST",
         "https://www.pocketcu.co.kr/api/search/rest/stock/main",
-        {
-            "searchWord": "레쓰비",
-            "prevSearchWord": "",
-            "spellModifyUseYn": "Y",
-            "offset": 0,
-            "limit": 10,
-            "searchSort": "recom",
-        },
+        CU_STOCK_BODY,
         CU_HEADERS,
     ),
     RouteKey.CU_STORE: ("POST", "https://www.pocketcu.co.kr/api/store", CU_STORE_BODY, CU_HEADERS),

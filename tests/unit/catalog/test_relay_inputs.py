@@ -14,6 +14,7 @@ from functions.catalog.relay_inputs import (
     read_relay_input,
 )
 from functions.core import RouteKey
+from tests.support.catalog_fixtures import CU_STOCK_BODY, CU_STORE_BODY
 
 OY_STORE = {
     "lat": 37.5635,
@@ -24,38 +25,6 @@ OY_STORE = {
     "searchWords": "DF23",
     "pogKeys": "",
     "serviceKeys": "",
-}
-CU_STOCK = {
-    "searchWord": "레쓰비",
-    "prevSearchWord": "",
-    "spellModifyUseYn": "Y",
-    "offset": 0,
-    "limit": 10,
-    "searchSort": "recom",
-}
-CU_STORE = {
-    "latVal": "37.5635",
-    "longVal": "126.9839",
-    "baseLatVal": "37.5635",
-    "baseLongVal": "126.9839",
-    "tabId": "2",
-    "filterSvcList": [],
-    "filterAdtList": [],
-    "stockCdcYn": "N",
-    "searchStock": False,
-    "pickupType": "change",
-    "getRoute": "IOS",
-    "areaTplNo": "0",
-    "childMealPickUpYn": "N",
-    "isCurrentSearch": "N",
-    "pageType": "search_improve",
-    "searchWord": "강남",
-    "isRecommend": "",
-    "recommendId": "",
-    "jipCd": "",
-    "itemCd": "",
-    "item_cd": "",
-    "onItemNo": "",
 }
 GS25_STOCK = {
     "serviceCode": "01",
@@ -111,10 +80,16 @@ def refusal(key: RouteKey, body: object) -> RelayInputRejected:
             },
         ),
         (RouteKey.CU_PRIME, {}),
-        (RouteKey.CU_STOCK, CU_STOCK),
-        (RouteKey.CU_STOCK, {**CU_STOCK, "offset": 5.0, "searchWord": "😀" * 100}),  # 5.0 is 5; 200 units
-        (RouteKey.CU_STORE, CU_STORE),
-        (RouteKey.CU_STORE, {**CU_STORE, "latVal": "-90", "longVal": "180.0", "itemCd": "8801056038861"}),
+        (RouteKey.CU_STOCK, CU_STOCK_BODY),
+        (
+            RouteKey.CU_STOCK,
+            {**CU_STOCK_BODY, "offset": 5.0, "searchWord": "😀" * 100},
+        ),  # 5.0 is 5; 200 units
+        (RouteKey.CU_STORE, CU_STORE_BODY),
+        (
+            RouteKey.CU_STORE,
+            {**CU_STORE_BODY, "latVal": "-90", "longVal": "180.0", "itemCd": "8801056038861"},
+        ),
         (RouteKey.GS25_PRODUCTS, {"query": "코카콜라"}),
         (RouteKey.GS25_STOCK, GS25_STOCK),
         (RouteKey.GS25_STOCK, {"serviceCode": "02", "realTimeStockYn": "N"}),  # every optional key absent
@@ -180,21 +155,21 @@ def test_accepted_bodies_are_passed_on_exactly_as_received(key: RouteKey, body: 
         # exact key sets, strict types
         (RouteKey.CU_PRIME, {"x": 1}),
         (RouteKey.SEVEN_PAGES, {"page": 1}),
-        (RouteKey.CU_STOCK, {**CU_STOCK, "extra": "x"}),
-        (RouteKey.CU_STOCK, {k: v for k, v in CU_STOCK.items() if k != "searchSort"}),
-        (RouteKey.CU_STOCK, {**CU_STOCK, "offset": True}),
-        (RouteKey.CU_STOCK, {**CU_STOCK, "offset": 0.5}),
-        (RouteKey.CU_STOCK, {**CU_STOCK, "limit": 0}),
-        (RouteKey.CU_STOCK, {**CU_STOCK, "searchWord": "a" * 201}),
-        (RouteKey.CU_STOCK, {**CU_STOCK, "searchWord": "😀" * 101}),  # 202 UTF-16 code units
-        (RouteKey.CU_STOCK, {**CU_STOCK, "searchWord": "a\x85b"}),
-        (RouteKey.CU_STOCK, {**CU_STOCK, "searchWord": ""}),
-        (RouteKey.CU_STORE, {**CU_STORE, "searchStock": 0}),
-        (RouteKey.CU_STORE, {**CU_STORE, "latVal": 37.5}),
-        (RouteKey.CU_STORE, {**CU_STORE, "latVal": "-90.1"}),
-        (RouteKey.CU_STORE, {**CU_STORE, "longVal": "١٢٧"}),  # \d is [0-9]
-        (RouteKey.CU_STORE, {**CU_STORE, "filterSvcList": ["x"]}),
-        (RouteKey.CU_STORE, {**CU_STORE, "itemCd": "a b"}),
+        (RouteKey.CU_STOCK, {**CU_STOCK_BODY, "extra": "x"}),
+        (RouteKey.CU_STOCK, {k: v for k, v in CU_STOCK_BODY.items() if k != "searchSort"}),
+        (RouteKey.CU_STOCK, {**CU_STOCK_BODY, "offset": True}),
+        (RouteKey.CU_STOCK, {**CU_STOCK_BODY, "offset": 0.5}),
+        (RouteKey.CU_STOCK, {**CU_STOCK_BODY, "limit": 0}),
+        (RouteKey.CU_STOCK, {**CU_STOCK_BODY, "searchWord": "a" * 201}),
+        (RouteKey.CU_STOCK, {**CU_STOCK_BODY, "searchWord": "😀" * 101}),  # 202 UTF-16 code units
+        (RouteKey.CU_STOCK, {**CU_STOCK_BODY, "searchWord": "a\x85b"}),
+        (RouteKey.CU_STOCK, {**CU_STOCK_BODY, "searchWord": ""}),
+        (RouteKey.CU_STORE, {**CU_STORE_BODY, "searchStock": 0}),
+        (RouteKey.CU_STORE, {**CU_STORE_BODY, "latVal": 37.5}),
+        (RouteKey.CU_STORE, {**CU_STORE_BODY, "latVal": "-90.1"}),
+        (RouteKey.CU_STORE, {**CU_STORE_BODY, "longVal": "١٢٧"}),  # \d is [0-9]
+        (RouteKey.CU_STORE, {**CU_STORE_BODY, "filterSvcList": ["x"]}),
+        (RouteKey.CU_STORE, {**CU_STORE_BODY, "itemCd": "a b"}),
         (RouteKey.SEVEN_GOODS, {"query": "코카콜라", "pageNo": 0, "pageSize": 20, "sort": "x"}),
         (
             RouteKey.SEVEN_GOODS,

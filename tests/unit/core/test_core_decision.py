@@ -23,30 +23,12 @@ from functions.core import (
     group_of,
 )
 from functions.core.model import MAX_CLOCK_SKEW_MS, MINUTE_MS
-from tests.support.core_fakes import T0, cached, relay, route, snapshot_of
+from tests.support.core_fakes import T0, cached, relay, route, snapshot_of, store_mode
 from tests.support.examples import examples
 
 KEY = RouteKey.CU_STOCK
 GROUP = group_of(KEY)
 PINNED = RouteKey.GS25_STOCK
-
-
-def store_mode(
-    key: RouteKey = KEY,
-    snapshot: CachedSnapshot | None = None,
-    *,
-    local_block_until: int | None = None,
-    now: int = T0,
-    relay_configured: bool = True,
-) -> Decision:
-    return decide(
-        key,
-        cached=snapshot,
-        local_block_until=local_block_until,
-        now=now,
-        store_configured=True,
-        relay_configured=relay_configured,
-    )
 
 
 # Row: no verdict store configured -> legacy order.
@@ -78,7 +60,7 @@ def test_legacy_mode_ignores_verdicts_and_blocks() -> None:
 
 
 def test_pinned_key_goes_to_the_relay_even_with_a_direct_ok_verdict() -> None:
-    decision = store_mode(PINNED, cached(snapshot_of(route(PINNED))))
+    decision = store_mode(cached(snapshot_of(route(PINNED))), PINNED)
     assert decision == Decision(Path.RELAY, Rule.PINNED)
 
 
@@ -97,7 +79,7 @@ def test_pinned_key_without_a_relay_is_unavailable() -> None:
 
 def test_pinned_key_with_a_known_unhealthy_relay_is_unavailable() -> None:
     snapshot = snapshot_of(relay(group_of(PINNED), healthy=False))
-    assert store_mode(PINNED, cached(snapshot)) == Decision(Path.UNAVAILABLE, Rule.BOTH_KNOWN_BAD)
+    assert store_mode(cached(snapshot), PINNED) == Decision(Path.UNAVAILABLE, Rule.BOTH_KNOWN_BAD)
 
 
 # Row: no snapshot, or one fetched more than 30 s ago -> relay.
@@ -236,7 +218,7 @@ def test_a_stale_snapshot_never_answers_503() -> None:
     assert store_mode(snapshot=stale) == Decision(Path.RELAY, Rule.STALE_SNAPSHOT)
     assert store_mode(snapshot=stale, local_block_until=T0 + 1) == Decision(Path.RELAY, Rule.STALE_SNAPSHOT)
     unhealthy = cached(snapshot_of(relay(group_of(PINNED), healthy=False)), fetched_at=T0 - MINUTE_MS)
-    assert store_mode(PINNED, unhealthy) == Decision(Path.RELAY, Rule.PINNED)
+    assert store_mode(unhealthy, PINNED) == Decision(Path.RELAY, Rule.PINNED)
 
 
 # A timestamp more than 60 s ahead of now (a skewed clock, a hand edit) is not evidence.
@@ -317,7 +299,7 @@ def snapshots(draw: st.DrawFn) -> CachedSnapshot | None:
 def test_never_direct_unless_a_fresh_unblocked_verdict_says_so(
     key: RouteKey, snapshot: CachedSnapshot | None, local_block: int | None, now: int
 ) -> None:
-    decision = store_mode(key, snapshot, local_block_until=local_block, now=now)
+    decision = store_mode(snapshot, key, local_block_until=local_block, now=now)
     if decision.path is not Path.DIRECT:
         return
     assert key not in PINNED_TO_RELAY
@@ -335,7 +317,7 @@ def test_never_direct_unless_a_fresh_unblocked_verdict_says_so(
 def test_unavailable_only_on_a_fresh_snapshot_with_a_known_unhealthy_relay(
     key: RouteKey, snapshot: CachedSnapshot | None, local_block: int | None, now: int
 ) -> None:
-    decision = store_mode(key, snapshot, local_block_until=local_block, now=now)
+    decision = store_mode(snapshot, key, local_block_until=local_block, now=now)
     if decision.path is Path.UNAVAILABLE:
         assert snapshot is not None
         assert now - snapshot.fetched_at <= SNAPSHOT_TTL_MS
@@ -351,7 +333,7 @@ def test_a_missing_or_stale_snapshot_always_means_the_relay(
 ) -> None:
     if snapshot is not None and now - snapshot.fetched_at <= SNAPSHOT_TTL_MS:
         return
-    assert store_mode(key, snapshot, local_block_until=local_block, now=now).path is Path.RELAY
+    assert store_mode(snapshot, key, local_block_until=local_block, now=now).path is Path.RELAY
 
 
 @given(key=keys, snapshot=snapshots(), local_block=st.none() | times, now=times, store=st.booleans())

@@ -13,18 +13,11 @@ from functions.core import (
     PINNED_TO_RELAY,
     SNAPSHOT_TTL_MS,
     VERDICT_MAX_AGE_MS,
-    CachedSnapshot,
     Decision,
     Path,
-    Reason,
-    RelayCheck,
     RouteFailure,
-    RouteKey,
-    RouteVerdict,
     Rule,
     ServiceError,
-    Snapshot,
-    decide,
     group_of,
 )
 from functions.core.model import (
@@ -33,7 +26,12 @@ from functions.core.model import (
     MINUTE_MS,
     SECOND_MS,
     OverrideMode,
+    Reason,
+    RelayCheck,
+    RouteKey,
     RouteOverride,
+    RouteVerdict,
+    Snapshot,
 )
 from functions.core.overrides import (
     MAX_REASON_CHARS,
@@ -54,6 +52,7 @@ from tests.support.core_fakes import (
     relay,
     route,
     snapshot_of,
+    store_mode,
 )
 
 KEY = RouteKey.CU_STOCK
@@ -72,25 +71,6 @@ def override(
 
 def with_override(snapshot: Snapshot, *overrides: RouteOverride) -> Snapshot:
     return dataclasses.replace(snapshot, overrides={o.key: o for o in overrides})
-
-
-def store_mode(
-    snapshot: CachedSnapshot | None,
-    key: RouteKey = KEY,
-    *,
-    local_block_until: int | None = None,
-    now: int = T0,
-    store_configured: bool = True,
-    relay_configured: bool = True,
-) -> Decision:
-    return decide(
-        key,
-        cached=snapshot,
-        local_block_until=local_block_until,
-        now=now,
-        store_configured=store_configured,
-        relay_configured=relay_configured,
-    )
 
 
 # --- the request rules -----------------------------------------------------------------------------

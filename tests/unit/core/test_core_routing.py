@@ -48,11 +48,6 @@ DIRECT_OK = snapshot_of(route(KEY))
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(T0)
-
-
-@pytest.fixture
 def reporter() -> RecordingReporter:
     return RecordingReporter()
 
@@ -73,14 +68,19 @@ def direct_router(
     return make_router(clock, snapshot, reporter=reporter, events=events, relay_configured=relay_configured)
 
 
+@pytest.fixture
+def router(clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents) -> Router:
+    """A router whose snapshot says direct is fine."""
+    return direct_router(clock, reporter, events)
+
+
 # Direct chosen.
 
 
 def test_direct_gets_at_most_3_s(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents, router: Router
 ) -> None:
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
-    router = direct_router(clock, reporter, events)
 
     assert router.route_operation(KEY, direct, via_relay) == "direct"
 
@@ -102,11 +102,10 @@ def test_direct_gets_the_budget_when_it_is_under_3_s(
 
 
 def test_route_failure_blocks_reports_and_falls_back_once_with_the_remaining_budget(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents, router: Router
 ) -> None:
     direct = ScriptedCall(clock, RouteFailure(Reason.HTTP_403), takes_ms=1_200)
     via_relay = ScriptedCall(clock, "relay")
-    router = direct_router(clock, reporter, events)
 
     assert router.route_operation(KEY, direct, via_relay) == "relay"
 
@@ -119,9 +118,8 @@ def test_route_failure_blocks_reports_and_falls_back_once_with_the_remaining_bud
 
 
 def test_the_next_lookup_after_a_live_failure_skips_direct(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, events: RecordingEvents, router: Router
 ) -> None:
-    router = direct_router(clock, reporter, events)
     router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.TIMEOUT)), ScriptedCall(clock, "r"))
 
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
@@ -181,11 +179,10 @@ def test_route_failure_with_a_known_unhealthy_relay_is_unavailable(
 
 
 def test_route_failure_with_no_budget_left_is_a_timeout(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, router: Router
 ) -> None:
     direct = ScriptedCall(clock, RouteFailure(Reason.TIMEOUT), takes_ms=DIRECT_TIMEOUT_MS)
     via_relay = ScriptedCall(clock, "relay")
-    router = direct_router(clock, reporter, events)
 
     with pytest.raises(ServiceError) as raised:
         router.route_operation(KEY, direct, via_relay, budget_ms=DIRECT_TIMEOUT_MS)
@@ -229,10 +226,14 @@ def test_route_failure_without_a_relay_is_an_upstream_error(
     ("status", "code"), [(400, "UPSTREAM_REJECTED"), (404, "UPSTREAM_NOT_FOUND"), (422, "UPSTREAM_REJECTED")]
 )
 def test_upstream_rejection_from_direct_passes_its_meaning_and_never_blocks(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents, status: int, code: str
+    clock: ManualClock,
+    reporter: RecordingReporter,
+    events: RecordingEvents,
+    status: int,
+    code: str,
+    router: Router,
 ) -> None:
     via_relay = ScriptedCall(clock, "relay")
-    router = direct_router(clock, reporter, events)
 
     with pytest.raises(ServiceError) as raised:
         router.route_operation(KEY, ScriptedCall(clock, UpstreamRejected(status)), via_relay)
@@ -255,9 +256,8 @@ def test_upstream_rejection_from_the_relay_passes_its_meaning(clock: ManualClock
 
 
 def test_cancelled_direct_call_never_blocks(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, router: Router
 ) -> None:
-    router = direct_router(clock, reporter, events)
     via_relay = ScriptedCall(clock, "relay")
 
     with pytest.raises(LookupCancelled):
@@ -293,12 +293,11 @@ def test_cancel_set_during_a_successful_call_raises_cancelled(
 
 
 def test_route_failure_while_cancelled_does_not_block_or_fall_back(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, router: Router
 ) -> None:
     cancel = threading.Event()
     direct = ScriptedCall(clock, RouteFailure(Reason.NETWORK_ERROR), cancel_during=cancel)
     via_relay = ScriptedCall(clock, "relay")
-    router = direct_router(clock, reporter, events)
 
     with pytest.raises(LookupCancelled):
         router.route_operation(KEY, direct, via_relay, cancel=cancel)
@@ -519,13 +518,12 @@ def test_concurrent_failures_block_every_key(clock: ManualClock) -> None:
 
 
 def test_a_timeout_under_a_short_budget_is_the_lookups_not_the_routes(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, router: Router
 ) -> None:
     # E.g. the second call of a composite lookup: its 3 s were cut by the remaining budget, so a timeout
     # says nothing about the route and must not block it for 5 minutes everywhere.
     direct = ScriptedCall(clock, RouteFailure(Reason.TIMEOUT), takes_ms=150)
     via_relay = ScriptedCall(clock, "relay")
-    router = direct_router(clock, reporter, events)
 
     with pytest.raises(ServiceError) as raised:
         router.route_operation(KEY, direct, via_relay, budget_ms=150)

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from functions.core import SNAPSHOT_TTL_MS, RouteKey, Snapshot, SnapshotCache, StoreError
+from functions.core import SNAPSHOT_TTL_MS, CachedSnapshot, RouteKey, Snapshot, SnapshotCache, StoreError
 from functions.core.snapshot_cache import REFRESH_LOST_AFTER_MS, RETRY_AFTER_ERROR_MS
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import T0, route, snapshot_of
@@ -31,13 +31,15 @@ class CountingLoader:
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(T0)
-
-
-@pytest.fixture
 def executor() -> ManualExecutor:
     return ManualExecutor()
+
+
+def held(cache: SnapshotCache) -> CachedSnapshot:
+    """What the cache holds, which must be something."""
+    cached = cache.peek()
+    assert cached is not None
+    return cached
 
 
 def test_nothing_is_cached_before_the_first_load(clock: ManualClock, executor: ManualExecutor) -> None:
@@ -54,8 +56,7 @@ def test_refresh_runs_in_the_background_and_records_when_it_read(
     assert cache.peek() is None  # only queued: the caller did not wait
 
     executor.run_pending()
-    cached = cache.peek()
-    assert cached is not None
+    cached = held(cache)
     assert (cached.snapshot, cached.fetched_at) == (NEW, T0)
     clock.advance(1_234)
     assert cache.age_ms() == 1_234
@@ -69,8 +70,7 @@ def test_fetched_at_is_when_the_load_started(clock: ManualClock, executor: Manua
     cache = SnapshotCache(slow_load, clock=clock, executor=executor)
     cache.refresh_if_stale()
     executor.run_pending()
-    cached = cache.peek()
-    assert cached is not None
+    cached = held(cache)
     assert cached.fetched_at == T0
 
 
@@ -89,8 +89,7 @@ def test_fresh_snapshot_is_not_reloaded_until_the_ttl_passes(
     clock.advance(1)
     cache.refresh_if_stale()
     assert executor.run_pending() == 1
-    cached = cache.peek()
-    assert cached is not None
+    cached = held(cache)
     assert cached.snapshot == NEW
     assert loader.calls == 2
 
@@ -130,8 +129,7 @@ def test_single_flight_under_concurrent_callers() -> None:
     gate.set()
     pool.shutdown(wait=True)
     assert calls == 1
-    cached = cache.peek()
-    assert cached is not None
+    cached = held(cache)
     assert cached.snapshot == NEW
 
 
@@ -149,8 +147,7 @@ def test_load_error_keeps_the_old_snapshot_and_is_reported(
     cache.refresh_if_stale()
     executor.run_pending()
 
-    cached = cache.peek()
-    assert cached is not None
+    cached = held(cache)
     assert (cached.snapshot, cached.fetched_at) == (OLD, T0)
     assert [type(error) for error in errors] == [StoreError]
 
@@ -207,8 +204,7 @@ def test_a_lost_refresh_that_finishes_late_does_not_replace_newer_data(
     cache.refresh_if_stale()
     executor.run_pending()
 
-    cached = cache.peek()
-    assert cached is not None
+    cached = held(cache)
     assert (cached.snapshot, cached.fetched_at) == (NEW, T0 + REFRESH_LOST_AFTER_MS)
 
 

@@ -13,19 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from functions.core.model import (
-    COOLDOWN_MS,
-    MINUTE_MS,
-    SECOND_MS,
-    OverrideMode,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteKey,
-    RouteOverride,
-    RouteVerdict,
-    Snapshot,
-)
+from functions.core import Reason, RelayCheck, RelayGroup, RouteKey, RouteVerdict, Snapshot
+from functions.core.model import COOLDOWN_MS, MINUTE_MS, SECOND_MS, OverrideMode, RouteOverride
 from functions.handlers.wire import snapshot_to_wire
 from ops_cli import cli
 from ops_cli.api import Answer, ApiError, OpsApi, SlotTaken

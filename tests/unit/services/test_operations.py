@@ -8,7 +8,6 @@ from datetime import date
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
@@ -23,7 +22,6 @@ from functions.services.queries import (
     CuStoresQuery,
     DtryxMoviesQuery,
     DtryxTimetableQuery,
-    Gs25ProductsQuery,
     Gs25StockQuery,
     LookupQuery,
     OliveyoungGoodsQuery,
@@ -32,7 +30,6 @@ from functions.services.queries import (
     OliveyoungStoresQuery,
     SevenElevenExhibitionsQuery,
     SevenElevenPagesQuery,
-    SevenElevenPopwordsQuery,
     SevenElevenProductsQuery,
     SevenElevenStockQuery,
     SevenElevenStoresQuery,
@@ -40,6 +37,7 @@ from functions.services.queries import (
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from tests.support.clock import ManualClock
 from tests.support.examples import examples
+from tests.support.queries import QueryCases, for_every_accepted_query, query_fields
 
 NOW = 1_767_225_600_000
 
@@ -430,36 +428,16 @@ COORDINATE = st.floats(min_value=-200, max_value=200)
 CINEMA = st.sampled_from(
     ["000067", " 000067 ", "٠٠٠٠٦٧", "０００００６７", "00067"]
 )  # Arabic-Indic, full-width
-ENDPOINTS: list[tuple[type[LookupQuery], dict[str, st.SearchStrategy[Any]]]] = [
-    (
-        OliveyoungStoresQuery,
-        {"keyword": TEXT, "lat": COORDINATE, "page": NUMBER},
+ENDPOINTS: QueryCases = [
+    *query_fields(
+        {
+            "text": TEXT,
+            "count": NUMBER,
+            "coordinate": COORDINATE,
+            "code": TEXT,
+            "product": st.just("8800362322138"),
+        }
     ),
-    (
-        OliveyoungProductsQuery,
-        {"keyword": TEXT, "page": NUMBER, "size": NUMBER},
-    ),
-    (
-        OliveyoungStockQuery,
-        {"productId": st.just("8800362322138"), "keyword": TEXT, "lon": COORDINATE, "page": NUMBER},
-    ),
-    (CuProductsQuery, {"keyword": TEXT, "offset": NUMBER, "limit": NUMBER}),
-    (
-        CuStoresQuery,
-        {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCd": TEXT},
-    ),
-    (Gs25ProductsQuery, {"keyword": TEXT}),
-    (
-        Gs25StockQuery,
-        {"lat": COORDINATE, "lon": COORDINATE, "keyword": TEXT, "itemCode": TEXT},
-    ),
-    (
-        SevenElevenProductsQuery,
-        {"keyword": TEXT, "page": NUMBER, "size": NUMBER},
-    ),
-    (SevenElevenStoresQuery, {"keyword": TEXT, "limit": NUMBER}),
-    (SevenElevenStockQuery, {"itemCd": TEXT, "storeCd": TEXT}),
-    (SevenElevenPopwordsQuery, {"label": TEXT}),
     (
         DtryxMoviesQuery,
         {"brandCode": st.sampled_from(["indieart", " indieart", "Indieart"]), "cinemaCode": CINEMA},
@@ -467,21 +445,8 @@ ENDPOINTS: list[tuple[type[LookupQuery], dict[str, st.SearchStrategy[Any]]]] = [
 ]
 
 
-@pytest.mark.parametrize(("model", "fields"), ENDPOINTS, ids=[m.__name__ for m, _ in ENDPOINTS])
-@settings(
-    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(data=st.data())
-def test_what_the_query_accepts_the_operation_accepts(
-    model: type[LookupQuery],
-    fields: dict[str, st.SearchStrategy[Any]],
-    data: st.DataObject,
-) -> None:
+@for_every_accepted_query(ENDPOINTS, max_examples=examples(150))
+def test_what_the_query_accepts_the_operation_accepts(query: LookupQuery) -> None:
     """No query passes the API's checks and then fails the catalog's on a field the caller never sent."""
-    values = data.draw(st.fixed_dictionaries({}, optional=fields))
-    try:
-        query = model.model_validate(values)
-    except ValidationError:
-        return
     with pytest.raises(Reached):
         query.fetch(FirstCall())  # type: ignore[arg-type]
