@@ -34,12 +34,13 @@ synth: install
 # is built once, on the worker that runs the whole group (tests/conftest.py assigns the groups).
 PARALLEL := -n auto --dist loadgroup
 
-# The whole suite, with the branch coverage of functions/ (fails under pyproject's fail_under).
+# The whole suite (unit, adapters, integration, relay, infrastructure, e2e), with the branch coverage of
+# functions/ (fails under pyproject's fail_under).
 test: install
 	$(BIN)/pytest $(PARALLEL) --cov=functions --cov-branch --cov-report=term-missing:skip-covered
 
-# The pure core, the catalog, the services and the adapters: the loop to run all day (no sandbox, no synth).
-# A quarter of the property tests' examples (tests/conftest.py); `make test` runs them all.
+# The pure core, the catalog, the services and the adapters: the loop to run all day (no integration tests,
+# no sandbox, no synth). A quarter of the property tests' examples (tests/conftest.py); `make test` runs them all.
 test-fast: install
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-route-health-fast} \
 	$(BIN)/pytest $(PARALLEL) tests/unit/core tests/unit/catalog tests/unit/services tests/adapters

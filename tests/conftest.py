@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, settings
 
 from infra.environment import POWERTOOLS_ENVIRONMENT
 
-# Fixtures any test may ask for: moto once per module, emptied before each test.
-pytest_plugins = ("tests.support.aws",)
+# Fixtures any test may ask for: moto once per module, emptied before each test; the functions' telemetry.
+pytest_plugins = ("tests.support.aws", "tests.support.telemetry")
 
 # What the stack sets on every function, before any test module imports a handler (Powertools reads these
 # when its Logger is created).
@@ -69,7 +69,8 @@ def fake_aws_environment() -> Iterator[None]:
 
 
 # Under xdist (`make test`), tests that share an expensive session fixture run on one worker, so it is built
-# once per run rather than once per worker (`--dist loadgroup` honours these groups).
+# once per run rather than once per worker (`--dist loadgroup` honours these groups). tests/integration's
+# servers are not grouped: they start in about a second, so each worker runs its own and the tests spread.
 SHARED_SESSION_FIXTURES = ("synthesized", "sandbox", "quota_sandbox")
 
 

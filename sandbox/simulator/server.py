@@ -129,6 +129,7 @@ class Simulator:
         self._hang_limit_s = hang_limit_s
         self._released = threading.Event()
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._calls = self._zero_calls()
         self._in_flight = 0
         self._max_in_flight = 0
@@ -172,6 +173,18 @@ class Simulator:
         self._released.set()
         self._relay_client.close()
 
+    def reset(self, *, timeout_s: float = 5.0) -> None:
+        """Back to how it started, still serving: no faults, the hanging or slow requests end now (waited
+        for, up to `timeout_s`), and every counter at zero."""
+        self.faults.clear()
+        with self._idle:
+            hanging, self._released = self._released, threading.Event()
+        hanging.set()
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout_s)
+            self._calls = self._zero_calls()
+            self._max_in_flight = self._in_flight
+
     # --- handling ----------------------------------------------------------------------------
 
     def handle(self, request: SimRequest) -> SimResponse | None:
@@ -187,8 +200,9 @@ class Simulator:
                 return self._retailer(request, path.removeprefix(f"/{RELAY_UPSTREAM}"), RELAY_UPSTREAM)
             return self._retailer(request, path, DIRECT)
         finally:
-            with self._lock:
+            with self._idle:
                 self._in_flight -= 1
+                self._idle.notify_all()
 
     def _retailer(self, request: SimRequest, path: str, caller: str) -> SimResponse | None:
         host, _, rest = path.lstrip("/").partition("/")

@@ -329,6 +329,42 @@ def test_a_hang_is_released_when_the_server_closes(simulator: Simulator) -> None
     assert simulator.calls()["direct:cu-prime"] == 1
 
 
+def test_a_reset_ends_the_hangs_and_forgets_faults_and_counts_and_the_server_goes_on(
+    client: httpx.Client, simulator: Simulator
+) -> None:
+    simulator.faults.set("direct:cu-prime", "timeout")
+    path = "/www.pocketcu.co.kr/api/search/display/stock"
+    errors: list[BaseException] = []
+
+    def hang() -> None:
+        try:
+            client.post(path, json={})
+        except httpx.HTTPError as error:
+            errors.append(error)
+
+    caller = threading.Thread(target=hang)
+    caller.start()
+    give_up = time.monotonic() + 5
+    while simulator.max_in_flight() < 1 and time.monotonic() < give_up:
+        time.sleep(0.01)
+    assert caller.is_alive(), "the request never hung in the simulator"
+
+    started = time.monotonic()
+    simulator.reset()
+
+    assert time.monotonic() - started < 2  # the hang was ended, not waited out (5 s)
+    caller.join(timeout=2)
+    assert not caller.is_alive()
+    assert type(errors[0]) is httpx.RemoteProtocolError  # dropped unanswered, as a hang ends
+    assert simulator.max_in_flight() == 0
+    assert set(simulator.calls().values()) == {0}
+    assert client.post(path, json={}).status_code == 200  # no fault left, and a hang no longer ends at once
+    simulator.faults.set("direct:cu-prime", "slow-300")
+    slow_started = time.monotonic()
+    assert client.post(path, json={}).status_code == 200
+    assert time.monotonic() - slow_started >= 0.3
+
+
 # --- counts, leaks, concurrency ------------------------------------------------------------------
 
 

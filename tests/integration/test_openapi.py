@@ -20,7 +20,7 @@ from functions.handlers import api, ops, wiring
 from functions.handlers.metrics import LOOKUP_ERROR_CODES
 from functions.handlers.openapi import OVERRIDE_PATH, ROUTES_PATH
 from sandbox.simulator.server import Simulator
-from tests.unit.handlers.test_api import ENDPOINT_OF, ENDPOINTS, Endpoint, loaded, write_verdicts
+from tests.integration.test_api import ENDPOINT_OF, ENDPOINTS, Endpoint, loaded, write_verdicts
 
 OPERATOR_AUTH = {"x-health-check-key": "hc-secret-Zq81"}  # HEALTH_CHECK_SECRET of conftest's test secrets
 
