@@ -3,49 +3,48 @@
 The servers start once per session (per xdist worker) and every test resets them, explicitly and cheaply,
 before it runs, so the tests stay independent and run in any order:
 
-- `aws`: moto's server, emptied by moto's own reset; then the verdict table (`table_definition`, as the CDK
-  table and the sandbox make it) and the test secret. boto3 clients without an endpoint of their own reach it
-  (`AWS_ENDPOINT_URL`). `dynamodb`: a client; `store`: a `DynamoVerdictStore` on it; `secret_id`.
-- `upstreams`: the simulated retailers with a reference relay per group in front, taking the `test_secrets`
+- `aws`: the sandbox's embedded AWS (moto's server): the verdict table is made anew (`table_definition`, as
+  the CDK table and the sandbox make it) and the test secret is there. boto3 clients without an endpoint of
+  their own reach it (`AWS_ENDPOINT_URL`). `dynamodb`: a client; `store`: a `DynamoVerdictStore` on it.
+- `upstreams`: the simulated retailers with a reference relay per group in front, taking the test secrets'
   relay credentials. `simulator` is reset (`Simulator.reset`: no faults, hanging requests ended, counters
   at zero); the relays keep state by time (quota windows, cached answers), so their clock moves a week on.
 - `clock`: a `ManualClock` back at NOW, moving only when a test says so.
 
-And per test: `make_container(**overrides)`, a real container (`build_container`) on moto whose HTTP goes to
-the simulator, installed with `set_container` so the real `lambda_handler`s use it; closed after the test,
-its background work finished first. `api_event(method, path, ...)`: an API Gateway HTTP API (payload v2)
-event at NOW; `lambda_context`: a context as the sandbox makes one.
+Per test, `lambdas` (`Lambdas`) builds fresh containers over them and calls the real `lambda_handler`s.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import io
 import json
-import logging
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+import socket
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 import boto3
-import httpx
 import pytest
-from moto.server import ThreadedMotoServer
+from botocore.config import Config
 
-from functions.adapters.dynamo_store import DynamoVerdictStore, table_definition
+from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
 from functions.adapters.relay import RelayCredentials
 from functions.adapters.secrets import Secrets
-from functions.core import RelayGroup
-from functions.handlers import wiring
+from functions.core import DIRECT_PROBED, RelayCheck, RelayGroup, RouteCheck, RouteKey
+from functions.handlers import api, ops, probe, wiring
+from functions.handlers.openapi import ROUTES_PATH
 from functions.handlers.settings import ApiSettings
 from relay.logs import RelayLog
+from sandbox.embedded_aws import REGION, EmbeddedAws
 from sandbox.gateway import LambdaContext
 from sandbox.relays import SimulatedUpstreams, start_upstreams
-from sandbox.simulator.server import Simulator, loopback_transport
-from tests.support import events
+from sandbox.scheduler import scheduled_event
+from sandbox.simulator.server import Simulator
 from tests.support.clock import ManualClock
+from tests.support.endpoints import Endpoint
+from tests.support.events import api_event
 
 TABLE_NAME = "route-health-test"
-SECRET_ID = "route-health/test"
 NOW = 1_767_225_600_000 + 42_000
 """2026-01-01T00:00:42Z: 42 s into a 5-minute probe slot."""
 WEEK_MS = 7 * 24 * 60 * 60 * 1000
@@ -62,6 +61,149 @@ TEST_SECRET_VALUES: Mapping[str, str] = {
     "GS25_API_KEY": "gs25-api-key-Qv12",
 }
 TEST_SECRETS = Secrets.from_mapping(TEST_SECRET_VALUES, source="test")
+OPERATOR_SECRET = TEST_SECRET_VALUES["HEALTH_CHECK_SECRET"]
+OPERATOR_AUTH = {"Authorization": f"Bearer {OPERATOR_SECRET}"}
+
+
+class Answer(NamedTuple):
+    """A handler's HTTP answer, its body decoded."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: Any
+
+    def rate_limit(self) -> dict[str, str]:
+        return {
+            name: value for name, value in self.headers.items() if name.lower().startswith("x-ratelimit-")
+        }
+
+
+def answer_of(result: Mapping[str, Any]) -> Answer:
+    return Answer(result["statusCode"], result.get("headers") or {}, json.loads(result["body"]))
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """The body of every error answer."""
+    return {"success": False, "error": {"code": code, "message": message}}
+
+
+def explode(*_: Any, **__: Any) -> Any:
+    """Stands in for a part that fails unexpectedly (with a detail no answer may show)."""
+    raise RuntimeError("secret detail /var/task/functions/x.py line 3")
+
+
+class Lambdas:
+    """One test's Lambda functions: the containers it builds (each installed with `set_container`, so the real
+    `lambda_handler`s use it) over the shared servers, and the calls it makes to their handlers."""
+
+    def __init__(
+        self, clock: ManualClock, dynamodb: Any, simulator: Simulator, upstreams: SimulatedUpstreams
+    ) -> None:
+        self.clock = clock
+        self.dynamodb = dynamodb
+        self.store = DynamoVerdictStore(TABLE_NAME, dynamodb)
+        self.simulator = simulator
+        self.context: Any = LambdaContext("route-health-test", timeout_s=30)  # what the handlers read of one
+        self._upstreams = upstreams
+        self._built: list[tuple[wiring.Container, bool]] = []
+
+    def settings(self) -> dict[str, str]:
+        """What `container` builds from, by env var name: the table and the three simulated relays."""
+        return {
+            "ROUTE_HEALTH_TABLE": TABLE_NAME,
+            "SNAPSHOT_PREFETCH_SECONDS": "0.3",
+            "OY_RELAY_URL": self._upstreams.relay_url(RelayGroup.OLIVEYOUNG),
+            "CONVENIENCE_RELAY_URL": self._upstreams.relay_url(RelayGroup.CONVENIENCE),
+            "DTRYX_RELAY_URL": self._upstreams.relay_url(RelayGroup.DTRYX),
+        }
+
+    def container(
+        self, *, secrets: Secrets = TEST_SECRETS, table: bool = True, dynamodb: Any = None, **settings: str
+    ) -> wiring.Container:
+        """A real container on moto (or `dynamodb`) whose HTTP reaches the simulator; `settings` by env var
+        name override `settings()`; `table=False`: legacy mode."""
+        values = {**self.settings(), **settings}
+        if not table:
+            del values["ROUTE_HEALTH_TABLE"]
+        container = wiring.build_container(
+            ApiSettings.from_environment(**values),
+            clock=self.clock,
+            dynamodb_client=dynamodb or self.dynamodb,
+            http_transport=self._upstreams.direct_transport(),
+            secrets=secrets,
+        )
+        self._built.append((container, dynamodb is None))
+        wiring.set_container(container)
+        return container
+
+    def ready(self, **overrides: Any) -> wiring.Container:
+        """Every direct route verified and every relay healthy just now, and a container with that loaded."""
+        self.write_verdicts()
+        return self.loaded(self.container(**overrides))
+
+    @staticmethod
+    def loaded(container: wiring.Container) -> wiring.Container:
+        """Waits (bounded) until the container's snapshot is loaded, as after a successful INIT prefetch."""
+        assert container.snapshots is not None
+        assert container.snapshots.prefetch(5.0)
+        return container
+
+    def write_verdicts(
+        self, *, direct: bool = True, relays_healthy: bool = True, keys: tuple[RouteKey, ...] = DIRECT_PROBED
+    ) -> None:
+        now = self.clock()
+        relays = [RelayCheck(group, relays_healthy, now) for group in RelayGroup]
+        self.store.write_checks([RouteCheck(key, direct, now) for key in keys], relays, now=now)
+
+    def lookup(
+        self,
+        path: str,
+        query: Mapping[str, str] | None = None,
+        *,
+        method: str = "GET",
+        headers: Mapping[str, str] | None = None,
+        ip: str | None = None,
+    ) -> Answer:
+        event = api_event(method, path, query=query, headers=headers, now_ms=NOW)
+        if ip is not None:
+            event["requestContext"]["http"]["sourceIp"] = ip
+        return answer_of(api.lambda_handler(event, self.context))
+
+    def lookup_endpoint(self, endpoint: Endpoint) -> Answer:
+        return self.lookup(endpoint.path, endpoint.query)
+
+    def operator(
+        self,
+        method: str,
+        path: str = ROUTES_PATH,
+        *,
+        headers: Mapping[str, str] = OPERATOR_AUTH,
+        body: object = None,
+        query: Mapping[str, str] | None = None,
+    ) -> Answer:
+        """The operator API; a `body` that is not a string is sent as JSON."""
+        raw = body if body is None or isinstance(body, str) else json.dumps(body)
+        event = api_event(method, path, headers=headers, body=raw, query=query, now_ms=NOW)
+        return answer_of(ops.lambda_handler(event, self.context))
+
+    def probe(self, at_ms: int | None = None) -> dict[str, Any]:
+        """The probe function's answer to the schedule's event for `at_ms` (default: now)."""
+        event = scheduled_event(self.clock() if at_ms is None else at_ms, region=REGION)
+        result: dict[str, Any] = probe.lambda_handler(event, self.context)
+        return result
+
+    def used(self) -> dict[str, int]:
+        """The non-zero counts of the functions' calls (not the relays' own calls to the retailers)."""
+        calls = self.simulator.calls().items()
+        return {name: count for name, count in calls if count and not name.startswith("relay-upstream:")}
+
+    def close(self) -> None:
+        wiring.set_container(None)
+        for container, on_moto in self._built:
+            # Background work on the shared moto ends before the next test's table (a store of the test's
+            # own may hang: its work is dropped, as it cannot reach moto).
+            container.executor.shutdown(wait=on_moto, cancel_futures=True)
+            container.close()
 
 
 class RelayClock:
@@ -77,64 +219,6 @@ class RelayClock:
 
     def next_test(self) -> None:
         self._offset += WEEK_MS
-
-
-@pytest.fixture(scope="session")
-def moto_url() -> Iterator[str]:
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def aws(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    httpx.post(f"{moto_url}/moto-api/reset").raise_for_status()
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_url)
-    boto3.client("secretsmanager").create_secret(
-        Name=SECRET_ID, SecretString=json.dumps(dict(TEST_SECRET_VALUES))
-    )
-    return moto_url
-
-
-@pytest.fixture
-def dynamodb(aws: str) -> Any:
-    client = boto3.client("dynamodb")
-    client.create_table(**table_definition(TABLE_NAME))
-    return client
-
-
-@pytest.fixture
-def store(dynamodb: Any) -> DynamoVerdictStore:
-    return DynamoVerdictStore(TABLE_NAME, dynamodb)
-
-
-@pytest.fixture
-def secret_id(aws: str) -> str:
-    return SECRET_ID
-
-
-@pytest.fixture
-def test_secrets() -> Secrets:
-    return TEST_SECRETS
-
-
-@pytest.fixture(scope="session")
-def session_clock() -> ManualClock:
-    return ManualClock(NOW)
-
-
-@pytest.fixture
-def clock(session_clock: ManualClock) -> ManualClock:
-    session_clock.now = NOW
-    return session_clock
-
-
-@pytest.fixture(scope="session")
-def relay_clock(session_clock: ManualClock) -> RelayClock:
-    return RelayClock(session_clock)
 
 
 def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
@@ -154,6 +238,47 @@ def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
 
 
 @pytest.fixture(scope="session")
+def embedded_aws() -> Iterator[EmbeddedAws]:
+    with EmbeddedAws(TEST_SECRET_VALUES, table_name=TABLE_NAME) as started:
+        yield started
+
+
+@pytest.fixture
+def aws(embedded_aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch) -> EmbeddedAws:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", embedded_aws.secretsmanager_url)  # moto itself
+    return embedded_aws
+
+
+@pytest.fixture
+def dynamodb(aws: EmbeddedAws) -> Any:
+    client = aws.dynamodb_client()
+    client.delete_table(TableName=TABLE_NAME)
+    client.create_table(**table_definition(TABLE_NAME))
+    return client
+
+
+@pytest.fixture
+def store(lambdas: Lambdas) -> DynamoVerdictStore:
+    return lambdas.store
+
+
+@pytest.fixture(scope="session")
+def session_clock() -> ManualClock:
+    return ManualClock(NOW)
+
+
+@pytest.fixture
+def clock(session_clock: ManualClock) -> ManualClock:
+    session_clock.now = NOW
+    return session_clock
+
+
+@pytest.fixture(scope="session")
+def relay_clock(session_clock: ManualClock) -> RelayClock:
+    return RelayClock(session_clock)
+
+
+@pytest.fixture(scope="session")
 def upstreams(relay_clock: RelayClock) -> Iterator[SimulatedUpstreams]:
     credentials = relay_credentials(TEST_SECRETS)
     simulator = Simulator(credentials, hang_limit_s=5.0)
@@ -169,64 +294,26 @@ def simulator(upstreams: SimulatedUpstreams, relay_clock: RelayClock) -> Simulat
 
 
 @pytest.fixture
-def lambda_context() -> LambdaContext:
-    return LambdaContext("route-health-test", timeout_s=30)
+def lambdas(
+    clock: ManualClock, dynamodb: Any, simulator: Simulator, upstreams: SimulatedUpstreams
+) -> Iterator[Lambdas]:
+    functions = Lambdas(clock, dynamodb, simulator, upstreams)
+    yield functions
+    functions.close()
 
 
 @pytest.fixture
-def api_event() -> Callable[..., dict[str, Any]]:
-    """api_event("GET", "/api/...", headers=..., query=..., body=...): an event at NOW."""
-    return functools.partial(events.api_event, now_ms=NOW)
+def hung_dynamodb() -> Iterator[Any]:
+    """A DynamoDB endpoint that accepts connections and never answers (a client with the store's timeouts)."""
+    with contextlib.closing(socket.create_server(("127.0.0.1", 0), backlog=16)) as listener:
+        yield dynamodb_client(endpoint_url=f"http://127.0.0.1:{listener.getsockname()[1]}")
 
 
 @pytest.fixture
-def settings_values(upstreams: SimulatedUpstreams) -> dict[str, str]:
-    """Settings for `make_container` by env var name: the table and the three simulated relays."""
-    return {
-        "ROUTE_HEALTH_TABLE": TABLE_NAME,
-        "SNAPSHOT_PREFETCH_SECONDS": "0.3",
-        "OY_RELAY_URL": upstreams.relay_url(RelayGroup.OLIVEYOUNG),
-        "CONVENIENCE_RELAY_URL": upstreams.relay_url(RelayGroup.CONVENIENCE),
-        "DTRYX_RELAY_URL": upstreams.relay_url(RelayGroup.DTRYX),
-    }
-
-
-@pytest.fixture
-def make_container(
-    dynamodb: Any,
-    clock: ManualClock,
-    settings_values: dict[str, str],
-    upstreams: SimulatedUpstreams,
-    simulator: Simulator,
-) -> Iterator[Callable[..., wiring.Container]]:
-    """Factory: make_container(secrets=..., table=False, dynamodb_client=..., **settings by env var name)."""
-    built: list[tuple[wiring.Container, bool]] = []
-
-    def build(
-        *,
-        secrets: Secrets | None = None,
-        table: bool = True,
-        dynamodb_client: Any = None,
-        **settings: str,
-    ) -> wiring.Container:
-        values = {**settings_values, **settings}
-        if not table:
-            values.pop("ROUTE_HEALTH_TABLE", None)
-        container = wiring.build_container(
-            ApiSettings.from_environment(**values),
-            clock=clock,
-            dynamodb_client=dynamodb_client or dynamodb,
-            http_transport=loopback_transport(upstreams.base_url),
-            secrets=secrets if secrets is not None else TEST_SECRETS,
-        )
-        built.append((container, dynamodb_client is None))
-        wiring.set_container(container)
-        return container
-
-    yield build
-    wiring.set_container(None)
-    for container, on_moto in built:
-        # Background work on the shared moto ends before the next test empties it (a store of the test's own
-        # may hang: its work is dropped, as it cannot reach moto).
-        container.executor.shutdown(wait=on_moto, cancel_futures=True)
-        container.close()
+def unreachable_dynamodb() -> Any:
+    """A DynamoDB client whose endpoint refuses connections (no retry, short timeouts)."""
+    return boto3.client(
+        "dynamodb",
+        endpoint_url="http://127.0.0.1:9",
+        config=Config(connect_timeout=0.2, read_timeout=0.2, retries={"total_max_attempts": 1}),
+    )

@@ -5,140 +5,33 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from pydantic import SecretStr
 
-from functions.adapters.dynamo_store import DynamoVerdictStore
-from functions.adapters.secrets import Secrets
-from functions.core import (
-    COOLDOWN_MS,
-    DIRECT_PROBED,
-    RelayCheck,
-    RelayGroup,
-    RouteCheck,
-    RouteKey,
-    group_of,
-)
+from functions.core import COOLDOWN_MS, RelayCheck, RelayGroup, RouteKey, group_of
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
-from functions.handlers import api, wiring
+from functions.handlers import api
 from functions.services.lookup import InvalidParams, operation_params
-from sandbox.simulator.server import Simulator
+from tests.integration.conftest import NOW, TABLE_NAME, TEST_SECRETS, Answer, Lambdas, error_body, explode
+from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS
+from tests.support.events import api_event
 from tests.support.executor import ManualExecutor
+from tests.support.telemetry import TelemetryOutput
 
 STOCK_STATUSES = {"in_stock", "out_of_stock", "not_sold", "unknown"}
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    headers: Mapping[str, str]
-    body: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    path: str
-    query: Mapping[str, str]
-    keys: tuple[RouteKey, ...]
-    """The route keys this endpoint calls, in order."""
-
-
-ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("/api/oliveyoung/stores", {"keyword": "명동", "page": "1"}, (RouteKey.OY_FIND_STORE,)),
-    Endpoint("/api/oliveyoung/products", {"keyword": "립밤", "size": "5"}, (RouteKey.OY_PRODUCT_SEARCH,)),
-    Endpoint("/api/oliveyoung/products/A000000165760", {}, (RouteKey.OY_GOODS_INFO,)),
-    Endpoint(
-        "/api/oliveyoung/stock",
-        {"productId": "8800362322138", "lat": "37.5635", "lon": "126.9839"},
-        (RouteKey.OY_STOCK_STORES,),
-    ),
-    Endpoint("/api/cu/products", {"keyword": "레쓰비", "limit": "5"}, (RouteKey.CU_PRIME, RouteKey.CU_STOCK)),
-    Endpoint(
-        "/api/cu/stores", {"lat": "37.5", "lon": "127.0", "itemCd": "8801056018979"}, (RouteKey.CU_STORE,)
-    ),
-    Endpoint("/api/gs25/products", {"keyword": "코카콜라"}, (RouteKey.GS25_PRODUCTS,)),
-    Endpoint(
-        "/api/gs25/stock", {"keyword": "코카콜라", "lat": "37.5", "lon": "127.0"}, (RouteKey.GS25_STOCK,)
-    ),
-    Endpoint(
-        "/api/seveneleven/products", {"keyword": "커피", "page": "2", "size": "5"}, (RouteKey.SEVEN_GOODS,)
-    ),
-    Endpoint("/api/seveneleven/stores", {"keyword": "강남", "limit": "3"}, (RouteKey.SEVEN_STORE,)),
-    Endpoint("/api/seveneleven/popwords", {}, (RouteKey.SEVEN_POPWORDS,)),
-    Endpoint(
-        "/api/seveneleven/stock",
-        {"itemCd": "8801056018979", "storeCd": "64676"},
-        (RouteKey.SEVEN_STOCK_META, RouteKey.SEVEN_STOCK),
-    ),
-    Endpoint("/api/seveneleven/catalog/pages", {}, (RouteKey.SEVEN_PAGES,)),
-    Endpoint("/api/seveneleven/catalog/issues", {}, (RouteKey.SEVEN_ISSUES,)),
-    Endpoint("/api/seveneleven/catalog/exhibitions", {}, (RouteKey.SEVEN_EXHIBITIONS,)),
-    Endpoint(
-        "/api/dtryx/movies", {"brandCode": "indieart", "cinemaCode": "000067"}, (RouteKey.DTRYX_MOVIES,)
-    ),
-    Endpoint(
-        "/api/dtryx/play-dates",
-        {"brandCode": "indieart", "cinemaCode": "000067"},
-        (RouteKey.DTRYX_PLAY_DATES,),
-    ),
-    Endpoint(
-        "/api/dtryx/timetable",
-        {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-01-01"},
-        (RouteKey.DTRYX_TIMETABLE,),
-    ),
-)
-ENDPOINT_OF = {key: endpoint for endpoint in ENDPOINTS for key in endpoint.keys}
+STOCK_KEYS = (RouteKey.OY_STOCK_STORES, RouteKey.CU_STORE, RouteKey.SEVEN_STOCK)
+LEGACY_KEYS = (RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES)
 
 
 # --- helpers ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def call(api_event: Callable[..., dict[str, Any]], lambda_context: Any) -> Callable[..., Answer]:
-    def invoke(path: str, query: Mapping[str, str] | None = None, method: str = "GET") -> Answer:
-        result = api.lambda_handler(api_event(method, path, query=query), lambda_context)
-        return Answer(result["statusCode"], result.get("headers") or {}, json.loads(result["body"]))
-
-    return invoke
-
-
-def write_verdicts(
-    store: DynamoVerdictStore,
-    now: int,
-    *,
-    direct: bool = True,
-    relays_healthy: bool = True,
-    keys: tuple[RouteKey, ...] = DIRECT_PROBED,
-) -> None:
-    routes = [RouteCheck(key, direct, now) for key in keys]
-    relays = [RelayCheck(group, relays_healthy, now) for group in RelayGroup]
-    store.write_checks(routes, relays, now=now)
-
-
-def loaded(container: wiring.Container) -> wiring.Container:
-    """Wait (bounded) until the container's snapshot is loaded, as after a successful INIT prefetch."""
-    assert container.snapshots is not None
-    assert container.snapshots.prefetch(5.0)
-    return container
-
-
-def wait_for_background(container: wiring.Container) -> None:
+def wait_for_background(container: Any) -> None:
     """Let the container's background work (failure reports, refreshes) finish."""
     container.executor.shutdown(wait=True)
-
-
-def used(simulator: Simulator) -> dict[str, int]:
-    """The non-zero counters of the Lambda functions' calls (not the relays' own calls to the retailers)."""
-    return {
-        name: count
-        for name, count in simulator.calls().items()
-        if count and not name.startswith("relay-upstream:")
-    }
 
 
 def direct_calls(*keys: RouteKey) -> dict[str, int]:
@@ -192,18 +85,12 @@ def test_the_endpoints_cover_all_20_operations() -> None:
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.path for e in ENDPOINTS])
 def test_happy_path_direct_then_relay_with_the_same_form_and_no_trace_of_the_path(
-    endpoint: Endpoint,
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
+    endpoint: Any, lambdas: Lambdas
 ) -> None:
-    write_verdicts(store, clock())
-    container = loaded(make_container())
-    simulator.reset_calls()
+    container = lambdas.ready()
+    lambdas.simulator.reset_calls()
 
-    direct_answer = call(endpoint.path, endpoint.query)
+    direct_answer = lambdas.lookup_endpoint(endpoint)
 
     assert direct_answer.status == 200, direct_answer.body
     assert direct_answer.body["success"] is True
@@ -211,20 +98,20 @@ def test_happy_path_direct_then_relay_with_the_same_form_and_no_trace_of_the_pat
     assert direct_answer.body["data"]
     # gs25-stock is pinned to the relay by the router; everything else goes direct.
     expected = {f"{'relay' if key is RouteKey.GS25_STOCK else 'direct'}:{key}": 1 for key in endpoint.keys}
-    assert used(simulator) == expected
+    assert lambdas.used() == expected
     assert_no_routing_diagnostics(direct_answer)
     assert_stock_fields(direct_answer.body["data"])
 
     # Now the probe says direct is down: the same request goes to the relay and looks the same.
-    write_verdicts(store, clock.advance(1), direct=False)
-    assert container.snapshots is not None
-    assert container.snapshots.prefetch(5.0)
-    simulator.reset_calls()
+    lambdas.clock.advance(1)
+    lambdas.write_verdicts(direct=False)
+    lambdas.loaded(container)
+    lambdas.simulator.reset_calls()
 
-    relay_answer = call(endpoint.path, endpoint.query)
+    relay_answer = lambdas.lookup_endpoint(endpoint)
 
     assert relay_answer.status == 200, relay_answer.body
-    assert used(simulator) == relay_calls(*endpoint.keys)
+    assert lambdas.used() == relay_calls(*endpoint.keys)
     # The simulated data may differ by request shape; the answer's form may not.
     assert set(relay_answer.body) == {"success", "data"}
     assert set(relay_answer.body["data"]) == set(direct_answer.body["data"])
@@ -232,27 +119,17 @@ def test_happy_path_direct_then_relay_with_the_same_form_and_no_trace_of_the_pat
     assert_no_routing_diagnostics(relay_answer)
 
 
-def test_stock_is_quantity_and_status(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    clock: Any,
-) -> None:
-    write_verdicts(store, clock())
-    loaded(make_container())
-    for key in (RouteKey.OY_STOCK_STORES, RouteKey.CU_STORE, RouteKey.GS25_STOCK, RouteKey.SEVEN_STOCK):
-        endpoint = ENDPOINT_OF[key]
-        answer = call(endpoint.path, endpoint.query)
+def test_stock_is_quantity_and_status(lambdas: Lambdas) -> None:
+    lambdas.ready()
+    for key in (*STOCK_KEYS, RouteKey.GS25_STOCK):
+        answer = lambdas.lookup_endpoint(ENDPOINT_OF[key])
         assert answer.status == 200, (key, answer.body)
         assert assert_stock_fields(answer.body["data"]) >= 1, key
 
 
-def test_seven_eleven_stock_is_one_store_of_one_item(
-    call: Callable[..., Answer], make_container: Callable[..., wiring.Container], store: Any, clock: Any
-) -> None:
-    write_verdicts(store, clock())
-    loaded(make_container())
-    answer = call("/api/seveneleven/stock", {"itemCd": "8801056018979", "storeCd": "64676"})
+def test_seven_eleven_stock_is_one_store_of_one_item(lambdas: Lambdas) -> None:
+    lambdas.ready()
+    answer = lambdas.lookup("/api/seveneleven/stock", {"itemCd": "8801056018979", "storeCd": "64676"})
     assert answer.status == 200
     data = answer.body["data"]
     assert data["itemCode"] == "8801056018979"
@@ -260,23 +137,18 @@ def test_seven_eleven_stock_is_one_store_of_one_item(
     assert data["stock"]["status"] in STOCK_STATUSES
 
 
-def test_cu_stores_without_an_item_report_no_stock(
-    call: Callable[..., Answer], make_container: Callable[..., wiring.Container], store: Any, clock: Any
-) -> None:
-    write_verdicts(store, clock())
-    loaded(make_container())
-    answer = call("/api/cu/stores", {"lat": "37.5", "lon": "127.0"})
+def test_cu_stores_without_an_item_report_no_stock(lambdas: Lambdas) -> None:
+    lambdas.ready()
+    answer = lambdas.lookup("/api/cu/stores", {"lat": "37.5", "lon": "127.0"})
     assert answer.status == 200
     stores = answer.body["data"]["stores"]
     assert stores
     assert all("stock" not in row and row["storeCode"] for row in stores)
 
 
-def test_openapi_document_lists_every_endpoint_and_parameter(
-    call: Callable[..., Answer], make_container: Any
-) -> None:
-    make_container()
-    answer = call("/api/openapi.json")
+def test_openapi_document_lists_every_endpoint_and_parameter(lambdas: Lambdas) -> None:
+    lambdas.container()
+    answer = lambdas.lookup("/api/openapi.json")
     assert answer.status == 200
     paths = answer.body["paths"]
     for endpoint in ENDPOINTS:
@@ -323,20 +195,12 @@ BAD_INPUTS: tuple[tuple[str, dict[str, str], str | None], ...] = (
 
 @pytest.mark.parametrize(("path", "query", "field"), BAD_INPUTS)
 def test_bad_input_is_400_with_field_errors_and_no_upstream_call(
-    path: str,
-    query: Mapping[str, str],
-    field: str | None,
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: Any,
-    simulator: Simulator,
-    clock: Any,
+    path: str, query: dict[str, str], field: str | None, lambdas: Lambdas
 ) -> None:
-    write_verdicts(store, clock())
-    loaded(make_container())
-    simulator.reset_calls()
+    lambdas.ready()
+    lambdas.simulator.reset_calls()
 
-    answer = call(path, query)
+    answer = lambdas.lookup(path, query)
 
     assert answer.status == 400
     assert answer.body["success"] is False
@@ -345,128 +209,97 @@ def test_bad_input_is_400_with_field_errors_and_no_upstream_call(
     assert error["message"]
     assert field in [item["field"] for item in error["fields"]]
     assert all(item["message"] for item in error["fields"])
-    assert used(simulator) == {}
+    assert lambdas.used() == {}
 
 
-def test_unknown_path_is_a_404_envelope(call: Callable[..., Answer], make_container: Any) -> None:
-    make_container()
-    answer = call("/api/nowhere")
+def test_unknown_path_is_a_404_envelope(lambdas: Lambdas) -> None:
+    lambdas.container()
+    answer = lambdas.lookup("/api/nowhere")
     assert answer.status == 404
-    assert answer.body == {"success": False, "error": {"code": "NOT_FOUND", "message": "No such endpoint."}}
+    assert answer.body == error_body("NOT_FOUND", "No such endpoint.")
 
 
 # --- routing through the API -------------------------------------------------------------------
 
 
-def test_direct_403_falls_back_once_then_relay_only_while_blocked_and_is_recorded(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-) -> None:
+def test_direct_403_falls_back_once_then_relay_only_while_blocked_and_is_recorded(lambdas: Lambdas) -> None:
     key = RouteKey.OY_PRODUCT_SEARCH
-    endpoint = ENDPOINT_OF[key]
-    write_verdicts(store, clock())
-    container = loaded(make_container())
-    simulator.faults.set(f"direct:{key}", "http-403")
-    simulator.reset_calls()
+    container = lambdas.ready()
+    lambdas.simulator.faults.set(f"direct:{key}", "http-403")
+    lambdas.simulator.reset_calls()
 
-    first = call(endpoint.path, endpoint.query)
-    assert first.status == 200
-    assert used(simulator) == {**direct_calls(key), **relay_calls(key)}
-    failed_at = clock()
+    assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
+    assert lambdas.used() == {**direct_calls(key), **relay_calls(key)}
+    failed_at = lambdas.clock()
 
     for _ in range(3):
-        clock.advance(20_000)  # still inside the 5-minute block
-        assert call(endpoint.path, endpoint.query).status == 200
-    assert used(simulator) == {f"direct:{key}": 1, f"relay:{key}": 4}
+        lambdas.clock.advance(20_000)  # still inside the 5-minute block
+        assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
+    assert lambdas.used() == {f"direct:{key}": 1, f"relay:{key}": 4}
 
     wait_for_background(container)
-    verdict = store.read_snapshot().routes[key]
+    verdict = lambdas.store.read_snapshot().routes[key]
     assert verdict.direct is False
     assert verdict.failed_at == failed_at
     assert verdict.blocked_until == failed_at + COOLDOWN_MS
     # Other operations of the same service keep going direct.
-    assert store.read_snapshot().routes[RouteKey.OY_FIND_STORE].direct is True
+    assert lambdas.store.read_snapshot().routes[RouteKey.OY_FIND_STORE].direct is True
 
 
-def test_upstream_404_passes_through_with_no_fallback_and_no_block(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-) -> None:
+def test_upstream_404_passes_through_with_no_fallback_and_no_block(lambdas: Lambdas) -> None:
     key = RouteKey.OY_GOODS_INFO
-    endpoint = ENDPOINT_OF[key]
-    write_verdicts(store, clock())
-    container = loaded(make_container())
-    simulator.faults.set(f"direct:{key}", "http-404")
-    simulator.reset_calls()
+    container = lambdas.ready()
+    lambdas.simulator.faults.set(f"direct:{key}", "http-404")
+    lambdas.simulator.reset_calls()
 
-    answer = call(endpoint.path, endpoint.query)
+    answer = lambdas.lookup_endpoint(ENDPOINT_OF[key])
 
     assert answer.status == 404
     assert answer.body["error"]["code"] == "UPSTREAM_NOT_FOUND"
-    assert used(simulator) == direct_calls(key)
+    assert lambdas.used() == direct_calls(key)
     assert container.router.local_block_until(key) is None
     wait_for_background(container)
-    verdict = store.read_snapshot().routes[key]
+    verdict = lambdas.store.read_snapshot().routes[key]
     assert verdict.direct is True
     assert verdict.failed_at is None
 
 
-def test_both_known_bad_is_503_without_any_upstream_call(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-) -> None:
-    write_verdicts(store, clock(), direct=False, relays_healthy=False)
-    loaded(make_container())
-    clock.advance(5_000)
-    simulator.reset_calls()
+def test_both_known_bad_is_503_without_any_upstream_call(lambdas: Lambdas) -> None:
+    lambdas.write_verdicts(direct=False, relays_healthy=False)
+    lambdas.loaded(lambdas.container())
+    lambdas.clock.advance(5_000)
+    lambdas.simulator.reset_calls()
 
     for endpoint in ENDPOINTS:
         if RouteKey.GS25_STOCK in endpoint.keys:
             continue  # pinned: never "known bad direct", it only depends on its relay
-        answer = call(endpoint.path, endpoint.query)
+        answer = lambdas.lookup_endpoint(endpoint)
         assert answer.status == 503, endpoint.path
-        assert answer.body == {
-            "success": False,
-            "error": {
-                "code": "UPSTREAM_ROUTE_UNAVAILABLE",
-                "message": "Neither the direct route nor the relay is working right now.",
-            },
-        }
-    assert used(simulator) == {}
+        assert answer.body == error_body(
+            "UPSTREAM_ROUTE_UNAVAILABLE", "Neither the direct route nor the relay is working right now."
+        )
+    assert lambdas.used() == {}
 
 
-def unavailable_routes(telemetry: Any) -> list[str]:
+def unavailable_routes(telemetry: TelemetryOutput) -> list[str]:
     """The route of every `route unavailable` log line (what the 503s-by-route query counts)."""
     return [log["route"] for log in telemetry.logs() if log["message"] == "route unavailable"]
 
 
 def test_every_503_answer_counts_as_unavailable_in_the_lookup_metrics(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-    telemetry: Any,
+    lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
     # The 503-rate alarm divides Lookups{Path=unavailable} by all lookups: every 503 must land there.
     relayed, failing_direct = RouteKey.DTRYX_MOVIES, RouteKey.OY_PRODUCT_SEARCH
-    write_verdicts(store, clock(), keys=(failing_direct,))
-    store.write_checks([], [RelayCheck(RelayGroup.OLIVEYOUNG, False, clock())], now=clock())
-    loaded(make_container())
-    simulator.faults.set("relay:dtryx", "http-503")  # the relay's own 503
-    simulator.faults.set(f"direct:{failing_direct}", "http-403")  # then: relay known unhealthy -> 503
+    lambdas.write_verdicts(keys=(failing_direct,))
+    now = lambdas.clock()
+    lambdas.store.write_checks([], [RelayCheck(RelayGroup.OLIVEYOUNG, False, now)], now=now)
+    lambdas.loaded(lambdas.container())
+    lambdas.simulator.faults.set("relay:dtryx", "http-503")  # the relay's own 503
+    lambdas.simulator.faults.set(f"direct:{failing_direct}", "http-403")  # then: relay known unhealthy -> 503
 
     for key in (relayed, failing_direct):
-        answer = call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query)
+        answer = lambdas.lookup_endpoint(ENDPOINT_OF[key])
         assert (answer.status, answer.body["error"]["code"]) == (503, "UPSTREAM_ROUTE_UNAVAILABLE")
 
     assert unavailable_routes(telemetry) == [relayed, failing_direct]
@@ -476,20 +309,12 @@ def test_every_503_answer_counts_as_unavailable_in_the_lookup_metrics(
     assert codes == ["UPSTREAM_ROUTE_UNAVAILABLE", "UPSTREAM_ROUTE_UNAVAILABLE"]
 
 
-def test_a_lookup_writes_its_metrics_as_one_emf_line(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    clock: Any,
-    telemetry: Any,
-) -> None:
+def test_a_lookup_writes_its_metrics_as_one_emf_line(lambdas: Lambdas, telemetry: TelemetryOutput) -> None:
     # One document with a directive per dimension set instead of a single-metric line each.
-    write_verdicts(store, clock())
-    loaded(make_container())
+    lambdas.ready()
     telemetry.text()  # forget what building the container wrote
-    key = RouteKey.OY_PRODUCT_SEARCH
 
-    assert call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query).status == 200
+    assert lambdas.lookup_endpoint(ENDPOINT_OF[RouteKey.OY_PRODUCT_SEARCH]).status == 200
 
     lines = [line for line in telemetry.text().splitlines() if '"_aws"' in line]
     assert len(lines) == 1
@@ -503,123 +328,81 @@ def test_a_lookup_writes_its_metrics_as_one_emf_line(
 
 
 def test_a_direct_lookup_logs_no_line_at_the_default_level(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    clock: Any,
-    telemetry: Any,
+    lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
     # The decision is counted by Lookups{Path}; its log line is DEBUG (an INFO line per lookup cost ~40 us).
-    write_verdicts(store, clock())
-    loaded(make_container())
+    lambdas.ready()
     telemetry.text()
-    key = RouteKey.OY_PRODUCT_SEARCH
 
-    assert call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query).status == 200
+    assert lambdas.lookup_endpoint(ENDPOINT_OF[RouteKey.OY_PRODUCT_SEARCH]).status == 200
 
     assert "route decided" not in telemetry.text()
 
 
 def test_a_refused_failure_report_counts_as_stale_write_rejected(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-    telemetry: Any,
+    lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
     key = RouteKey.OY_PRODUCT_SEARCH
-    write_verdicts(store, clock())
-    container = loaded(make_container())
+    container = lambdas.ready()
     # Another container already reported the same failure: this container's report is refused.
-    store.record_failure(key, at=clock(), now=clock())
-    simulator.faults.set(f"direct:{key}", "http-403")
+    lambdas.store.record_failure(key, at=lambdas.clock(), now=lambdas.clock())
+    lambdas.simulator.faults.set(f"direct:{key}", "http-403")
 
-    assert call(ENDPOINT_OF[key].path, ENDPOINT_OF[key].query).status == 200
+    assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
     wait_for_background(container)
 
     rejected = [m["value"] for m in telemetry.metrics() if m["name"] == "StaleWriteRejected"]
     assert rejected == [1]
 
 
-def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-) -> None:
-    key = RouteKey.DTRYX_MOVIES
-    endpoint = ENDPOINT_OF[key]
-    container = make_container()
+def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(lambdas: Lambdas) -> None:
+    endpoint = ENDPOINT_OF[RouteKey.DTRYX_MOVIES]
+    container = lambdas.container()
     # Swap in a snapshot cache whose background work runs only when the test says so.
     executor = ManualExecutor()
-    assert container.store is not None
-    snapshots = SnapshotCache(container.store.read_snapshot, clock=clock, executor=executor)
+    snapshots = SnapshotCache(lambdas.store.read_snapshot, clock=lambdas.clock, executor=executor)
     container.snapshots = snapshots
     container.router = Router(
-        clock=clock, snapshots=snapshots, reporter=None, relay_configured=lambda _group: True
+        clock=lambdas.clock, snapshots=snapshots, reporter=None, relay_configured=lambda _group: True
     )
-    write_verdicts(store, clock())
+    lambdas.write_verdicts()
     snapshots.refresh_if_stale()
     assert executor.run_pending() == 1
-    clock.advance(31_000)  # the cached snapshot is now older than 30 s
-    simulator.reset_calls()
+    lambdas.clock.advance(31_000)  # the cached snapshot is now older than 30 s
+    lambdas.simulator.reset_calls()
 
-    assert call(endpoint.path, endpoint.query).status == 200
-    assert used(simulator) == relay_calls(key)  # stale: relay now, refresh in the background
+    assert lambdas.lookup_endpoint(endpoint).status == 200
+    assert lambdas.used() == relay_calls(*endpoint.keys)  # stale: relay now, refresh in the background
 
     assert executor.run_pending() == 1  # single flight: the request started exactly one refresh
-    simulator.reset_calls()
-    assert call(endpoint.path, endpoint.query).status == 200
-    assert used(simulator) == direct_calls(key)
+    lambdas.simulator.reset_calls()
+    assert lambdas.lookup_endpoint(endpoint).status == 200
+    assert lambdas.used() == direct_calls(*endpoint.keys)
 
 
-@pytest.mark.parametrize(
-    "key", [RouteKey.OY_STOCK_STORES, RouteKey.CU_STORE, RouteKey.SEVEN_STOCK, RouteKey.OY_PRODUCT_SEARCH]
-)
-def test_a_schema_failure_is_never_an_empty_list_or_stock_zero(
-    key: RouteKey,
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-) -> None:
-    endpoint = ENDPOINT_OF[key]
-    write_verdicts(store, clock())
-    loaded(make_container())
-    simulator.faults.set(f"direct:{key}", "bad-shape")
-    simulator.faults.set(f"relay:{group_of(key)}", "bad-shape")
-    simulator.reset_calls()
+@pytest.mark.parametrize("key", [*STOCK_KEYS, RouteKey.OY_PRODUCT_SEARCH])
+def test_a_schema_failure_is_never_an_empty_list_or_stock_zero(key: RouteKey, lambdas: Lambdas) -> None:
+    lambdas.ready()
+    lambdas.simulator.faults.set(f"direct:{key}", "bad-shape")
+    lambdas.simulator.faults.set(f"relay:{group_of(key)}", "bad-shape")
+    lambdas.simulator.reset_calls()
 
-    answer = call(endpoint.path, endpoint.query)
+    answer = lambdas.lookup_endpoint(ENDPOINT_OF[key])
 
     assert answer.status == 502
-    assert answer.body == {
-        "success": False,
-        "error": {
-            "code": "UPSTREAM_BAD_RESPONSE",
-            "message": "The upstream service answered with an unusable response.",
-        },
-    }
-    assert used(simulator)[f"direct:{key}"] == 1
-    assert used(simulator)[f"relay:{key}"] == 1
+    assert answer.body == error_body(
+        "UPSTREAM_BAD_RESPONSE", "The upstream service answered with an unusable response."
+    )
+    assert lambdas.used()[f"direct:{key}"] == 1
+    assert lambdas.used()[f"relay:{key}"] == 1
 
 
-def test_relay_quota_is_429_with_retry_after(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-) -> None:
-    write_verdicts(store, clock(), direct=False)
-    loaded(make_container())
-    simulator.faults.set("relay:dtryx", "http-429")
-    endpoint = ENDPOINT_OF[RouteKey.DTRYX_MOVIES]
+def test_relay_quota_is_429_with_retry_after(lambdas: Lambdas) -> None:
+    lambdas.write_verdicts(direct=False)
+    lambdas.loaded(lambdas.container())
+    lambdas.simulator.faults.set("relay:dtryx", "http-429")
 
-    answer = call(endpoint.path, endpoint.query)
+    answer = lambdas.lookup_endpoint(ENDPOINT_OF[RouteKey.DTRYX_MOVIES])
 
     assert answer.status == 429
     assert answer.body["error"]["code"] == "RELAY_QUOTA_EXCEEDED"
@@ -629,28 +412,19 @@ def test_relay_quota_is_429_with_retry_after(
 
 @pytest.mark.parametrize("api_key", ["gs25-api-key-expired", None])
 def test_a_gs25_refusal_of_the_relays_session_is_a_503_saying_so_and_counted(
-    api_key: str | None,
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    simulator: Simulator,
-    clock: Any,
-    telemetry: Any,
-    test_secrets: Secrets,
+    api_key: str | None, lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
     # The simulated convenience relay has no GS25 session and GS25 takes only its own key: with an expired
     # key (or none) GS25 answers 401/403, which the relay passes on. Our relay token is fine.
-    secrets = test_secrets.model_copy(update={"gs25_api_key": SecretStr(api_key) if api_key else None})
-    write_verdicts(store, clock())
-    loaded(make_container(secrets=secrets))
-    endpoint = ENDPOINT_OF[RouteKey.GS25_STOCK]
+    secrets = TEST_SECRETS.model_copy(update={"gs25_api_key": SecretStr(api_key) if api_key else None})
+    lambdas.ready(secrets=secrets)
 
-    answer = call(endpoint.path, endpoint.query)
+    answer = lambdas.lookup_endpoint(ENDPOINT_OF[RouteKey.GS25_STOCK])
 
     assert answer.status == 503
     assert answer.body["error"]["code"] == "UPSTREAM_ROUTE_UNAVAILABLE"
     assert "GS25 session" in answer.body["error"]["message"]
-    assert used(simulator) == relay_calls(RouteKey.GS25_STOCK)
+    assert lambdas.used() == relay_calls(RouteKey.GS25_STOCK)
     expired = [metric for metric in telemetry.metrics() if metric["name"] == "Gs25SessionExpired"]
     assert expired == [
         {
@@ -662,84 +436,57 @@ def test_a_gs25_refusal_of_the_relays_session_is_a_503_saying_so_and_counted(
     ]
 
 
-def test_the_relays_own_401_for_gs25_stock_stays_a_502(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    clock: Any,
-    telemetry: Any,
-    test_secrets: Secrets,
-) -> None:
-    wrong_token = test_secrets.model_copy(update={"convenience_relay_token": SecretStr("wrong")})
-    write_verdicts(store, clock())
-    loaded(make_container(secrets=wrong_token))
-    endpoint = ENDPOINT_OF[RouteKey.GS25_STOCK]
+def test_the_relays_own_401_for_gs25_stock_stays_a_502(lambdas: Lambdas, telemetry: TelemetryOutput) -> None:
+    lambdas.ready(secrets=TEST_SECRETS.model_copy(update={"convenience_relay_token": SecretStr("wrong")}))
 
-    answer = call(endpoint.path, endpoint.query)
+    answer = lambdas.lookup_endpoint(ENDPOINT_OF[RouteKey.GS25_STOCK])
 
     assert (answer.status, answer.body["error"]["code"]) == (502, "UPSTREAM_BAD_RESPONSE")
     assert "Gs25SessionExpired" not in {metric["name"] for metric in telemetry.metrics()}
 
 
 def test_the_gs25_api_key_reaches_the_gs25_stock_relay_body_and_nothing_else(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    dynamodb: Any,
-    simulator: Simulator,
-    clock: Any,
-    telemetry: Any,
-    test_secrets: Secrets,
+    lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
-    assert test_secrets.gs25_api_key is not None
-    api_key = test_secrets.gs25_api_key.get_secret_value()
-    write_verdicts(store, clock())
-    container = loaded(make_container())
-    simulator.faults.set(f"direct:{RouteKey.CU_STOCK}", "http-403")  # a failure report and a relay fallback
+    assert TEST_SECRETS.gs25_api_key is not None
+    api_key = TEST_SECRETS.gs25_api_key.get_secret_value()
+    container = lambdas.ready()
+    lambdas.simulator.faults.set(f"direct:{RouteKey.CU_STOCK}", "http-403")  # a failure report and a fallback
 
     # The simulated relay serves gs25-stock only with this key in the body (it has no GS25 session).
     for endpoint in ENDPOINTS:
-        assert call(endpoint.path, endpoint.query).status == 200, endpoint.path
-    write_verdicts(store, clock.advance(1), direct=False)
-    assert container.snapshots is not None
-    assert container.snapshots.prefetch(5.0)
+        assert lambdas.lookup_endpoint(endpoint).status == 200, endpoint.path
+    lambdas.clock.advance(1)
+    lambdas.write_verdicts(direct=False)
+    lambdas.loaded(container)
     for endpoint in ENDPOINTS:
-        assert call(endpoint.path, endpoint.query).status == 200, endpoint.path
+        assert lambdas.lookup_endpoint(endpoint).status == 200, endpoint.path
     wait_for_background(container)
 
-    assert simulator.calls()["direct:cu-stock"] == 1
-    assert simulator.calls()["leakedSecrets"] == 0  # no retailer request carried it (nor any other secret)
+    assert lambdas.simulator.calls()["direct:cu-stock"] == 1
+    assert lambdas.simulator.calls()["leakedSecrets"] == 0  # no retailer request carried it (nor any other)
     assert api_key not in telemetry.text()
-    items = dynamodb.scan(TableName=dynamodb.list_tables()["TableNames"][0])["Items"]
+    items = lambdas.dynamodb.scan(TableName=TABLE_NAME)["Items"]
     assert items
     assert api_key not in json.dumps(items)
 
 
-def test_legacy_mode_without_a_table_uses_the_relay_when_configured(
-    call: Callable[..., Answer], make_container: Callable[..., wiring.Container], simulator: Simulator
-) -> None:
-    container = make_container(table=False)
+def test_legacy_mode_without_a_table_uses_the_relay_when_configured(lambdas: Lambdas) -> None:
+    container = lambdas.container(table=False)
     assert container.store is None
     assert container.snapshots is None
-    simulator.reset_calls()
-    for key in (RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES):
-        endpoint = ENDPOINT_OF[key]
-        assert call(endpoint.path, endpoint.query).status == 200
-    assert used(simulator) == relay_calls(RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES)
+    for key in LEGACY_KEYS:
+        assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
+    assert lambdas.used() == relay_calls(*LEGACY_KEYS)
 
 
-def test_legacy_mode_without_a_table_or_relay_goes_direct(
-    call: Callable[..., Answer], make_container: Callable[..., wiring.Container], simulator: Simulator
-) -> None:
-    make_container(table=False, OY_RELAY_URL="", CONVENIENCE_RELAY_URL="", DTRYX_RELAY_URL="")
-    simulator.reset_calls()
-    for key in (RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES):
-        endpoint = ENDPOINT_OF[key]
-        assert call(endpoint.path, endpoint.query).status == 200
-    assert used(simulator) == direct_calls(RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES)
+def test_legacy_mode_without_a_table_or_relay_goes_direct(lambdas: Lambdas) -> None:
+    lambdas.container(table=False, OY_RELAY_URL="", CONVENIENCE_RELAY_URL="", DTRYX_RELAY_URL="")
+    for key in LEGACY_KEYS:
+        assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
+    assert lambdas.used() == direct_calls(*LEGACY_KEYS)
     # GS25 stock needs the relay's app session: with no relay there is no way to answer.
-    endpoint = ENDPOINT_OF[RouteKey.GS25_STOCK]
-    assert call(endpoint.path, endpoint.query).status == 503
+    assert lambdas.lookup_endpoint(ENDPOINT_OF[RouteKey.GS25_STOCK]).status == 503
 
 
 class DynamoCallCounter:
@@ -756,29 +503,21 @@ class DynamoCallCounter:
         return {thread for thread, name in self.calls if operation in (None, name)}
 
 
-def test_no_dynamodb_call_on_the_request_path_in_steady_state(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    dynamodb: Any,
-    store: DynamoVerdictStore,
-    clock: Any,
-) -> None:
-    write_verdicts(store, clock())
-    container = loaded(make_container())
-    counter = DynamoCallCounter(dynamodb)
+def test_no_dynamodb_call_on_the_request_path_in_steady_state(lambdas: Lambdas) -> None:
+    container = lambdas.ready()
+    counter = DynamoCallCounter(lambdas.dynamodb)
     request_thread = threading.get_ident()
 
     for index in range(60):
-        endpoint = ENDPOINTS[index % len(ENDPOINTS)]
-        assert call(endpoint.path, endpoint.query).status == 200
-        clock.advance(250)  # 15 s in all: the snapshot stays fresh
+        assert lambdas.lookup_endpoint(ENDPOINTS[index % len(ENDPOINTS)]).status == 200
+        lambdas.clock.advance(250)  # 15 s in all: the snapshot stays fresh
 
     assert counter.threads("Query") == set()  # the fresh snapshot is not read again
     assert request_thread not in counter.threads()  # daily quota counts are flushed in the background
     # Past the 30 s TTL the snapshot is refreshed, but in the background, never on the request's thread.
-    clock.advance(30_000)
+    lambdas.clock.advance(30_000)
     for endpoint in ENDPOINTS[:5]:
-        assert call(endpoint.path, endpoint.query).status == 200
+        assert lambdas.lookup_endpoint(endpoint).status == 200
     wait_for_background(container)
     assert counter.threads("Query"), "the stale snapshot was refreshed"
     assert counter.threads("UpdateItem"), "the daily quota counts were flushed"
@@ -786,34 +525,17 @@ def test_no_dynamodb_call_on_the_request_path_in_steady_state(
 
 
 def test_an_unexpected_error_is_a_bare_500_that_the_unexpected_errors_alarm_counts(
-    call: Callable[..., Answer],
-    make_container: Callable[..., wiring.Container],
-    monkeypatch: pytest.MonkeyPatch,
-    telemetry: Any,
+    lambdas: Lambdas, monkeypatch: pytest.MonkeyPatch, telemetry: TelemetryOutput
 ) -> None:
-    container = make_container()
-
-    def explode(*_: Any, **__: Any) -> Any:
-        raise RuntimeError("secret detail /var/task/functions/x.py line 3")
-
-    monkeypatch.setattr(container.router, "route_operation", explode)
-    answer = call("/api/gs25/products", {"keyword": "콜라"})
+    monkeypatch.setattr(lambdas.container().router, "route_operation", explode)
+    answer = lambdas.lookup("/api/gs25/products", {"keyword": "콜라"})
 
     assert answer.status == 500
-    assert answer.body == {
-        "success": False,
-        "error": {"code": "INTERNAL_ERROR", "message": "Something went wrong; try again later."},
-    }
+    assert answer.body == error_body("INTERNAL_ERROR", "Something went wrong; try again later.")
     counted = {(m["name"], m["dimensions"].get("Code")) for m in telemetry.metrics()}
     assert counted >= {("UnexpectedError", None), ("LookupError", "INTERNAL_ERROR")}
     [logged] = [log for log in telemetry.logs() if log["message"] == "unexpected error"]
     assert logged["error_type"] == "RuntimeError"
-
-
-@pytest.fixture(autouse=True)
-def _forget_container() -> Iterator[None]:
-    yield
-    wiring.set_container(None)
 
 
 def test_params_the_operation_refuses_are_a_400_naming_the_field() -> None:
@@ -828,18 +550,11 @@ def test_params_the_operation_refuses_are_a_400_naming_the_field() -> None:
     assert [item["field"] for item in body["error"]["fields"]] == ["cinemaCode"]
 
 
-def test_korean_text_is_sent_as_utf8_not_escaped(
-    api_event: Callable[..., dict[str, Any]],
-    lambda_context: Any,
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    clock: Any,
-) -> None:
-    write_verdicts(store, clock())
-    loaded(make_container())
+def test_korean_text_is_sent_as_utf8_not_escaped(lambdas: Lambdas) -> None:
+    lambdas.ready()
 
     result = api.lambda_handler(
-        api_event("GET", "/api/gs25/products", query={"keyword": "코카콜라"}), lambda_context
+        api_event("GET", "/api/gs25/products", query={"keyword": "코카콜라"}, now_ms=NOW), lambdas.context
     )
 
     assert result["statusCode"] == 200

@@ -5,22 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client
-from functions.core import DIRECT_PROBED, RelayCheck, RelayGroup, RouteCheck
-from functions.handlers import api, wiring
-from sandbox.simulator.server import Simulator
+from tests.integration.conftest import OPERATOR_SECRET, TABLE_NAME, Lambdas, error_body
+from tests.support.telemetry import TelemetryOutput
 
-ContainerFactory = Callable[..., wiring.Container]
-TABLE_NAME = "route-health-test"  # conftest's
-OPERATOR_SECRET = "hc-secret-Zq81"  # HEALTH_CHECK_SECRET in conftest's test secrets
 ALICE_IP = "203.0.113.7"
 BOB_IP = "198.51.100.23"
 CU_PRODUCTS = ("/api/cu/products", {"keyword": "레쓰비"})
@@ -29,97 +21,56 @@ LAST_SECOND_KST = 1_767_279_599_000
 MIDNIGHT_KST_S = 1_767_279_600
 
 
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    headers: Mapping[str, str]
-    body: dict[str, Any]
-
-    def rate_limit(self) -> dict[str, str]:
-        return {
-            name: value for name, value in self.headers.items() if name.lower().startswith("x-ratelimit-")
-        }
+def upstream_calls(lambdas: Lambdas) -> int:
+    return sum(lambdas.simulator.calls().values()) - lambdas.simulator.calls().get("leakedSecrets", 0)
 
 
-@pytest.fixture
-def call(api_event: Callable[..., dict[str, Any]], lambda_context: Any) -> Callable[..., Answer]:
-    def invoke(
-        path: str,
-        query: Mapping[str, str] | None = None,
-        *,
-        ip: str = ALICE_IP,
-        headers: Mapping[str, str] | None = None,
-    ) -> Answer:
-        event = api_event("GET", path, query=query, headers=headers)
-        event["requestContext"]["http"]["sourceIp"] = ip
-        result = api.lambda_handler(event, lambda_context)
-        return Answer(result["statusCode"], result.get("headers") or {}, json.loads(result["body"]))
-
-    return invoke
+def alice(lambdas: Lambdas, path: str = CU_PRODUCTS[0], query: Any = CU_PRODUCTS[1], **kwargs: Any) -> Any:
+    """A lookup from Alice's address (CU products unless told)."""
+    return lambdas.lookup(path, query, ip=ALICE_IP, **kwargs)
 
 
-@pytest.fixture
-def verdicts(store: DynamoVerdictStore, clock: Any) -> None:
-    """Every direct route verified just now, every relay healthy."""
-    routes = [RouteCheck(key, True, clock()) for key in DIRECT_PROBED]
-    store.write_checks(routes, [RelayCheck(group, True, clock()) for group in RelayGroup], now=clock())
+def test_answers_of_limited_endpoints_carry_the_headers_errors_too(lambdas: Lambdas) -> None:
+    lambdas.container(DAILY_RATE_LIMIT="5")
+    reset = str(MIDNIGHT_KST_S)  # the tests' NOW is 09:00:42 on 2026-01-01 in Seoul
 
-
-def upstream_calls(simulator: Simulator) -> int:
-    return sum(simulator.calls().values()) - simulator.calls().get("leakedSecrets", 0)
-
-
-def finish_background(container: wiring.Container) -> None:
-    container.executor.shutdown(wait=True)
-
-
-def test_answers_of_limited_endpoints_carry_the_headers_errors_too(
-    make_container: ContainerFactory, call: Callable[..., Answer], clock: Any
-) -> None:
-    make_container(DAILY_RATE_LIMIT="5")
-    reset = str(MIDNIGHT_KST_S)  # conftest's NOW is 09:00:42 on 2026-01-01 in Seoul
-
-    ok = call(*CU_PRODUCTS)
+    ok = alice(lambdas)
     assert ok.status == 200
     assert ok.rate_limit() == {
         "X-RateLimit-Limit": "5",
         "X-RateLimit-Remaining": "4",
         "X-RateLimit-Reset": reset,
     }
-    bad_input = call("/api/cu/products", {"keyword": " "})
+    bad_input = alice(lambdas, "/api/cu/products", {"keyword": " "})
     assert bad_input.status == 400
     assert bad_input.rate_limit()["X-RateLimit-Remaining"] == "3"
-    no_such_endpoint = call("/api/gs25/nothing")
+    no_such_endpoint = alice(lambdas, "/api/gs25/nothing", None)
     assert no_such_endpoint.status == 404
     assert no_such_endpoint.rate_limit()["X-RateLimit-Remaining"] == "2"
-    assert call("/api/oliveyoung/products/A000000165760").rate_limit()["X-RateLimit-Remaining"] == "1"
+    assert (
+        alice(lambdas, "/api/oliveyoung/products/A000000165760", None).rate_limit()["X-RateLimit-Remaining"]
+        == "1"
+    )
 
-    unlimited = call("/api/seveneleven/popwords")
+    unlimited = alice(lambdas, "/api/seveneleven/popwords", None)
     assert unlimited.status == 200
     assert unlimited.rate_limit() == {}
 
 
 def test_over_the_limit_is_429_before_any_validation_or_upstream_call_and_counted_in_a_metric(
-    make_container: ContainerFactory,
-    call: Callable[..., Answer],
-    simulator: Simulator,
-    telemetry: Any,
-    clock: Any,
+    lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
-    make_container(DAILY_RATE_LIMIT="2")
-    assert [call(*CU_PRODUCTS).status for _ in range(2)] == [200, 200]
-    simulator.reset_calls()
+    lambdas.container(DAILY_RATE_LIMIT="2")
+    assert [alice(lambdas).status for _ in range(2)] == [200, 200]
+    lambdas.simulator.reset_calls()
 
-    refused = call("/api/gs25/products", {"keyword": "코카콜라"})
+    refused = alice(lambdas, "/api/gs25/products", {"keyword": "코카콜라"})
     assert refused.status == 429
-    assert refused.body == {
-        "success": False,
-        "error": {
-            "code": "DAILY_RATE_LIMIT_EXCEEDED",
-            "message": "This client has used its lookups for today; the limit resets at midnight in Korea.",
-        },
-    }
-    seconds_to_midnight = MIDNIGHT_KST_S - clock() // 1000
+    assert refused.body == error_body(
+        "DAILY_RATE_LIMIT_EXCEEDED",
+        "This client has used its lookups for today; the limit resets at midnight in Korea.",
+    )
+    seconds_to_midnight = MIDNIGHT_KST_S - lambdas.clock() // 1000
     assert refused.headers == {
         "Content-Type": "application/json",
         "X-RateLimit-Limit": "2",
@@ -127,8 +78,8 @@ def test_over_the_limit_is_429_before_any_validation_or_upstream_call_and_counte
         "X-RateLimit-Reset": str(MIDNIGHT_KST_S),
         "Retry-After": str(seconds_to_midnight),
     }
-    assert call("/api/cu/products", {"keyword": " "}).status == 429  # not 400: refused before validation
-    assert upstream_calls(simulator) == 0
+    assert alice(lambdas, "/api/cu/products", {"keyword": " "}).status == 429  # not 400: before validation
+    assert upstream_calls(lambdas) == 0
 
     exceeded = [m for m in telemetry.metrics() if m["name"] == "LookupError"]
     assert [(m["value"], m["dimensions"]) for m in exceeded] == [
@@ -137,12 +88,10 @@ def test_over_the_limit_is_429_before_any_validation_or_upstream_call_and_counte
     assert ALICE_IP not in telemetry.text()
 
 
-def test_another_client_is_not_affected(
-    make_container: ContainerFactory, call: Callable[..., Answer]
-) -> None:
-    make_container(DAILY_RATE_LIMIT="1")
-    assert [call(*CU_PRODUCTS).status for _ in range(2)] == [200, 429]
-    bob = call(*CU_PRODUCTS, ip=BOB_IP)
+def test_another_client_is_not_affected(lambdas: Lambdas) -> None:
+    lambdas.container(DAILY_RATE_LIMIT="1")
+    assert [alice(lambdas).status for _ in range(2)] == [200, 429]
+    bob = lambdas.lookup(*CU_PRODUCTS, ip=BOB_IP)
     assert bob.status == 200
     assert bob.rate_limit()["X-RateLimit-Remaining"] == "0"
 
@@ -155,67 +104,61 @@ def test_another_client_is_not_affected(
     ],
 )
 def test_the_operator_key_bypasses_the_limit_and_is_not_counted(
-    make_container: ContainerFactory, call: Callable[..., Answer], headers: dict[str, str]
+    lambdas: Lambdas, headers: dict[str, str]
 ) -> None:
-    make_container(DAILY_RATE_LIMIT="1")
-    operator = call(*CU_PRODUCTS, headers=headers)
+    lambdas.container(DAILY_RATE_LIMIT="1")
+    operator = alice(lambdas, headers=headers)
     assert operator.status == 200
     assert operator.rate_limit() == {}
-    assert call(*CU_PRODUCTS).status == 200  # the operator's lookup did not use the client's one
-    assert call(*CU_PRODUCTS).status == 429
-    assert call(*CU_PRODUCTS, headers=headers).status == 200
-    assert call(*CU_PRODUCTS, headers={"Authorization": "Bearer wrong"}).status == 429
+    assert alice(lambdas).status == 200  # the operator's lookup did not use the client's one
+    assert alice(lambdas).status == 429
+    assert alice(lambdas, headers=headers).status == 200
+    assert alice(lambdas, headers={"Authorization": "Bearer wrong"}).status == 429
 
 
 @pytest.mark.parametrize(
     "headers", [{"Authorization": "Bearer \ud800"}, {"x-health-check-key": f"{OPERATOR_SECRET}\udcff"}]
 )
 def test_an_operator_key_utf8_cannot_encode_is_no_key_not_a_500(
-    make_container: ContainerFactory, call: Callable[..., Answer], headers: dict[str, str]
+    lambdas: Lambdas, headers: dict[str, str]
 ) -> None:
-    make_container(DAILY_RATE_LIMIT="1")
-    first = call(*CU_PRODUCTS, headers=headers)
-    assert first.status == 200
-    assert first.rate_limit()["X-RateLimit-Remaining"] == "0"  # counted like any client's lookup
-    assert call(*CU_PRODUCTS, headers=headers).status == 429
+    lambdas.container(DAILY_RATE_LIMIT="1")
+    answers = [alice(lambdas, headers=headers) for _ in range(2)]
+    assert [answer.status for answer in answers] == [200, 429]
+    assert answers[0].rate_limit()["X-RateLimit-Remaining"] == "0"  # counted like any client's lookup
 
 
-def test_the_limit_resets_at_midnight_in_seoul(
-    make_container: ContainerFactory, call: Callable[..., Answer], clock: Any
-) -> None:
-    clock.now = LAST_SECOND_KST
-    make_container(DAILY_RATE_LIMIT="1")
-    assert call(*CU_PRODUCTS).status == 200
-    refused = call(*CU_PRODUCTS)
+def test_the_limit_resets_at_midnight_in_seoul(lambdas: Lambdas) -> None:
+    lambdas.clock.now = LAST_SECOND_KST
+    lambdas.container(DAILY_RATE_LIMIT="1")
+    assert alice(lambdas).status == 200
+    refused = alice(lambdas)
     assert (refused.status, refused.headers["Retry-After"]) == (429, "1")
 
-    clock.advance(1_000)  # 00:00:00 in Seoul
-    fresh = call(*CU_PRODUCTS)
+    lambdas.clock.advance(1_000)  # 00:00:00 in Seoul
+    fresh = alice(lambdas)
     assert fresh.status == 200
     assert fresh.rate_limit()["X-RateLimit-Reset"] == str(MIDNIGHT_KST_S + 24 * 60 * 60)
 
 
-def test_limit_zero_turns_it_off_and_the_prefixes_are_a_setting(
-    make_container: ContainerFactory, call: Callable[..., Answer]
-) -> None:
-    make_container(DAILY_RATE_LIMIT="0")
-    assert [call(*CU_PRODUCTS).status for _ in range(3)] == [200] * 3
-    assert call(*CU_PRODUCTS).rate_limit() == {}
+def test_limit_zero_turns_it_off_and_the_prefixes_are_a_setting(lambdas: Lambdas) -> None:
+    lambdas.container(DAILY_RATE_LIMIT="0")
+    assert [alice(lambdas).status for _ in range(3)] == [200] * 3
+    assert alice(lambdas).rate_limit() == {}
 
-    make_container(DAILY_RATE_LIMIT="1", DAILY_RATE_LIMIT_PREFIXES="/api/seveneleven/")
-    assert [call(*CU_PRODUCTS).status for _ in range(2)] == [200, 200]
-    assert [call("/api/seveneleven/popwords").status for _ in range(2)] == [200, 429]
+    lambdas.container(DAILY_RATE_LIMIT="1", DAILY_RATE_LIMIT_PREFIXES="/api/seveneleven/")
+    assert [alice(lambdas).status for _ in range(2)] == [200, 200]
+    assert [alice(lambdas, "/api/seveneleven/popwords", None).status for _ in range(2)] == [200, 429]
 
 
-def test_counts_reach_the_store_as_hashes_of_the_source_ip_only(
-    make_container: ContainerFactory, call: Callable[..., Answer], dynamodb: Any, verdicts: None
-) -> None:
-    container = make_container(DAILY_RATE_LIMIT="10")
+def test_counts_reach_the_store_as_hashes_of_the_source_ip_only(lambdas: Lambdas) -> None:
+    lambdas.write_verdicts()
+    container = lambdas.container(DAILY_RATE_LIMIT="10")
     for _ in range(3):
-        assert call(*CU_PRODUCTS).status == 200
-    finish_background(container)
+        assert alice(lambdas).status == 200
+    container.executor.shutdown(wait=True)
 
-    items = dynamodb.scan(TableName=TABLE_NAME)["Items"]
+    items = lambdas.dynamodb.scan(TableName=TABLE_NAME)["Items"]
     quota_items = [item for item in items if item["pk"]["S"].startswith("quota#")]
     assert [(item["pk"]["S"], item["sk"]["S"]) for item in quota_items] == [
         ("quota#2026-01-01", hashlib.sha256(ALICE_IP.encode()).hexdigest())
@@ -224,30 +167,16 @@ def test_counts_reach_the_store_as_hashes_of_the_source_ip_only(
     assert ALICE_IP not in json.dumps(items)
 
 
-@pytest.fixture
-def hung_dynamodb() -> Iterator[Any]:
-    """A DynamoDB endpoint that accepts connections and never answers (client with the store's timeouts)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    try:
-        yield dynamodb_client(endpoint_url=f"http://127.0.0.1:{listener.getsockname()[1]}")
-    finally:
-        listener.close()
-
-
 def test_a_hung_store_neither_slows_nor_refuses_lookups_and_the_limit_holds_in_the_container(
-    make_container: ContainerFactory, call: Callable[..., Answer], hung_dynamodb: Any, telemetry: Any
+    lambdas: Lambdas, hung_dynamodb: Any, telemetry: TelemetryOutput
 ) -> None:
-    container = make_container(
-        dynamodb_client=hung_dynamodb, DAILY_RATE_LIMIT="3", SNAPSHOT_PREFETCH_SECONDS="0"
-    )
+    container = lambdas.container(dynamodb=hung_dynamodb, DAILY_RATE_LIMIT="3", SNAPSHOT_PREFETCH_SECONDS="0")
     answers = []
     for _ in range(4):
         started = time.monotonic()
-        answers.append(call(*CU_PRODUCTS).status)
+        answers.append(alice(lambdas).status)
         assert time.monotonic() - started < 1.0  # the store's own timeout is 2 s: nobody waited for it
     assert answers == [200, 200, 200, 429]
-    finish_background(container)  # the flush gives up after the store's timeout
+    container.executor.shutdown(wait=True)  # the flush gives up after the store's timeout
     errors = [m for m in telemetry.metrics() if m["name"] == "StoreError"]
     assert {m["dimensions"].get("Operation") for m in errors} >= {"add_daily_lookups"}

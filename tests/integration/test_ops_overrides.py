@@ -5,59 +5,29 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config
 
 from functions.core import DIRECT_PROBED
 from functions.core.model import SECOND_MS
-from functions.handlers import wiring
-from functions.handlers.ops import lambda_handler
-from functions.handlers.probe import lambda_handler as probe_handler
-from sandbox.simulator.server import Simulator
+from tests.integration.conftest import Lambdas, error_body
+from tests.support.telemetry import TelemetryOutput
 
-ContainerFactory = Callable[..., wiring.Container]
-EventFactory = Callable[..., dict[str, Any]]
-AUTH = {"Authorization": "Bearer hc-secret-Zq81"}  # HEALTH_CHECK_SECRET in conftest's test secrets
 OVERRIDE = "/api/health/routes/cu-stock/override"
 RELAY_FOR_AN_HOUR = {"mode": "force-relay", "reason": "CU 점검 02:00-04:00", "ttlSeconds": 3600}
 
 
 @pytest.fixture
-def ops(
-    make_container: ContainerFactory, api_event: EventFactory, lambda_context: Any
-) -> Callable[..., tuple[int, Any]]:
-    """ops(method, path, body=None, headers=AUTH, **event) -> (status, JSON body), through the real handler."""
-    make_container()
+def ops(lambdas: Lambdas) -> Callable[..., tuple[int, Any]]:
+    """ops(method, path=OVERRIDE, body=None, **operator) -> (status, JSON body), on a container built here."""
+    lambdas.container()
 
-    def call(
-        method: str, path: str = OVERRIDE, body: object = None, headers: dict[str, str] = AUTH, **event: Any
-    ) -> tuple[int, Any]:
-        raw = body if isinstance(body, str) or body is None else json.dumps(body)
-        response = lambda_handler(api_event(method, path, headers=headers, body=raw, **event), lambda_context)
-        return response["statusCode"], json.loads(response["body"])
+    def call(method: str, path: str = OVERRIDE, body: object = None, **operator: Any) -> tuple[int, Any]:
+        answer = lambdas.operator(method, path, body=body, **operator)
+        return answer.status, answer.body
 
     return call
-
-
-def scheduled_probe(clock: Any, lambda_context: Any) -> dict[str, Any]:
-    at = datetime.fromtimestamp(clock() // SECOND_MS, tz=UTC)
-    event = {
-        "version": "0",
-        "id": "e",
-        "detail-type": "Scheduled Event",
-        "source": "aws.events",
-        "account": "123456789012",
-        "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "ap-northeast-2",
-        "resources": [],
-        "detail": {},
-    }
-    result: dict[str, Any] = probe_handler(event, lambda_context)
-    return result
 
 
 # --- PUT and DELETE ------------------------------------------------------------------------------------
@@ -73,7 +43,7 @@ def test_put_stores_the_override_and_answers_it(ops: Any, clock: Any) -> None:
             "mode": "force-relay",
             "reason": "CU 점검 02:00-04:00",
             "createdAt": clock(),
-            "expiresAt": clock() + 3600 * SECOND_MS,  # conftest's NOW is a whole second
+            "expiresAt": clock() + 3600 * SECOND_MS,  # the tests' NOW is a whole second
         },
     }
 
@@ -122,7 +92,7 @@ def test_an_unknown_route_key_is_404(ops: Any, method: str) -> None:
         method, "/api/health/routes/daiso-stock/override", RELAY_FOR_AN_HOUR if method == "PUT" else None
     )
     assert status == 404
-    assert body == {"success": False, "error": {"code": "UNKNOWN_ROUTE_KEY", "message": "No such route key."}}
+    assert body == error_body("UNKNOWN_ROUTE_KEY", "No such route key.")
 
 
 @pytest.mark.parametrize(
@@ -191,40 +161,24 @@ def test_overrides_need_the_operator_secret(ops: Any, method: str) -> None:
     assert "override" not in json.dumps(ops("GET", "/api/health/routes")[1])
 
 
-def test_without_a_store_overrides_are_503_not_configured(
-    make_container: ContainerFactory, api_event: EventFactory, lambda_context: Any
-) -> None:
-    make_container(table=False)
-    event = api_event("PUT", OVERRIDE, headers=AUTH, body=json.dumps(RELAY_FOR_AN_HOUR))
-    response = lambda_handler(event, lambda_context)
-    assert (response["statusCode"], json.loads(response["body"])["error"]["code"]) == (
-        503,
-        "ROUTE_HEALTH_NOT_CONFIGURED",
-    )
+def test_without_a_store_overrides_are_503_not_configured(lambdas: Lambdas) -> None:
+    lambdas.container(table=False)
+    answer = lambdas.operator("PUT", OVERRIDE, body=RELAY_FOR_AN_HOUR)
+    assert (answer.status, answer.body["error"]["code"]) == (503, "ROUTE_HEALTH_NOT_CONFIGURED")
 
 
-def test_a_store_that_is_down_is_503_route_health_failed(
-    make_container: ContainerFactory, api_event: EventFactory, lambda_context: Any
-) -> None:
-    unreachable = boto3.client(
-        "dynamodb",
-        endpoint_url="http://127.0.0.1:9",
-        config=Config(connect_timeout=0.2, read_timeout=0.2, retries={"total_max_attempts": 1}),
-    )
-    make_container(dynamodb_client=unreachable, SNAPSHOT_PREFETCH_SECONDS="0.05")
-    for method, body in (("PUT", json.dumps(RELAY_FOR_AN_HOUR)), ("DELETE", None)):
-        response = lambda_handler(api_event(method, OVERRIDE, headers=AUTH, body=body), lambda_context)
-        assert (response["statusCode"], json.loads(response["body"])["error"]["code"]) == (
-            503,
-            "ROUTE_HEALTH_FAILED",
-        )
+def test_a_store_that_is_down_is_503_route_health_failed(lambdas: Lambdas, unreachable_dynamodb: Any) -> None:
+    lambdas.container(dynamodb=unreachable_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.05")
+    for method, body in (("PUT", RELAY_FOR_AN_HOUR), ("DELETE", None)):
+        answer = lambdas.operator(method, OVERRIDE, body=body)
+        assert (answer.status, answer.body["error"]["code"]) == (503, "ROUTE_HEALTH_FAILED")
 
 
 # --- audit and metrics ------------------------------------------------------------------------------------
 
 
 def test_each_change_is_one_audit_line_with_the_callers_ip_hash_and_one_metric(
-    ops: Any, telemetry: Any
+    ops: Any, telemetry: TelemetryOutput
 ) -> None:
     _, stored = ops("PUT", body=RELAY_FOR_AN_HOUR)
     ops("DELETE")
@@ -250,17 +204,17 @@ def test_each_change_is_one_audit_line_with_the_callers_ip_hash_and_one_metric(
 
 
 def test_the_probe_checks_overridden_routes_and_reports_the_active_overrides(
-    ops: Any, clock: Any, lambda_context: Any, simulator: Simulator, telemetry: Any
+    ops: Any, lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
     ops("PUT", body=RELAY_FOR_AN_HOUR)
     ops("PUT", "/api/health/routes/oy-find-store/override", {**RELAY_FOR_AN_HOUR, "mode": "force-direct"})
     ops("PUT", "/api/health/routes/cu-prime/override", {**RELAY_FOR_AN_HOUR, "ttlSeconds": 1})
-    clock.advance(SECOND_MS)  # the cu-prime override has expired
+    lambdas.clock.advance(SECOND_MS)  # the cu-prime override has expired
 
-    assert scheduled_probe(clock, lambda_context)["ran"] is True
+    assert lambdas.probe()["ran"] is True
 
-    assert simulator.calls()["direct:cu-stock"] == 1
-    assert simulator.calls()["direct:oy-find-store"] == 1
+    assert lambdas.simulator.calls()["direct:cu-stock"] == 1
+    assert lambdas.simulator.calls()["direct:oy-find-store"] == 1
     metrics = telemetry.metrics()
     checked = {m["dimensions"]["Route"] for m in metrics if m["name"] == "DirectHealthy"}
     assert checked == {key.value for key in DIRECT_PROBED}  # gs25-stock is pinned: never checked

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from pydantic import ValidationError
 
 from functions.adapters.secrets import Secrets, SecretsError
-from functions.core import DIRECT_PROBED, Path, Reason, RelayGroup, RouteCheck, RouteKey, group_of
+from functions.core import DIRECT_PROBED, Path, Reason, RelayGroup, RouteKey, group_of
 from functions.handlers import wiring
 from functions.handlers.settings import ApiSettings, CommonSettings, ProbeSettings
 from functions.handlers.telemetry import MetricsRoutingEvents, emit_snapshot_age
-
-ContainerFactory = Callable[..., wiring.Container]
+from sandbox.embedded_aws import EmbeddedAws
+from tests.integration.conftest import TABLE_NAME, TEST_SECRETS, Lambdas
+from tests.support.telemetry import TelemetryOutput
 
 
 def path_chosen(container: wiring.Container, group: RelayGroup) -> str:
@@ -27,28 +26,16 @@ def path_chosen(container: wiring.Container, group: RelayGroup) -> str:
     return chosen
 
 
-@pytest.fixture
-def silent_dynamodb() -> Iterator[Any]:
-    """A DynamoDB endpoint that accepts connections and never answers (a hung store)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    try:
-        yield boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{listener.getsockname()[1]}")
-    finally:
-        listener.close()
-
-
-def test_legacy_mode_has_no_store_and_no_snapshots(make_container: ContainerFactory) -> None:
-    container = make_container(table=False)
+def test_legacy_mode_has_no_store_and_no_snapshots(lambdas: Lambdas) -> None:
+    container = lambdas.container(table=False)
     assert container.store is None
     assert container.snapshots is None
     assert all(path_chosen(container, group) == "relay" for group in RelayGroup)
 
 
-def test_the_snapshot_is_prefetched_at_init(make_container: ContainerFactory, store: Any, clock: Any) -> None:
-    store.write_checks([RouteCheck(RouteKey.CU_PRIME, True, clock(), Reason.OK)], [], now=clock())
-    container = make_container()
+def test_the_snapshot_is_prefetched_at_init(lambdas: Lambdas) -> None:
+    lambdas.write_verdicts(keys=(RouteKey.CU_PRIME,))
+    container = lambdas.container()
     assert container.snapshots is not None
     cached = container.snapshots.peek()
     assert cached is not None
@@ -56,21 +43,21 @@ def test_the_snapshot_is_prefetched_at_init(make_container: ContainerFactory, st
 
 
 def test_a_hung_store_delays_init_by_at_most_the_prefetch_timeout(
-    make_container: ContainerFactory, silent_dynamodb: Any
+    lambdas: Lambdas, hung_dynamodb: Any
 ) -> None:
     started = time.monotonic()
-    container = make_container(dynamodb_client=silent_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.2")
+    container = lambdas.container(dynamodb=hung_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.2")
     assert time.monotonic() - started < 0.2 + 1.0  # the store's own timeout is 2 s; INIT does not wait for it
     assert container.snapshots is not None
     assert container.snapshots.peek() is None
 
 
-def test_only_the_api_function_prefetches(dynamodb: Any, test_secrets: Secrets, clock: Any) -> None:
+def test_only_the_api_function_prefetches(lambdas: Lambdas) -> None:
     container = wiring.build_container(
-        ProbeSettings.from_environment(ROUTE_HEALTH_TABLE="route-health-test"),
-        clock=clock,
-        dynamodb_client=dynamodb,
-        secrets=test_secrets,
+        ProbeSettings.from_environment(ROUTE_HEALTH_TABLE=TABLE_NAME),
+        clock=lambdas.clock,
+        dynamodb_client=lambdas.dynamodb,
+        secrets=TEST_SECRETS,
     )
     try:
         assert container.snapshots is not None
@@ -79,22 +66,20 @@ def test_only_the_api_function_prefetches(dynamodb: Any, test_secrets: Secrets, 
         container.close()
 
 
-def test_invalid_relay_configuration_is_a_configuration_verdict(
-    make_container: ContainerFactory, test_secrets: Secrets, clock: Any
-) -> None:
+def test_invalid_relay_configuration_is_a_configuration_verdict(lambdas: Lambdas) -> None:
     secrets = Secrets.from_mapping(
         {"HEALTH_CHECK_SECRET": "x", "OY_RELAY_TOKEN": "t", "OY_ACCESS_CLIENT_ID": "only-half"}, source="test"
     )
-    container = make_container(secrets=secrets, DTRYX_RELAY_URL="http://relay.example.test")
+    container = lambdas.container(secrets=secrets, DTRYX_RELAY_URL="http://relay.example.test")
     relays = container.relays
     for group in RelayGroup:
-        check = relays.check_health(group, timeout_ms=500, now=clock())
+        check = relays.check_health(group, timeout_ms=500, now=lambdas.clock())
         # oliveyoung: half an Access pair; convenience: no token; dtryx: http to a non-loopback host
         assert (check.healthy, check.reason) == (False, Reason.CONFIGURATION)
         assert path_chosen(container, group) == "relay"  # set up, if unusable: its lookups answer 503
 
 
-def test_relays_are_rebuilt_only_when_the_secrets_change(make_container: ContainerFactory) -> None:
+def test_relays_are_rebuilt_only_when_the_secrets_change(lambdas: Lambdas) -> None:
     class Rotating:
         def __init__(self, value: Secrets) -> None:
             self.value = value
@@ -103,7 +88,7 @@ def test_relays_are_rebuilt_only_when_the_secrets_change(make_container: Contain
             return self.value
 
     source = Rotating(Secrets.from_mapping({"OY_RELAY_TOKEN": "one"}, source="test"))
-    container = make_container()
+    container = lambdas.container()
     container.secret_source = source
     first = container.relays
     assert container.relays is first
@@ -111,28 +96,28 @@ def test_relays_are_rebuilt_only_when_the_secrets_change(make_container: Contain
     assert container.relays is not first
 
 
-def test_a_malformed_secret_fails_the_build_without_echoing_it(
-    aws: None, dynamodb: Any, clock: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    boto3.client("secretsmanager").create_secret(Name="bad", SecretString='{"HEALTH_CHECK_SECRET": "leak-me"')
-    settings = ApiSettings.from_environment(
-        ROUTE_HEALTH_TABLE="route-health-test", ROUTE_HEALTH_SECRET_ID="bad"
-    )
-    with pytest.raises(SecretsError) as raised:
-        wiring.build_container(settings, clock=clock, dynamodb_client=dynamodb)
-    assert "leak-me" not in str(raised.value)
+def test_a_malformed_secret_fails_the_build_without_echoing_it(lambdas: Lambdas, aws: EmbeddedAws) -> None:
+    secrets = aws.secretsmanager_client()
+    secrets.create_secret(Name="bad", SecretString='{"HEALTH_CHECK_SECRET": "leak-me"')
+    settings = ApiSettings.from_environment(ROUTE_HEALTH_TABLE=TABLE_NAME, ROUTE_HEALTH_SECRET_ID="bad")
+    try:
+        with pytest.raises(SecretsError) as raised:
+            wiring.build_container(settings, clock=lambdas.clock, dynamodb_client=lambdas.dynamodb)
+        assert "leak-me" not in str(raised.value)
+    finally:
+        secrets.delete_secret(SecretId="bad", ForceDeleteWithoutRecovery=True)
 
 
 def test_routing_events_and_snapshot_age_are_bounded_emf_metrics(
-    make_container: ContainerFactory, telemetry: Any, clock: Any
+    lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
-    container = make_container()
+    container = lambdas.container()
     events = MetricsRoutingEvents()
     events.decided(RouteKey.CU_STOCK, Path.RELAY, "stale-snapshot")
     events.answered(RouteKey.CU_STOCK, Path.RELAY)
     events.direct_failed(RouteKey.CU_STOCK, Reason.HTTP_403)
     events.relay_fallback(RouteKey.CU_STOCK)
-    clock.advance(1_500)
+    lambdas.clock.advance(1_500)
     emit_snapshot_age(container.snapshots)
     emit_snapshot_age(None)  # legacy: nothing to report
 

@@ -10,16 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from functions.core import (
-    OverrideMode,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteKey,
-    RouteOverride,
-    RouteVerdict,
-    Snapshot,
-)
+from functions.core import Reason, RelayCheck, RelayGroup, RouteKey, RouteVerdict, Snapshot
+from functions.core.model import OverrideMode, RouteOverride
 from functions.handlers.wire import OverrideRequest, override_to_wire, snapshot_to_wire
 
 T0 = 1_767_225_600_000
