@@ -562,20 +562,15 @@ def test_korean_text_is_sent_as_utf8_not_escaped(lambdas: Lambdas) -> None:
     assert "콜라" in result["body"]
 
 
-def test_a_200_body_is_the_compact_json_envelope(
-    api_event: Callable[..., dict[str, Any]],
-    lambda_context: Any,
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    clock: Any,
-) -> None:
+def test_a_200_body_is_the_compact_json_envelope(lambdas: Lambdas) -> None:
     # The answer is serialized once, by the handler (not re-validated and re-serialized by Powertools): the
     # same bytes the standard library's compact, unescaped JSON would give, numbers included.
-    write_verdicts(store, clock())
-    loaded(make_container())
+    lambdas.ready()
     query = {"productId": "8800362322138", "lat": "37.5635", "lon": "126.9839"}
 
-    result = api.lambda_handler(api_event("GET", "/api/oliveyoung/stock", query=query), lambda_context)
+    result = api.lambda_handler(
+        api_event("GET", "/api/oliveyoung/stock", query=query, now_ms=NOW), lambdas.context
+    )
 
     assert result["statusCode"] == 200
     assert result["headers"]["Content-Type"] == "application/json"
@@ -586,19 +581,14 @@ def test_a_200_body_is_the_compact_json_envelope(
 
 
 def test_a_lookups_log_lines_carry_its_request_id_as_correlation_id(
-    api_event: Callable[..., dict[str, Any]],
-    lambda_context: Any,
-    make_container: Callable[..., wiring.Container],
-    store: DynamoVerdictStore,
-    clock: Any,
-    telemetry: Any,
+    lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
-    write_verdicts(store, clock(), direct=False, relays_healthy=False)
-    loaded(make_container())
-    event = api_event("GET", "/api/cu/products", query={"keyword": "레쓰비"})
+    lambdas.write_verdicts(direct=False, relays_healthy=False)
+    lambdas.loaded(lambdas.container())
+    event = api_event("GET", "/api/cu/products", query={"keyword": "레쓰비"}, now_ms=NOW)
 
-    assert api.lambda_handler(event, lambda_context)["statusCode"] == 503
+    assert api.lambda_handler(event, lambdas.context)["statusCode"] == 503
 
     [line] = [log for log in telemetry.logs() if log["message"] == "route unavailable"]
     assert line["correlation_id"] == event["requestContext"]["requestId"]
-    assert line["function_request_id"] == lambda_context.aws_request_id
+    assert line["function_request_id"] == lambdas.context.aws_request_id
