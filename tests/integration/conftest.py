@@ -32,7 +32,7 @@ from functions.adapters.relay import RelayCredentials
 from functions.adapters.secrets import Secrets
 from functions.core import DIRECT_PROBED, RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.handlers import api, ops, probe, wiring
-from functions.handlers.openapi import ROUTES_PATH
+from functions.handlers.ops import ROUTES_PATH
 from functions.handlers.settings import ApiSettings
 from relay.logs import RelayLog
 from sandbox.embedded_aws import REGION, EmbeddedAws

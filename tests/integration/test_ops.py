@@ -9,8 +9,8 @@ import pytest
 from functions.adapters.secrets import Secrets
 from functions.core import DIRECT_PROBED, PROBE_SLOT_MS, RelayGroup, RouteKey
 from functions.handlers import ops, wiring
-from functions.handlers.openapi import ROUTES_PATH
 from functions.handlers.operator_auth import presented_secret, secrets_match
+from functions.handlers.ops import ROUTES_PATH
 from functions.handlers.settings import OpsSettings
 from sandbox.embedded_aws import EmbeddedAws
 from tests.integration.conftest import OPERATOR_SECRET as SECRET
