@@ -3,9 +3,9 @@
 The servers start once per session (per xdist worker) and every test resets them, explicitly and cheaply,
 before it runs, so the tests stay independent and run in any order:
 
-- `aws`: the sandbox's embedded AWS (moto's server): the verdict table is made anew (`table_definition`, as
-  the CDK table and the sandbox make it) and the test secret is there. boto3 clients without an endpoint of
-  their own reach it (`AWS_ENDPOINT_URL`). `dynamodb`: a client; `store`: a `DynamoVerdictStore` on it.
+- `aws`: the sandbox's embedded AWS (moto's server), emptied by moto's own reset; then the test secret and
+  the verdict table (`table_definition`, as the CDK table and the sandbox make it). boto3 clients without an
+  endpoint of their own reach it (`AWS_ENDPOINT_URL`). `dynamodb`: a client; `store`: a `DynamoVerdictStore` on it.
 - `upstreams`: the simulated retailers with a reference relay per group in front, taking the test secrets'
   relay credentials. `simulator` is reset (`Simulator.reset`: no faults, hanging requests ended, counters
   at zero); the relays keep state by time (quota windows, cached answers), so their clock moves a week on.
@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 import boto3
+import httpx
 import pytest
 from botocore.config import Config
 
@@ -243,16 +244,26 @@ def embedded_aws() -> Iterator[EmbeddedAws]:
         yield started
 
 
+@pytest.fixture(scope="session")
+def secretsmanager(embedded_aws: EmbeddedAws) -> Any:
+    return embedded_aws.secretsmanager_client()
+
+
 @pytest.fixture
-def aws(embedded_aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch) -> EmbeddedAws:
-    monkeypatch.setenv("AWS_ENDPOINT_URL", embedded_aws.secretsmanager_url)  # moto itself
+def aws(embedded_aws: EmbeddedAws, secretsmanager: Any, monkeypatch: pytest.MonkeyPatch) -> EmbeddedAws:
+    # moto's backends are the process's: other suites' in-process moto empties them too (tests/support/aws.py).
+    moto_url = embedded_aws.secretsmanager_url
+    httpx.post(f"{moto_url}/moto-api/reset").raise_for_status()
+    secretsmanager.create_secret(
+        Name=embedded_aws.secret_id, SecretString=json.dumps(dict(TEST_SECRET_VALUES))
+    )
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_url)
     return embedded_aws
 
 
 @pytest.fixture
 def dynamodb(aws: EmbeddedAws) -> Any:
     client = aws.dynamodb_client()
-    client.delete_table(TableName=TABLE_NAME)
     client.create_table(**table_definition(TABLE_NAME))
     return client
 
