@@ -7,7 +7,7 @@ import io
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -298,26 +298,39 @@ def test_unknown_retailer_paths_are_404_and_not_counted(client: httpx.Client, si
     assert sum(simulator.calls().values()) == 0
 
 
-def test_a_hang_is_released_when_the_server_closes(simulator: Simulator) -> None:
-    server = SimulatorServer(simulator).start()
+_CU_PRIME_PATH = "/www.pocketcu.co.kr/api/search/display/stock"
+
+
+def _hang_in(
+    simulator: Simulator, post: Callable[[], object]
+) -> tuple[threading.Thread, list[BaseException]]:
+    """Starts `post` (a `cu-prime` request, faulted to hang) on a thread and returns once the request hangs
+    inside the simulator (ending it earlier would only refuse the connection, which says nothing about
+    releasing a hang), with the list that collects the caller's error."""
     simulator.faults.set("direct:cu-prime", "timeout")
     errors: list[BaseException] = []
 
     def call() -> None:
         try:
-            httpx.post(f"{server.base_url}/www.pocketcu.co.kr/api/search/display/stock", json={}, timeout=10)
-        except httpx.HTTPError as exc:
-            errors.append(exc)
+            post()
+        except httpx.HTTPError as error:
+            errors.append(error)
 
     caller = threading.Thread(target=call)
     caller.start()
-    # Close only once the request is hanging inside the simulator (closing earlier would only refuse the
-    # connection, which says nothing about releasing a hang).
     give_up = time.monotonic() + 5
     while simulator.max_in_flight() < 1 and time.monotonic() < give_up:
         time.sleep(0.01)
     assert simulator.max_in_flight() == 1, "the request never reached the simulator"
-    assert caller.is_alive()
+    assert caller.is_alive(), "the request did not hang"
+    return caller, errors
+
+
+def test_a_hang_is_released_when_the_server_closes(simulator: Simulator) -> None:
+    server = SimulatorServer(simulator).start()
+    caller, errors = _hang_in(
+        simulator, lambda: httpx.post(f"{server.base_url}{_CU_PRIME_PATH}", json={}, timeout=10)
+    )
     started = time.monotonic()
     server.close()
     caller.join(timeout=3)
@@ -332,22 +345,8 @@ def test_a_hang_is_released_when_the_server_closes(simulator: Simulator) -> None
 def test_a_reset_ends_the_hangs_and_forgets_faults_and_counts_and_the_server_goes_on(
     client: httpx.Client, simulator: Simulator
 ) -> None:
-    simulator.faults.set("direct:cu-prime", "timeout")
-    path = "/www.pocketcu.co.kr/api/search/display/stock"
-    errors: list[BaseException] = []
-
-    def hang() -> None:
-        try:
-            client.post(path, json={})
-        except httpx.HTTPError as error:
-            errors.append(error)
-
-    caller = threading.Thread(target=hang)
-    caller.start()
-    give_up = time.monotonic() + 5
-    while simulator.max_in_flight() < 1 and time.monotonic() < give_up:
-        time.sleep(0.01)
-    assert caller.is_alive(), "the request never hung in the simulator"
+    path = _CU_PRIME_PATH
+    caller, errors = _hang_in(simulator, lambda: client.post(path, json={}))
 
     started = time.monotonic()
     simulator.reset()
