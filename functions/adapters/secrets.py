@@ -128,6 +128,9 @@ class SecretSource(Protocol):
 
     def get(self) -> Secrets: ...
 
+    def expire(self) -> None:
+        """The cached values count as expired: the next `get` re-reads them (in the background when it can)."""
+
 
 @dataclass(frozen=True, slots=True)
 class StaticSecrets:
@@ -137,6 +140,9 @@ class StaticSecrets:
 
     def get(self) -> Secrets:
         return self.secrets
+
+    def expire(self) -> None:
+        """Nothing to re-read: fixed values never change."""
 
 
 class SecretsManagerSource:
@@ -183,6 +189,11 @@ class SecretsManagerSource:
             assert self._executor is not None
             self._executor.submit(self._refresh)
         return last[1]
+
+    def expire(self) -> None:
+        # After a SnapStart restore the monotonic clock need not have counted the time the snapshot was kept.
+        with self._lock:
+            self._fresh_until = 0.0
 
     def _refresh(self) -> None:
         try:

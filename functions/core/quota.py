@@ -171,6 +171,17 @@ class DailyQuota:
             retry_after_s=max(1, math.ceil((resets_at - now) / SECOND_MS)),
         )
 
+    def forget(self) -> None:
+        """Drop every count and flush state (a SnapStart restore): each container restored from one snapshot
+        would otherwise flush the same counts again. A forgotten client's next flush relearns its total."""
+        with self._lock:
+            self._day = None
+            self._settled.clear()
+            self._pending.clear()
+            self._flushing = None
+            self._last_flush_at = None
+            self._last_error_at = None
+
     def tracked_clients(self) -> int:
         with self._lock:
             return len(self._settled) + len(self._pending)
@@ -242,13 +253,16 @@ class DailyQuota:
         self._settle(batch, totals, error)
 
     def _settle(self, batch: FlushBatch, totals: Mapping[str, int], error: Exception | None) -> None:
-        """Stored totals replace what the container knew; counts the flush did not store go to the next one."""
+        """Stored totals replace what the container knew; counts the flush did not store go to the next one.
+
+        A batch of a day that has ended, or taken before `forget`, settles into nothing."""
         with self._lock:
-            if self._flushing is batch:
+            current = self._flushing is batch
+            if current:
                 self._flushing = None
             if error is not None:
                 self._last_error_at = self._clock()
-            if batch.day == self._day:
+            if current and batch.day == self._day:
                 for client, lookups in batch.lookups.items():
                     count = self._pending.get(client)  # never forgotten within the day
                     if count is None:

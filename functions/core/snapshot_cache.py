@@ -72,6 +72,15 @@ class SnapshotCache:
             wait([refresh.future], timeout=timeout_s)
         return self._cached is not None
 
+    def invalidate(self) -> None:
+        """Forget the cached snapshot, any refresh in flight and any error backoff (a SnapStart restore: the
+        snapshot was read when the function was published). Lookups then find none, which routes them as a
+        stale one would (relay-first) but reports no age, and the next `refresh_if_stale` loads at once."""
+        with self._lock:
+            self._cached = None
+            self._refresh = None
+            self._last_error_at = None
+
     def _start_refresh(self, *, only_if_stale: bool) -> _Refresh | None:
         now = self._clock()
         with self._lock:

@@ -4,17 +4,23 @@
 life; nothing is built at import time. The sandbox and tests build their own with `build_container(...)`
 (injecting the clock, a DynamoDB client, the simulator's HTTP transport, secrets) and install it with
 `set_container(...)`.
+
+With SnapStart, Lambda snapshots the container after INIT and restores copies of it, possibly days later, into
+many execution environments: `Container.before_snapshot` and `Container.after_restore` are registered as the
+runtime's hooks where the runtime offers them.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import httpx
 
@@ -55,9 +61,35 @@ if TYPE_CHECKING:
 BACKGROUND_WORKERS = 4
 """Snapshot and secret refreshes, failure reports and quota flushes: small, they only wait on AWS APIs."""
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 
 def system_clock() -> int:
     return time.time_ns() // 1_000_000
+
+
+class BackgroundExecutor(Executor):
+    """The container's one pool of background threads. Every component holds this object, so the SnapStart
+    hooks can drain the pool before a snapshot and give a restored container new threads without rewiring."""
+
+    def __init__(self) -> None:
+        self._pool = self._new_pool()
+
+    @staticmethod
+    def _new_pool() -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS, thread_name_prefix="route-health")
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def restart(self) -> None:
+        """New threads from here on; the old pool is shut down (a no-op when it already was)."""
+        old, self._pool = self._pool, self._new_pool()
+        old.shutdown(wait=False)
 
 
 class StoreNotConfigured(Exception):
@@ -79,7 +111,8 @@ class Container:
     router: Router
     direct: DirectTransport
     secret_source: SecretSource
-    executor: ThreadPoolExecutor
+    executor: BackgroundExecutor
+    new_http_client: Callable[[], httpx.Client]
     direct_client: httpx.Client
     relay_client: httpx.Client
     rejected_writes: Callable[[], int] = lambda: 0
@@ -128,6 +161,39 @@ class Container:
             rejected_writes=self.rejected_writes,
             timeout_ms=self.probe_timeout_ms,
         )
+
+    def before_snapshot(self) -> None:
+        """SnapStart, before Lambda snapshots this initialized container: background work finishes (no thread
+        is mid-call in the snapshot, no count or report is lost) and every HTTP connection is closed."""
+        self.executor.shutdown(wait=True)
+        self.direct_client.close()
+        self.relay_client.close()
+
+    def after_restore(self) -> None:
+        """SnapStart, in each container restored from the snapshot: re-create what must not be shared by every
+        copy or outlive the snapshot's age, without making the first lookup wait for AWS.
+
+        New threads and HTTP clients (the relays are rebuilt on them), a new `random` seed, no daily-quota
+        counts (each copy would flush them again), the secret re-read in the background (its values serve
+        meanwhile), and the verdict snapshot forgotten and reloaded in the background: until it lands, lookups
+        route as on a stale snapshot (relay-first). Local direct blocks stay: they end by the clock.
+        """
+        random.seed()  # from os.urandom: every copy would otherwise draw the same numbers
+        self.executor.restart()
+        self.direct_client.close()
+        self.relay_client.close()
+        self.direct_client = self.new_http_client()
+        self.relay_client = self.new_http_client()
+        self.direct = DirectTransport(self.direct_client)
+        with self._relays_lock:
+            self._relays = None
+        if self.limited_lookups is not None:
+            self.limited_lookups.quota.forget()
+        self.secret_source.expire()
+        self.secret_source.get()  # starts the re-read now rather than on the first lookup
+        if self.snapshots is not None:
+            self.snapshots.invalidate()
+            self.snapshots.refresh_if_stale()
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
@@ -188,7 +254,7 @@ def build_container(
     `secrets`: fixed values (tests, sandbox) or a source; by default from Secrets Manager when
     ROUTE_HEALTH_SECRET_ID is set, else from the environment.
     """
-    executor = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS, thread_name_prefix="route-health")
+    executor = BackgroundExecutor()
     if secrets is None:
         source: SecretSource = secret_source(
             settings.route_health_secret_id,
@@ -214,7 +280,8 @@ def build_container(
             store.read_snapshot, clock=clock, executor=executor, on_error=_snapshot_load_failed
         )
 
-    direct_client = new_http_client(http_transport)
+    http_client = functools.partial(new_http_client, http_transport)
+    direct_client = http_client()
     container = Container(
         clock=clock,
         settings=settings,
@@ -230,8 +297,9 @@ def build_container(
         direct=DirectTransport(direct_client),
         secret_source=source,
         executor=executor,
+        new_http_client=http_client,
         direct_client=direct_client,
-        relay_client=new_http_client(http_transport),  # its own: relay calls never share a retailer's pool
+        relay_client=http_client(),  # its own: relay calls never share a retailer's pool
     )
     if store is not None:
         verdict_store = store
@@ -258,7 +326,7 @@ def _snapshot_load_failed(error: Exception) -> None:
 
 
 def _failure_reporter(
-    store: VerdictStore | None, executor: ThreadPoolExecutor, clock: Clock
+    store: VerdictStore | None, executor: Executor, clock: Clock
 ) -> BackgroundFailureReporter | None:
     if store is None:
         return None
@@ -296,7 +364,21 @@ def prepare_container_at_init(settings_type: type[CommonSettings]) -> None:
     Outside Lambda (tests, sandbox, bench) nothing is built at import.
     """
     if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
-        get_container(settings_type)
+        register_restore_hooks(get_container(settings_type))
+
+
+def register_restore_hooks(container: Container) -> None:
+    """Registers the container's SnapStart hooks with the Lambda runtime's `snapshot_restore_py`.
+
+    Only Lambda's Python runtimes ship that module (nothing to install); elsewhere there is nothing to
+    register. Without SnapStart the runtime never calls the hooks.
+    """
+    try:
+        from snapshot_restore_py import register_after_restore, register_before_snapshot
+    except ImportError:
+        return
+    register_before_snapshot(container.before_snapshot)
+    register_after_restore(container.after_restore)
 
 
 def set_container(container: Container | None, settings_type: type[CommonSettings] | None = None) -> None:

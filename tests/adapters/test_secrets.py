@@ -111,6 +111,33 @@ def test_with_an_executor_an_expired_secret_is_served_at_once_and_refreshed_in_t
     assert executor.pending == []
 
 
+def test_an_expired_secret_is_re_read_in_the_background_within_its_max_age(
+    client: SecretsManagerClient,
+) -> None:
+    # SnapStart: a restored container's monotonic clock need not have counted the time in the snapshot.
+    source, executor, _ = refreshed_in_the_background(client)
+    first = source.get()
+    client.put_secret_value(
+        SecretId=SECRET_ID, SecretString=json.dumps({**VALUES, "HEALTH_CHECK_SECRET": "rotated"})
+    )
+
+    source.expire()
+
+    assert source.get() is first  # served at once
+    assert executor.run_pending() == 1
+    refreshed = source.get().health_check_secret
+    assert refreshed is not None
+    assert refreshed.get_secret_value() == "rotated"
+    assert executor.pending == []  # fresh again for max_age
+
+
+def test_fixed_secrets_have_nothing_to_expire() -> None:
+    secrets = Secrets.from_mapping(VALUES, source="test")
+    source = StaticSecrets(secrets)
+    source.expire()
+    assert source.get() is secrets
+
+
 def test_a_missing_secret_fails_clearly(secretsmanager: SecretsManagerClient) -> None:
     source = SecretsManagerSource("no-such-secret", max_age_s=60, client=secretsmanager)
     with pytest.raises(SecretsError, match="could not be read"):

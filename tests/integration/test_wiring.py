@@ -87,6 +87,9 @@ def test_relays_are_rebuilt_only_when_the_secrets_change(lambdas: Lambdas) -> No
         def get(self) -> Secrets:
             return self.value
 
+        def expire(self) -> None:
+            pass
+
     source = Rotating(Secrets.from_mapping({"OY_RELAY_TOKEN": "one"}, source="test"))
     container = lambdas.container()
     container.secret_source = source

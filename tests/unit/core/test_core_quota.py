@@ -131,6 +131,23 @@ def test_counts_go_to_the_store_in_the_background_and_never_on_the_request() -> 
     assert store.totals == {(korea_day(NOON_KST), ALICE): 1}
 
 
+def test_a_forgotten_quota_starts_afresh_and_a_flush_from_before_changes_nothing() -> None:
+    # SnapStart: every container restored from one snapshot would otherwise flush the snapshot's counts.
+    clock = ManualClock(NOON_KST)
+    store = SharedStore(error=StoreError("down"))
+    one = container(store, clock, limit=2)
+    admitted(one.quota, ALICE, 1, clock)  # its flush is queued
+    admitted(one.quota, BOB, 1, clock)  # unflushed
+
+    one.quota.forget()
+    assert one.quota.tracked_clients() == 0
+
+    admitted(one.quota, ALICE, 1, clock)  # counted afresh; a new flush is queued
+    one.executor.run_pending()  # both fail: only the new count goes back to the next flush
+    assert admitted(one.quota, ALICE, 2, clock) == [True, False]
+    assert one.quota.tracked_clients() == 1  # BOB's old count is gone
+
+
 def test_clients_are_counted_apart() -> None:
     clock = ManualClock(NOON_KST)
     quota = container(SharedStore(), clock, limit=2).quota

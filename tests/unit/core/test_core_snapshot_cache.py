@@ -208,6 +208,34 @@ def test_a_lost_refresh_that_finishes_late_does_not_replace_newer_data(
     assert (cached.snapshot, cached.fetched_at) == (NEW, T0 + REFRESH_LOST_AFTER_MS)
 
 
+def test_invalidate_forgets_the_snapshot_the_refresh_in_flight_and_the_error_backoff(
+    clock: ManualClock, executor: ManualExecutor
+) -> None:
+    loader = CountingLoader(OLD, StoreError("down"), NEW)
+    cache = SnapshotCache(loader, clock=clock, executor=executor)
+    cache.refresh_if_stale()
+    executor.run_pending()
+    clock.advance(SNAPSHOT_TTL_MS + 1)
+    cache.refresh_if_stale()
+    executor.run_pending()  # failed: the next attempt would wait RETRY_AFTER_ERROR_MS
+    cache.refresh_if_stale()
+    assert executor.pending == []
+
+    cache.invalidate()
+
+    assert cache.peek() is None  # a lookup now routes relay-first, and no age is reported
+    assert cache.age_ms() is None
+    cache.refresh_if_stale()  # at once, despite the backoff
+    assert len(executor.pending) == 1
+    cache.invalidate()  # a refresh still in flight no longer holds the single-flight slot
+    cache.refresh_if_stale()
+    assert len(executor.pending) == 2
+    executor.run_pending()
+    cached = cache.peek()
+    assert cached is not None
+    assert (cached.snapshot, cached.fetched_at) == (NEW, clock())
+
+
 def test_a_closed_executor_is_tolerated(clock: ManualClock) -> None:
     errors: list[Exception] = []
     cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=ClosedExecutor(), on_error=errors.append)

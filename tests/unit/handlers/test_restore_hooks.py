@@ -1,0 +1,229 @@
+"""SnapStart's hooks on the container: a restore is simulated by calling them as the Lambda runtime would, on a
+real container (moto, the simulated retailers and relays, a manual clock)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import boto3
+import pytest
+
+from functions.adapters.dynamo_store import DynamoVerdictStore
+from functions.core import RelayCheck, RelayGroup, RouteCheck, RouteKey
+from functions.core.model import MINUTE_MS
+from functions.handlers import api, wiring
+from functions.handlers.settings import ApiSettings
+from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
+from tests.support.clock import ManualClock
+
+KEY = RouteKey.CU_STORE  # under the daily quota
+PATH, QUERY = "/api/cu/stores", {"lat": "37.5", "lon": "127.0", "itemCd": "8801056018979"}
+KEPT_IN_THE_SNAPSHOT_MS = 180 * MINUTE_MS
+"""Between publishing a version and a restore from its snapshot: hours, or days."""
+
+
+@pytest.fixture
+def secretsmanager(secret_id: str) -> Any:
+    return boto3.client("secretsmanager")
+
+
+@pytest.fixture
+def container(
+    dynamodb: Any,
+    clock: ManualClock,
+    secret_id: str,
+    secretsmanager: Any,
+    settings_values: dict[str, str],
+    simulator_server: SimulatorServer,
+) -> Iterator[wiring.Container]:
+    """The lookup function's container as Lambda's INIT builds it: secrets from Secrets Manager (moto)."""
+    built = wiring.build_container(
+        ApiSettings.from_environment(**settings_values, ROUTE_HEALTH_SECRET_ID=secret_id),
+        clock=clock,
+        dynamodb_client=dynamodb,
+        secretsmanager_client=secretsmanager,
+        http_transport=loopback_transport(simulator_server.base_url),
+    )
+    wiring.set_container(built)
+    yield built
+    wiring.set_container(None)
+    built.close()
+
+
+@pytest.fixture
+def lookup(api_event: Callable[..., dict[str, Any]], lambda_context: Any) -> Callable[[], int]:
+    def invoke() -> int:
+        status: int = api.lambda_handler(api_event("GET", PATH, query=QUERY), lambda_context)["statusCode"]
+        return status
+
+    return invoke
+
+
+def direct_works(store: DynamoVerdictStore, now: int) -> None:
+    store.write_checks(
+        [RouteCheck(KEY, True, now)], [RelayCheck(group, True, now) for group in RelayGroup], now=now
+    )
+
+
+def calls_since(simulator: Simulator, before: Mapping[str, int]) -> dict[str, int]:
+    """The Lambda functions' calls (not the relays' own to the retailers) since `before`."""
+    return {
+        name: count - before.get(name, 0)
+        for name, count in simulator.calls().items()
+        if count > before.get(name, 0) and not name.startswith("relay-upstream:")
+    }
+
+
+def background_threads() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name.startswith("route-health")}
+
+
+class Gate:
+    """Holds one AWS API call of a client until `open()`, and says when the call has started."""
+
+    def __init__(self, client: Any, event: str) -> None:
+        self.started = threading.Event()
+        self._open = threading.Event()
+        client.meta.events.register(event, self._hold)
+
+    def _hold(self, **_: Any) -> None:
+        self.started.set()
+        assert self._open.wait(5.0), "the test never opened the gate"
+
+    def open(self) -> None:
+        self._open.set()
+
+
+def eventually(condition: Callable[[], bool], within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_restored_container_has_new_threads_and_connections_and_never_waits_for_its_snapshot(
+    container: wiring.Container,
+    lookup: Callable[[], int],
+    store: DynamoVerdictStore,
+    dynamodb: Any,
+    simulator: Simulator,
+    clock: ManualClock,
+) -> None:
+    assert container.snapshots is not None
+    assert container.limited_lookups is not None
+    direct_works(store, clock())
+    assert container.snapshots.prefetch(5.0)
+    before = simulator.calls()
+    assert lookup() == 200
+    assert calls_since(simulator, before) == {f"direct:{KEY}": 1}
+    old_threads = background_threads()
+    old_clients = (container.direct_client, container.relay_client)
+    assert old_threads
+    assert container.limited_lookups.quota.tracked_clients() == 1
+
+    container.before_snapshot()
+
+    assert not any(thread.is_alive() for thread in old_threads)  # nothing is mid-call in the snapshot
+    assert all(client.is_closed for client in old_clients)  # and no connection is open
+
+    clock.advance(KEPT_IN_THE_SNAPSHOT_MS)
+    direct_works(store, clock())
+    query = Gate(dynamodb, "before-call.dynamodb.Query")
+
+    container.after_restore()
+
+    assert query.started.wait(5.0)  # the snapshot is reloading in the background
+    assert container.limited_lookups.quota.tracked_clients() == 0  # no count of the snapshot's container
+    before = simulator.calls()
+    assert lookup() == 200  # answered while the load still waits: no snapshot yet, so relay-first
+    assert calls_since(simulator, before) == {f"relay:{KEY}": 1}
+    assert container.snapshots.peek() is None
+    assert not {client for client in (container.direct_client, container.relay_client)} & set(old_clients)
+    new_threads = background_threads()
+    assert new_threads
+    assert not new_threads & old_threads
+
+    query.open()
+    assert container.snapshots.prefetch(5.0)
+    before = simulator.calls()
+    assert lookup() == 200
+    assert calls_since(simulator, before) == {f"direct:{KEY}": 1}  # the reloaded snapshot, on new connections
+
+
+def test_a_restored_container_re_reads_its_secret_in_the_background(
+    container: wiring.Container, secretsmanager: Any, secret_id: str
+) -> None:
+    relays = container.relays
+    values = json.loads(secretsmanager.get_secret_value(SecretId=secret_id)["SecretString"])
+
+    def health_check_secret() -> str:
+        value = container.secrets.health_check_secret
+        assert value is not None
+        return value.get_secret_value()
+
+    container.before_snapshot()
+    rotated = {**values, "HEALTH_CHECK_SECRET": "rotated-while-in-the-snapshot"}
+    secretsmanager.put_secret_value(SecretId=secret_id, SecretString=json.dumps(rotated))
+    read = Gate(secretsmanager, "before-call.secrets-manager.GetSecretValue")
+
+    container.after_restore()  # the secret's max age (5 minutes by the monotonic clock) has not passed
+
+    assert read.started.wait(5.0)
+    assert health_check_secret() == values["HEALTH_CHECK_SECRET"]  # served at once while the re-read waits
+    read.open()
+    assert eventually(lambda: health_check_secret() == rotated["HEALTH_CHECK_SECRET"])
+    assert container.relays is not relays  # rebuilt on the new client and the new values
+
+
+def test_each_restored_container_draws_different_random_numbers(container: wiring.Container) -> None:
+    snapshotted = random.getstate()
+    container.after_restore()
+    first = [random.random() for _ in range(4)]
+    random.setstate(snapshotted)  # a second copy of the same snapshot
+    container.after_restore()
+    assert [random.random() for _ in range(4)] != first
+
+
+@pytest.fixture
+def in_lambda(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
+    yield
+    wiring.set_container(None)
+
+
+@pytest.mark.usefixtures("in_lambda")
+def test_the_hooks_are_registered_where_the_lambda_runtime_offers_them(
+    monkeypatch: pytest.MonkeyPatch, container: wiring.Container
+) -> None:
+    registered: dict[str, Callable[[], None]] = {}
+    runtime = types.ModuleType("snapshot_restore_py")
+    runtime.__dict__.update(
+        register_before_snapshot=lambda hook: registered.setdefault("before_snapshot", hook),
+        register_after_restore=lambda hook: registered.setdefault("after_restore", hook),
+    )
+    monkeypatch.setitem(sys.modules, "snapshot_restore_py", runtime)
+
+    wiring.prepare_container_at_init(ApiSettings)
+
+    assert registered == {
+        "before_snapshot": container.before_snapshot,
+        "after_restore": container.after_restore,
+    }
+
+
+@pytest.mark.usefixtures("in_lambda")
+def test_without_the_runtime_module_init_registers_nothing_and_still_succeeds(
+    monkeypatch: pytest.MonkeyPatch, container: wiring.Container
+) -> None:
+    monkeypatch.setitem(sys.modules, "snapshot_restore_py", None)  # importing it raises ImportError
+    wiring.prepare_container_at_init(ApiSettings)
+    assert wiring.get_container(ApiSettings) is container
