@@ -34,8 +34,19 @@ def secretsmanager(secret_id: str) -> Any:
     return boto3.client("secretsmanager")
 
 
+def background_threads() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name.startswith("route-health")}
+
+
+@pytest.fixture
+def other_threads() -> set[threading.Thread]:
+    """Background threads already there before this test's container (other tests' containers, ending)."""
+    return background_threads()
+
+
 @pytest.fixture
 def container(
+    other_threads: set[threading.Thread],
     dynamodb: Any,
     clock: ManualClock,
     secret_id: str,
@@ -81,10 +92,6 @@ def calls_since(simulator: Simulator, before: Mapping[str, int]) -> dict[str, in
     }
 
 
-def background_threads() -> set[threading.Thread]:
-    return {thread for thread in threading.enumerate() if thread.name.startswith("route-health")}
-
-
 class Gate:
     """Holds one AWS API call of a client until `open()`, and says when the call has started."""
 
@@ -117,6 +124,7 @@ def test_a_restored_container_has_new_threads_and_connections_and_never_waits_fo
     dynamodb: Any,
     simulator: Simulator,
     clock: ManualClock,
+    other_threads: set[threading.Thread],
 ) -> None:
     assert container.snapshots is not None
     assert container.limited_lookups is not None
@@ -125,7 +133,7 @@ def test_a_restored_container_has_new_threads_and_connections_and_never_waits_fo
     before = simulator.calls()
     assert lookup() == 200
     assert calls_since(simulator, before) == {f"direct:{KEY}": 1}
-    old_threads = background_threads()
+    old_threads = background_threads() - other_threads
     old_clients = (container.direct_client, container.relay_client)
     assert old_threads
     assert container.limited_lookups.quota.tracked_clients() == 1
@@ -148,7 +156,7 @@ def test_a_restored_container_has_new_threads_and_connections_and_never_waits_fo
     assert calls_since(simulator, before) == {f"relay:{KEY}": 1}
     assert container.snapshots.peek() is None
     assert not {client for client in (container.direct_client, container.relay_client)} & set(old_clients)
-    new_threads = background_threads()
+    new_threads = background_threads() - other_threads
     assert new_threads
     assert not new_threads & old_threads
 
