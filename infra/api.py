@@ -71,9 +71,12 @@ class _AccessLogs:
 
 
 class HttpApi(Construct):
-    def __init__(self, scope: Construct, construct_id: str, shared: SharedResources) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, shared: SharedResources, *, snap_start: bool = False
+    ) -> None:
         super().__init__(scope, construct_id)
-        self.lookup = RouteHealthFunction(self, "Lookup", shared, LOOKUP_FUNCTION)
+        # SnapStart pays only where someone waits on a cold start: the lookups, not the rare operator calls.
+        self.lookup = RouteHealthFunction(self, "Lookup", shared, LOOKUP_FUNCTION, snap_start=snap_start)
         self.ops = RouteHealthFunction(self, "Ops", shared, OPS_FUNCTION)
         # Lookups read the snapshot, report live direct failures and count the daily quota; the operator POST
         # runs the probe.
@@ -98,7 +101,7 @@ class HttpApi(Construct):
         http_api.add_routes(
             path=LOOKUP_PATH,
             methods=[apigwv2.HttpMethod.GET],
-            integration=HttpLambdaIntegration("Lookup", self.lookup.function),
+            integration=HttpLambdaIntegration("Lookup", self.lookup.invoked),
         )
         ops = HttpLambdaIntegration("Ops", self.ops.function)
         http_api.add_routes(

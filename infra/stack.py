@@ -64,13 +64,23 @@ def _log_level(scope: Construct) -> str:
     return level
 
 
+def _flag(scope: Construct, key: str) -> bool:
+    """A deploy option that is on with `-c <key>=true` and off by default."""
+    value = _context(scope, key, "false").lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"-c {key}={value} must be true or false")
+    return value == "true"
+
+
 def _trace_calls(scope: Construct) -> bool:
     """`-c traceCalls=true`: X-Ray subsegments for the probe's and operator API's calls (~140 ms CPU per cold
     start of those two functions)."""
-    value = _context(scope, "traceCalls", "false").lower()
-    if value not in ("true", "false"):
-        raise ValueError(f"-c traceCalls={value} must be true or false")
-    return value == "true"
+    return _flag(scope, "traceCalls")
+
+
+def _snap_start(scope: Construct) -> bool:
+    """`-c snapStart=true`: SnapStart for the lookup function (README.md, "SnapStart")."""
+    return _flag(scope, "snapStart")
 
 
 def _probe_reserved_concurrency(scope: Construct) -> int | None:
@@ -99,7 +109,7 @@ class RouteHealthStack(cdk.Stack):
 
         shared = SharedResources(packaging=packaging, environment=common, table=table, secret=secret)
         self.probe = Probe(self, "Probe", shared, reserved_concurrency=_probe_reserved_concurrency(self))
-        self.api = HttpApi(self, "Api", shared)
+        self.api = HttpApi(self, "Api", shared, snap_start=_snap_start(self))
         self.observability = Observability(
             self,
             "Observability",
