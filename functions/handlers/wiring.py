@@ -5,9 +5,9 @@ life; nothing is built at import time. The sandbox and tests build their own wit
 (injecting the clock, a DynamoDB client, the simulator's HTTP transport, secrets) and install it with
 `set_container(...)`.
 
-With SnapStart, Lambda snapshots the container after INIT and restores copies of it, possibly days later, into
-many execution environments: `Container.before_snapshot` and `Container.after_restore` are registered as the
-runtime's hooks where the runtime offers them.
+With SnapStart (README.md, "SnapStart"), Lambda snapshots the container after INIT and restores copies of it,
+possibly days later, into many execution environments: `Container.before_snapshot` and
+`Container.after_restore` are registered as the runtime's hooks where the runtime offers them.
 """
 
 from __future__ import annotations
