@@ -12,26 +12,23 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import boto3
 import pytest
 
 from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.core import RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.core.model import MINUTE_MS
-from functions.handlers import api, wiring
+from functions.handlers import wiring
 from functions.handlers.settings import ApiSettings
-from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transport
+from sandbox.embedded_aws import EmbeddedAws
+from sandbox.relays import SimulatedUpstreams
+from sandbox.simulator.server import Simulator
+from tests.integration.conftest import Lambdas
 from tests.support.clock import ManualClock
 
 KEY = RouteKey.CU_STORE  # under the daily quota
 PATH, QUERY = "/api/cu/stores", {"lat": "37.5", "lon": "127.0", "itemCd": "8801056018979"}
 KEPT_IN_THE_SNAPSHOT_MS = 180 * MINUTE_MS
 """Between publishing a version and a restore from its snapshot: hours, or days."""
-
-
-@pytest.fixture
-def secretsmanager(secret_id: str) -> Any:
-    return boto3.client("secretsmanager")
 
 
 def background_threads() -> set[threading.Thread]:
@@ -45,22 +42,25 @@ def other_threads() -> set[threading.Thread]:
 
 
 @pytest.fixture
+def secret_id(aws: EmbeddedAws) -> str:
+    return aws.secret_id
+
+
+@pytest.fixture
 def container(
     other_threads: set[threading.Thread],
-    dynamodb: Any,
-    clock: ManualClock,
+    lambdas: Lambdas,
+    upstreams: SimulatedUpstreams,
     secret_id: str,
     secretsmanager: Any,
-    settings_values: dict[str, str],
-    simulator_server: SimulatorServer,
 ) -> Iterator[wiring.Container]:
     """The lookup function's container as Lambda's INIT builds it: secrets from Secrets Manager (moto)."""
     built = wiring.build_container(
-        ApiSettings.from_environment(**settings_values, ROUTE_HEALTH_SECRET_ID=secret_id),
-        clock=clock,
-        dynamodb_client=dynamodb,
+        ApiSettings.from_environment(**lambdas.settings(), ROUTE_HEALTH_SECRET_ID=secret_id),
+        clock=lambdas.clock,
+        dynamodb_client=lambdas.dynamodb,
         secretsmanager_client=secretsmanager,
-        http_transport=loopback_transport(simulator_server.base_url),
+        http_transport=upstreams.direct_transport(),
     )
     wiring.set_container(built)
     yield built
@@ -69,12 +69,8 @@ def container(
 
 
 @pytest.fixture
-def lookup(api_event: Callable[..., dict[str, Any]], lambda_context: Any) -> Callable[[], int]:
-    def invoke() -> int:
-        status: int = api.lambda_handler(api_event("GET", PATH, query=QUERY), lambda_context)["statusCode"]
-        return status
-
-    return invoke
+def lookup(lambdas: Lambdas) -> Callable[[], int]:
+    return lambda: lambdas.lookup(PATH, QUERY).status
 
 
 def direct_works(store: DynamoVerdictStore, now: int) -> None:
