@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -50,6 +50,7 @@ from tests.support.hostile_upstream import (
     respond,
 )
 from tests.support.specs import spec_of
+from tests.support.waiting import eventually
 
 DEADLINE_MS = 400
 SLACK_S = 0.6
@@ -390,15 +391,6 @@ def test_forty_slow_calls_to_one_host_do_not_delay_a_call_to_another() -> None:
         assert {future.result() for future in stuck} == {Reason.TIMEOUT}
         assert eventually(lambda: all(peer.closed_by_client_at for peer in slow.peers))
     assert elapsed < 0.5  # not after the slow calls' deadline
-
-
-def eventually(condition: Callable[[], bool], within_s: float = 3.0) -> bool:
-    end = time.monotonic() + within_s
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_a_probe_run_with_every_upstream_hanging_or_dripping_ends_in_time_and_writes_every_verdict(

@@ -7,7 +7,6 @@ import json
 import random
 import sys
 import threading
-import time
 import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -24,6 +23,7 @@ from sandbox.relays import SimulatedUpstreams
 from sandbox.simulator.server import Simulator
 from tests.integration.conftest import Lambdas
 from tests.support.clock import ManualClock
+from tests.support.waiting import eventually
 
 KEY = RouteKey.CU_STORE  # under the daily quota
 PATH, QUERY = "/api/cu/stores", {"lat": "37.5", "lon": "127.0", "itemCd": "8801056018979"}
@@ -104,15 +104,6 @@ class Gate:
         self._open.set()
 
 
-def eventually(condition: Callable[[], bool], within_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 def test_a_restored_container_has_new_threads_and_connections_and_never_waits_for_its_snapshot(
     container: wiring.Container,
     lookup: Callable[[], int],
@@ -184,7 +175,7 @@ def test_a_restored_container_re_reads_its_secret_in_the_background(
     assert read.started.wait(5.0)
     assert health_check_secret() == values["HEALTH_CHECK_SECRET"]  # served at once while the re-read waits
     read.open()
-    assert eventually(lambda: health_check_secret() == rotated["HEALTH_CHECK_SECRET"])
+    assert eventually(lambda: health_check_secret() == rotated["HEALTH_CHECK_SECRET"], within_s=5.0)
     assert container.relays is not relays  # rebuilt on the new client and the new values
 
 
