@@ -166,8 +166,7 @@ class Container:
         """SnapStart, before Lambda snapshots this initialized container: background work finishes (no thread
         is mid-call in the snapshot, no count or report is lost) and every HTTP connection is closed."""
         self.executor.shutdown(wait=True)
-        self.direct_client.close()
-        self.relay_client.close()
+        self._close_connections()
 
     def after_restore(self) -> None:
         """SnapStart, in each container restored from the snapshot: re-create what must not be shared by every
@@ -180,8 +179,7 @@ class Container:
         """
         random.seed()  # from os.urandom: every copy would otherwise draw the same numbers
         self.executor.restart()
-        self.direct_client.close()
-        self.relay_client.close()
+        self._close_connections()
         self.direct_client = self.new_http_client()
         self.relay_client = self.new_http_client()
         self.direct = DirectTransport(self.direct_client)
@@ -197,6 +195,9 @@ class Container:
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self._close_connections()
+
+    def _close_connections(self) -> None:
         self.direct_client.close()
         self.relay_client.close()
 
