@@ -53,6 +53,8 @@ class _Relay(_Wire):
 class _Snapshot(_Wire):
     routes: dict[str, _Route]
     relays: dict[str, _Relay]
+    overrides: dict[str, _Override] = {}
+    """Every active override, also of keys without a verdict (absent from an API older than this CLI)."""
 
 
 def snapshot_from_wire(data: object) -> Snapshot:
@@ -82,10 +84,15 @@ def snapshot_from_wire(data: object) -> Snapshot:
         },
         overrides={
             key: RouteOverride(key, o.mode, o.reason, created_at=o.created_at, expires_at=o.expires_at)
-            for key, r in routes.items()
-            if (o := r.override) is not None
+            for key, o in _overrides(wire).items()
         },
     )
+
+
+def _overrides(wire: _Snapshot) -> dict[RouteKey, _Override]:
+    with_verdicts = {key: o for key, route in wire.routes.items() if (o := route.override) is not None}
+    every = {**with_verdicts, **wire.overrides}
+    return {RouteKey(key): o for key, o in every.items() if key in set(RouteKey)}
 
 
 def _reason(code: str | None) -> Reason | None:

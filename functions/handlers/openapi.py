@@ -86,10 +86,12 @@ class RelayVerdict(_Wire):
 
 
 class RouteHealth(_Wire):
-    """The stored verdicts; a key or group without one is absent."""
+    """The stored verdicts (a key or group without one is absent) and every override that counts now, with or
+    without a verdict for its key."""
 
     routes: dict[RouteKey, RouteVerdict]
     relays: dict[RelayGroup, RelayVerdict]
+    overrides: dict[RouteKey, RouteOverride]
 
 
 # --- the builder ---------------------------------------------------------------------------------

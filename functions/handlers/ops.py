@@ -1,7 +1,8 @@
 """The operator API (docs/design.md, "Operator API"): `GET`/`POST /api/health/routes` in the format existing
 tooling reads, and the operator overrides `PUT`/`DELETE /api/health/routes/{key}/override`.
 
-- GET returns the stored snapshot (with each route's override, if one counts) and never probes.
+- GET returns the stored snapshot and the overrides that count (with their routes' verdicts and under
+  `overrides`, which also shows those of keys without a verdict), and never probes.
 - POST takes no input (a body or query string is 400 `INVALID_INPUT`) and runs the full check for the current
   5-minute slot. If that slot already ran (scheduled or another POST), the answer is 429 with `Retry-After`
   (seconds to the next slot) and the current snapshot in the same envelope:

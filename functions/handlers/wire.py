@@ -21,12 +21,17 @@ from functions.core import OverrideMode, RelayCheck, RouteOverride, RouteVerdict
 
 
 def snapshot_to_wire(snapshot: Snapshot) -> dict[str, Any]:
-    """Route keys, groups and reasons are string enums: they are their codes in JSON."""
+    """Route keys, groups and reasons are string enums: they are their codes in JSON.
+
+    Each override shows with its route's verdict and again under `overrides`, which also holds those of keys
+    without a verdict yet (an override steers lookups whether or not the probe has checked its key).
+    """
     return {
         "routes": {
             key: _route(verdict, snapshot.overrides.get(key)) for key, verdict in snapshot.routes.items()
         },
         "relays": {group: _camel_case(check) for group, check in snapshot.relays.items()},
+        "overrides": {key: override_to_wire(override) for key, override in snapshot.overrides.items()},
     }
 
 

@@ -130,7 +130,7 @@ def test_get_returns_the_stored_snapshot_in_the_operator_wire_format_and_never_p
 ) -> None:
     lambdas.container()
     status, _, body = lambdas.operator("GET")
-    assert (status, body) == (200, {"success": True, "data": {"routes": {}, "relays": {}}})
+    assert (status, body) == (200, {"success": True, "data": {"routes": {}, "relays": {}, "overrides": {}}})
     assert direct_calls(lambdas) == 0
 
     lambdas.simulator.faults.set("direct:cu-store", "http-429")

@@ -30,6 +30,10 @@ def ops(lambdas: Lambdas) -> Callable[..., tuple[int, Any]]:
     return call
 
 
+def no_override_shown(data: dict[str, Any]) -> bool:
+    return data["overrides"] == {} and not any("override" in route for route in data["routes"].values())
+
+
 # --- PUT and DELETE ------------------------------------------------------------------------------------
 
 
@@ -71,6 +75,12 @@ def test_get_shows_the_override_with_its_route_until_it_expires(ops: Any, clock:
     clock.advance(60 * SECOND_MS)
     _, after = ops("GET", "/api/health/routes")
     assert after["data"]["routes"]["cu-stock"] == before["data"]["routes"]["cu-stock"]
+
+
+def test_get_shows_an_override_of_a_key_the_probe_has_not_checked_yet(ops: Any, clock: Any) -> None:
+    _, stored = ops("PUT", body=RELAY_FOR_AN_HOUR)  # no probe has run: no verdicts at all
+    _, shown = ops("GET", "/api/health/routes")
+    assert shown["data"] == {"routes": {}, "relays": {}, "overrides": {"cu-stock": stored["data"]}}
 
 
 def test_delete_removes_the_override_then_answers_404(ops: Any) -> None:
@@ -125,7 +135,7 @@ def test_a_bad_body_is_400_with_the_field_errors_and_stores_nothing(
     assert answer["error"]["code"] == "INVALID_INPUT"
     assert [field["field"] for field in answer["error"]["fields"]] == fields
     assert all(field["location"] == "body" and field["message"] for field in answer["error"]["fields"])
-    assert "override" not in json.dumps(ops("GET", "/api/health/routes")[1])
+    assert no_override_shown(ops("GET", "/api/health/routes")[1]["data"])
 
 
 def test_force_direct_on_the_pinned_key_is_400_on_mode(ops: Any) -> None:
@@ -158,7 +168,7 @@ def test_overrides_need_the_operator_secret(ops: Any, method: str) -> None:
     for headers in ({}, {"Authorization": "Bearer wrong"}):
         status, body = ops(method, body=RELAY_FOR_AN_HOUR if method == "PUT" else None, headers=headers)
         assert (status, body["error"]["code"]) == (401, "UNAUTHORIZED_HEALTH_CHECK")
-    assert "override" not in json.dumps(ops("GET", "/api/health/routes")[1])
+    assert no_override_shown(ops("GET", "/api/health/routes")[1]["data"])
 
 
 def test_without_a_store_overrides_are_503_not_configured(lambdas: Lambdas) -> None:

@@ -63,6 +63,7 @@ def test_every_field_in_camel_case_through_json(snapshot: Snapshot) -> None:
     assert wire == {
         "routes": {key.value: expected(verdict) for key, verdict in snapshot.routes.items()},
         "relays": {group.value: expected(check) for group, check in snapshot.relays.items()},
+        "overrides": {},
     }
 
 
@@ -89,11 +90,12 @@ def test_the_operator_shape_with_optional_keys_omitted() -> None:
             "oy-find-store": {"key": "oy-find-store", "direct": True, "checkedAt": T0, "reason": "ok"},
         },
         "relays": {"dtryx": {"group": "dtryx", "healthy": True, "checkedAt": T0}},
+        "overrides": {},
     }
 
 
 def test_empty_snapshot() -> None:
-    assert snapshot_to_wire(Snapshot()) == {"routes": {}, "relays": {}}
+    assert snapshot_to_wire(Snapshot()) == {"routes": {}, "relays": {}, "overrides": {}}
 
 
 def test_an_override_shows_in_its_routes_entry_and_nothing_else_changes() -> None:
@@ -119,6 +121,22 @@ def test_an_override_shows_in_its_routes_entry_and_nothing_else_changes() -> Non
         "reason": "점검",
         "expiresAt": T0 + 60_000,
         "createdAt": T0,
+    }
+
+
+def test_an_override_of_a_key_without_a_verdict_is_shown_under_overrides() -> None:
+    override = RouteOverride(
+        RouteKey.DTRYX_MOVIES,
+        OverrideMode.FORCE_DIRECT,
+        "relay host moving",
+        created_at=T0,
+        expires_at=T0 + 1,
+    )
+    wire = json.loads(json.dumps(snapshot_to_wire(Snapshot(overrides={RouteKey.DTRYX_MOVIES: override}))))
+    assert wire == {
+        "routes": {},
+        "relays": {},
+        "overrides": {"dtryx-movies": json.loads(json.dumps(override_to_wire(override)))},
     }
 
 

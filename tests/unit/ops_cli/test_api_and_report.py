@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Callable
 from datetime import UTC
@@ -341,6 +342,31 @@ def test_a_newer_apis_extra_fields_keys_and_codes_are_left_out() -> None:
     assert set(read.routes) == set(snapshot().routes)
     assert read.relays[RelayGroup.CONVENIENCE].reason is None
     assert set(read.relays) == set(snapshot().relays)
+
+
+def test_an_override_of_a_key_without_a_verdict_reads_back_and_shows_in_the_table() -> None:
+    unchecked = RouteOverride(
+        RouteKey.DTRYX_MOVIES,
+        OverrideMode.FORCE_DIRECT,
+        "relay host moving",
+        NOW - MINUTE_MS,
+        NOW + MINUTE_MS,
+    )
+    with_unchecked = dataclasses.replace(
+        snapshot(), overrides={**snapshot().overrides, RouteKey.DTRYX_MOVIES: unchecked}
+    )
+    read = snapshot_from_wire(json.loads(json.dumps(snapshot_to_wire(with_unchecked))))
+    assert read == with_unchecked
+    rows = {line.split()[0]: line for line in squeezed(routes_report(read, now=NOW, tz=UTC))[1:21]}
+    assert (
+        rows["dtryx-movies"] == "dtryx-movies direct override-direct no verdict - - - force-direct, 1m left"
+    )
+
+
+def test_an_older_api_without_the_overrides_map_still_reads() -> None:
+    wire = json.loads(json.dumps(snapshot_to_wire(snapshot())))
+    del wire["overrides"]
+    assert snapshot_from_wire(wire) == snapshot()
 
 
 @pytest.mark.parametrize(
