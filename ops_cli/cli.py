@@ -15,7 +15,7 @@ import httpx
 
 from functions.core.model import PINNED_TO_RELAY, SECOND_MS, OverrideMode, RelayGroup, RouteKey, group_of
 from functions.core.overrides import MAX_TTL_SECONDS
-from ops_cli.api import Answer, ApiError, OpsApi
+from ops_cli.api import Answer, ApiError, OpsApi, SlotTaken
 from ops_cli.connection import DEFAULT_STACK, CliError, Connection, from_secret_file, from_stack
 from ops_cli.report import duration, routes_report, when
 from ops_cli.snapshot import snapshot_from_wire
@@ -43,6 +43,8 @@ examples:
 A GROUP (oliveyoung, convenience, dtryx) means each of its route keys; force-direct skips gs25-stock,
 which is pinned to the relay. Exit status: 0 done, 1 failed (the reason is on stderr), 2 bad usage."""
 
+PROBED = "Probed: every route and relay was checked just now.\n"
+NOT_PROBED = "Not probed: this 5-minute slot was already probed. The verdicts as they stand:\n"
 TARGET_HELP = "a route key (cu-stock) or a relay group (convenience) for each of its keys"
 _TTL = re.compile(r"(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?")
 
@@ -194,14 +196,18 @@ def _routes(api: OpsApi, args: argparse.Namespace, tz: tzinfo) -> int:
 
 
 def _probe(api: OpsApi, args: argparse.Namespace, tz: tzinfo) -> int:
+    """A refused probe still shows the verdicts, if the API sent them: that slot's probe checked them less
+    than 5 minutes ago."""
     answer = api.probe()
-    if not isinstance(answer, Answer):
+    taken = isinstance(answer, SlotTaken)
+    if answer.data is not None:  # an older API's 429 may not carry them
+        if args.json:
+            print(_json(answer.data))
+        else:
+            print(NOT_PROBED if taken else PROBED)
+            print(routes_report(snapshot_from_wire(answer.data), now=answer.server_now, tz=tz))
+    if isinstance(answer, SlotTaken):
         raise CliError(f"already probed; next slot in {duration(answer.retry_after_s * SECOND_MS)}")
-    if args.json:
-        print(_json(answer.data))
-    else:
-        print("Probed: every route and relay was checked just now.\n")
-        print(routes_report(snapshot_from_wire(answer.data), now=answer.server_now, tz=tz))
     return 0
 
 

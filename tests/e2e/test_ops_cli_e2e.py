@@ -85,9 +85,11 @@ def test_force_direct_on_the_pinned_key_is_refused_with_the_apis_reason(ops: Ops
     assert "mode: gs25-stock is pinned to the relay and never goes direct" in out
 
 
-def test_probe_in_a_probed_slot_says_when_the_next_slot_starts(ops: Ops) -> None:
+def test_probe_in_a_probed_slot_shows_the_verdicts_and_says_when_the_next_slot_starts(ops: Ops) -> None:
     status, out, err = ops("probe")  # the settled sandbox has probed this slot already
-    assert (status, out) == (1, "")
+    assert status == 1
+    assert out.startswith("Not probed: this 5-minute slot was already probed.")
+    assert ["cu-stock", "direct", "direct-ok", "ok"] in [line.split()[:4] for line in out.splitlines()]
     assert err.startswith("route-health ops: already probed; next slot in ")
 
 

@@ -172,13 +172,29 @@ def run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Runner:
     return command
 
 
-def test_probe_in_a_taken_slot_exits_1_saying_when_the_next_slot_starts(run: Runner) -> None:
-    body = {
-        "success": False,
-        "error": {"code": "PROBE_SLOT_TAKEN", "message": "m", "retryAfter": 130},
-        "data": {},
-    }
-    status, out, err = run(["probe"], answering(429, body, {"retry-after": "130"}))
+def slot_taken(data: object) -> Handler:
+    body = {"success": False, "error": {"code": "PROBE_SLOT_TAKEN", "message": "m", "retryAfter": 130}}
+    return answering(429, {**body, "data": data}, {"retry-after": "130"})
+
+
+def test_probe_in_a_taken_slot_shows_the_verdicts_and_exits_1_saying_when_the_next_slot_starts(
+    run: Runner,
+) -> None:
+    status, out, err = run(["probe"], slot_taken(snapshot_to_wire(snapshot())))
+    assert status == 1
+    assert out.startswith("Not probed: this 5-minute slot was already probed. The verdicts as they stand:\n")
+    assert routes_report(snapshot(), now=NOW, tz=UTC) in out
+    assert err == "route-health ops: already probed; next slot in 2m 10s\n"
+
+
+def test_probe_in_a_taken_slot_as_json_prints_the_verdicts_and_exits_1(run: Runner) -> None:
+    status, out, err = run(["probe", "--json"], slot_taken(snapshot_to_wire(snapshot())))
+    assert (status, json.loads(out)) == (1, json.loads(json.dumps(snapshot_to_wire(snapshot()))))
+    assert err == "route-health ops: already probed; next slot in 2m 10s\n"
+
+
+def test_probe_in_a_taken_slot_without_verdicts_only_says_when_the_next_slot_starts(run: Runner) -> None:
+    status, out, err = run(["probe"], slot_taken(None))
     assert (status, out) == (1, "")
     assert err == "route-health ops: already probed; next slot in 2m 10s\n"
 
