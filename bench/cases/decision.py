@@ -29,7 +29,7 @@ class _FixedSnapshots:
     def peek(self) -> CachedSnapshot:
         return self._cached
 
-    def refresh_if_stale(self) -> None:
+    def refresh_if_due(self) -> None:
         return None
 
 

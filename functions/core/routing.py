@@ -173,7 +173,7 @@ class Router:
     def _peek_snapshot(self) -> CachedSnapshot | None:
         if self._snapshots is None:
             return None
-        self._snapshots.refresh_if_stale()
+        self._snapshots.refresh_if_due()
         return self._snapshots.peek()
 
     def _block(self, key: RouteKey, until: int) -> None:

@@ -1,7 +1,8 @@
 """The container's cached snapshot: peeked on the request path, refreshed in the background.
 
-A request never waits for the store. `refresh_if_stale()` starts at most one background load at a time
-(single flight); a load that has been running longer than `lost_after_ms` is presumed lost (a Lambda
+A request never waits for the store. `refresh_if_due()` starts at most one background load at a time
+(single flight), once the snapshot is missing or within `REFRESH_AHEAD_MS` of going stale, so a container
+serving steady traffic renews it before its lookups would have to go relay-first; a load that has been running longer than `lost_after_ms` is presumed lost (a Lambda
 freeze/thaw can strand a thread mid-call) so a new one may start. Load errors keep the old snapshot.
 """
 
@@ -16,6 +17,8 @@ from functions.core.decision import CachedSnapshot
 from functions.core.model import SECOND_MS, SNAPSHOT_TTL_MS, Snapshot
 from functions.core.ports import Clock
 
+REFRESH_AHEAD_MS = 5 * SECOND_MS
+"""A load starts this long before the snapshot goes stale (a DynamoDB Query takes milliseconds)."""
 REFRESH_LOST_AFTER_MS = 5 * SECOND_MS
 """A refresh in flight for longer than this (by the clock) no longer holds the single-flight slot."""
 RETRY_AFTER_ERROR_MS = 5 * SECOND_MS
@@ -35,7 +38,7 @@ class SnapshotCache:
         *,
         clock: Clock,
         executor: Executor,
-        ttl_ms: int = SNAPSHOT_TTL_MS,
+        refresh_after_ms: int = SNAPSHOT_TTL_MS - REFRESH_AHEAD_MS,
         lost_after_ms: int = REFRESH_LOST_AFTER_MS,
         retry_after_error_ms: int = RETRY_AFTER_ERROR_MS,
         on_error: Callable[[Exception], None] | None = None,
@@ -43,7 +46,7 @@ class SnapshotCache:
         self._load = load
         self._clock = clock
         self._executor = executor
-        self._ttl_ms = ttl_ms
+        self._refresh_after_ms = refresh_after_ms
         self._lost_after_ms = lost_after_ms
         self._retry_after_error_ms = retry_after_error_ms
         self._lock = threading.Lock()
@@ -61,13 +64,13 @@ class SnapshotCache:
         cached = self._cached
         return None if cached is None else self._clock() - cached.fetched_at
 
-    def refresh_if_stale(self) -> None:
-        """Start a background load if the snapshot is missing or older than the TTL; returns immediately."""
-        self._start_refresh(only_if_stale=True)
+    def refresh_if_due(self) -> None:
+        """Start a background load if the snapshot is missing or about to go stale; returns immediately."""
+        self._start_refresh(only_if_due=True)
 
     def prefetch(self, timeout_s: float) -> bool:
         """INIT only: load once, waiting at most `timeout_s`. Failure is tolerated; True if a snapshot is cached."""
-        refresh = self._start_refresh(only_if_stale=False)
+        refresh = self._start_refresh(only_if_due=False)
         if refresh is not None:
             wait([refresh.future], timeout=timeout_s)
         return self._cached is not None
@@ -75,20 +78,20 @@ class SnapshotCache:
     def invalidate(self) -> None:
         """Forget the cached snapshot, any refresh in flight and any error backoff (a SnapStart restore: the
         snapshot was read when the function was published). Lookups then find none, which routes them as a
-        stale one would (relay-first) but reports no age, and the next `refresh_if_stale` loads at once."""
+        stale one would (relay-first) but reports no age, and the next `refresh_if_due` loads at once."""
         with self._lock:
             self._cached = None
             self._refresh = None
             self._last_error_at = None
 
-    def _start_refresh(self, *, only_if_stale: bool) -> _Refresh | None:
+    def _start_refresh(self, *, only_if_due: bool) -> _Refresh | None:
         now = self._clock()
         with self._lock:
             cached = self._cached
-            if only_if_stale and cached is not None and now - cached.fetched_at <= self._ttl_ms:
+            if only_if_due and cached is not None and now - cached.fetched_at <= self._refresh_after_ms:
                 return None
             failed_at = self._last_error_at
-            if only_if_stale and failed_at is not None and now - failed_at < self._retry_after_error_ms:
+            if only_if_due and failed_at is not None and now - failed_at < self._retry_after_error_ms:
                 return None
             running = self._refresh
             if running is not None and now - running.started_at < self._lost_after_ms:

@@ -191,7 +191,7 @@ class Container:
         self.secret_source.get()  # starts the re-read now rather than on the first lookup
         if self.snapshots is not None:
             self.snapshots.invalidate()
-            self.snapshots.refresh_if_stale()
+            self.snapshots.refresh_if_due()
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)

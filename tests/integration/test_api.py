@@ -366,7 +366,7 @@ def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(
         clock=lambdas.clock, snapshots=snapshots, reporter=None, relay_configured=lambda _group: True
     )
     lambdas.write_verdicts()
-    snapshots.refresh_if_stale()
+    snapshots.refresh_if_due()
     assert executor.run_pending() == 1
     lambdas.clock.advance(31_000)  # the cached snapshot is now older than 30 s
     lambdas.simulator.reset_calls()

@@ -186,7 +186,7 @@ def loaded_cache(snapshot: Snapshot, clock: ManualClock, *, fetched_at: int | No
     clock.now = now if fetched_at is None else fetched_at
     executor = ManualExecutor()
     cache = SnapshotCache(lambda: snapshot, clock=clock, executor=executor)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
     clock.now = now
     return cache

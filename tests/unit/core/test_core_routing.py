@@ -136,14 +136,14 @@ def test_local_block_lasts_5_min(
     executor = ManualExecutor()
     cache = SnapshotCache(lambda: DIRECT_OK, clock=clock, executor=executor)
     router = Router(clock=clock, snapshots=cache, reporter=reporter, relay_configured=lambda _g: True)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
     router.route_operation(
         KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_5XX), takes_ms=0), lambda _ms: "r"
     )
 
     clock.advance(COOLDOWN_MS - 1)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
     assert router.route_operation(KEY, ScriptedCall(clock, "direct"), lambda _ms: "relay") == "relay"
     clock.advance(1)

@@ -6,9 +6,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from functions.core import SNAPSHOT_TTL_MS, CachedSnapshot, RouteKey, Snapshot, SnapshotCache, StoreError
-from functions.core.snapshot_cache import REFRESH_LOST_AFTER_MS, RETRY_AFTER_ERROR_MS
+from functions.core.decision import fresh_snapshot
+from functions.core.snapshot_cache import REFRESH_AHEAD_MS, REFRESH_LOST_AFTER_MS, RETRY_AFTER_ERROR_MS
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import T0, route, snapshot_of
 from tests.support.executor import ClosedExecutor, ManualExecutor
@@ -52,7 +55,7 @@ def test_refresh_runs_in_the_background_and_records_when_it_read(
     clock: ManualClock, executor: ManualExecutor
 ) -> None:
     cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     assert cache.peek() is None  # only queued: the caller did not wait
 
     executor.run_pending()
@@ -68,30 +71,46 @@ def test_fetched_at_is_when_the_load_started(clock: ManualClock, executor: Manua
         return NEW
 
     cache = SnapshotCache(slow_load, clock=clock, executor=executor)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
     cached = held(cache)
     assert cached.fetched_at == T0
 
 
-def test_fresh_snapshot_is_not_reloaded_until_the_ttl_passes(
+def test_a_snapshot_is_reloaded_only_once_it_nears_the_ttl(
     clock: ManualClock, executor: ManualExecutor
 ) -> None:
     loader = CountingLoader(OLD, NEW)
     cache = SnapshotCache(loader, clock=clock, executor=executor)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
 
-    clock.advance(SNAPSHOT_TTL_MS)
-    cache.refresh_if_stale()
+    clock.advance(SNAPSHOT_TTL_MS - REFRESH_AHEAD_MS)
+    cache.refresh_if_due()
     assert executor.run_pending() == 0
 
     clock.advance(1)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     assert executor.run_pending() == 1
     cached = held(cache)
     assert cached.snapshot == NEW
     assert loader.calls == 2
+
+
+@settings(max_examples=50)
+@given(gaps=st.lists(st.integers(1, REFRESH_AHEAD_MS), min_size=1, max_size=60))
+def test_steady_traffic_never_finds_its_snapshot_stale(gaps: list[int]) -> None:
+    """Lookups at most REFRESH_AHEAD_MS apart, each starting the refresh that is due and finding it done by
+    the next (a Query takes milliseconds): none ever routes on a stale snapshot."""
+    clock, executor = ManualClock(T0), ManualExecutor()
+    cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
+    cache.refresh_if_due()
+    executor.run_pending()
+    for gap in gaps:
+        clock.advance(gap)
+        cache.refresh_if_due()
+        assert fresh_snapshot(cache.peek(), clock()) is not None
+        executor.run_pending()
 
 
 def test_single_flight_under_concurrent_callers() -> None:
@@ -113,7 +132,7 @@ def test_single_flight_under_concurrent_callers() -> None:
 
     def request() -> None:
         start.wait(timeout=10)
-        cache.refresh_if_stale()
+        cache.refresh_if_due()
         cache.peek()
 
     threads = [threading.Thread(target=request) for _ in range(callers)]
@@ -140,11 +159,11 @@ def test_load_error_keeps_the_old_snapshot_and_is_reported(
     cache = SnapshotCache(
         CountingLoader(OLD, StoreError("down")), clock=clock, executor=executor, on_error=errors.append
     )
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
 
     clock.advance(SNAPSHOT_TTL_MS + 1)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
 
     cached = held(cache)
@@ -157,15 +176,15 @@ def test_after_a_load_error_the_next_attempt_waits_a_little(
 ) -> None:
     loader = CountingLoader(StoreError("down"), NEW)
     cache = SnapshotCache(loader, clock=clock, executor=executor)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
 
     clock.advance(RETRY_AFTER_ERROR_MS - 1)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     assert executor.run_pending() == 0  # no retry storm while the store is down
 
     clock.advance(1)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
     assert cache.peek() is not None
     assert loader.calls == 2
@@ -173,13 +192,13 @@ def test_after_a_load_error_the_next_attempt_waits_a_little(
 
 def test_a_refresh_in_flight_too_long_is_presumed_lost(clock: ManualClock, executor: ManualExecutor) -> None:
     cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=executor)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     clock.advance(REFRESH_LOST_AFTER_MS - 1)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     assert len(executor.pending) == 1
 
     clock.advance(1)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     assert len(executor.pending) == 2
 
 
@@ -195,13 +214,13 @@ def test_a_lost_refresh_that_finishes_late_does_not_replace_newer_data(
             first_load = False
             # Frozen mid-load (Lambda freeze/thaw); meanwhile a new refresh starts and completes.
             clock.advance(REFRESH_LOST_AFTER_MS)
-            cache.refresh_if_stale()
+            cache.refresh_if_due()
             executor.run_pending()
             return OLD
         return NEW
 
     cache = SnapshotCache(load, clock=clock, executor=executor)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
 
     cached = held(cache)
@@ -213,22 +232,22 @@ def test_invalidate_forgets_the_snapshot_the_refresh_in_flight_and_the_error_bac
 ) -> None:
     loader = CountingLoader(OLD, StoreError("down"), NEW)
     cache = SnapshotCache(loader, clock=clock, executor=executor)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()
     clock.advance(SNAPSHOT_TTL_MS + 1)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     executor.run_pending()  # failed: the next attempt would wait RETRY_AFTER_ERROR_MS
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     assert executor.pending == []
 
     cache.invalidate()
 
     assert cache.peek() is None  # a lookup now routes relay-first, and no age is reported
     assert cache.age_ms() is None
-    cache.refresh_if_stale()  # at once, despite the backoff
+    cache.refresh_if_due()  # at once, despite the backoff
     assert len(executor.pending) == 1
     cache.invalidate()  # a refresh still in flight no longer holds the single-flight slot
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     assert len(executor.pending) == 2
     executor.run_pending()
     cached = cache.peek()
@@ -239,7 +258,7 @@ def test_invalidate_forgets_the_snapshot_the_refresh_in_flight_and_the_error_bac
 def test_a_closed_executor_is_tolerated(clock: ManualClock) -> None:
     errors: list[Exception] = []
     cache = SnapshotCache(CountingLoader(NEW), clock=clock, executor=ClosedExecutor(), on_error=errors.append)
-    cache.refresh_if_stale()
+    cache.refresh_if_due()
     assert cache.peek() is None
     assert [type(error) for error in errors] == [RuntimeError]
 
@@ -279,7 +298,7 @@ def test_prefetch_gives_up_after_its_timeout_and_the_load_still_lands() -> None:
     assert not cache.prefetch(timeout_s=0.05)
     assert cache.peek() is None
 
-    cache.refresh_if_stale()  # the prefetch's load is still in flight: no second load
+    cache.refresh_if_due()  # the prefetch's load is still in flight: no second load
     gate.set()
     pool.shutdown(wait=True)
     assert cache.peek() is not None
