@@ -182,6 +182,8 @@ def assumptions() -> dict[str, float]:
 def stack_inventory() -> dict[str, Any]:
     """What the synthesized stack bills by itself: alarm metrics, dashboards, customer keys, secrets, and
     the functions' memory (an empty dependencies layer: nothing here depends on its contents)."""
+    # jsii prints a banner on stderr for Node versions past their end of life: noise in the bench's progress.
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "18,20")
     from infra.stack import create_app
 
     with tempfile.TemporaryDirectory(prefix="route-health-cost-") as layer:
