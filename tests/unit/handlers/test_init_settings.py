@@ -1,0 +1,105 @@
+"""The functions' settings and Lambda INIT, with no server: where the settings come from, what a bad or blank
+value does, and which container INIT builds for which function."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pydantic import ValidationError
+
+from functions.handlers import wiring
+from functions.handlers.settings import ApiSettings, CommonSettings, ProbeSettings
+
+
+@pytest.fixture
+def forget_container() -> Iterator[None]:
+    wiring.reset_container()
+    yield
+    wiring.reset_container()
+
+
+@pytest.mark.usefixtures("forget_container")
+def test_the_container_is_built_during_lambda_init_and_never_at_import_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "AWS_LAMBDA_FUNCTION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+
+    wiring.prepare_container_at_init(ApiSettings)
+    assert wiring._containers == {}  # tests, the sandbox and the bench build their own
+
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
+    wiring.prepare_container_at_init(ApiSettings)
+    built = wiring._containers.get(ApiSettings)
+    assert built is not None
+    assert wiring.get_container(ApiSettings) is built  # the first request reuses what INIT built
+
+
+@pytest.mark.usefixtures("forget_container")
+def test_a_bad_setting_fails_lambda_init_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
+    monkeypatch.setenv("LOOKUP_BUDGET_SECONDS", "-1")
+    with pytest.raises(ValueError, match="LOOKUP_BUDGET_SECONDS"):
+        wiring.prepare_container_at_init(ApiSettings)
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+def test_a_blank_setting_means_its_default(
+    monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings], blank: str
+) -> None:
+    # Numbers included: LOOKUP_BUDGET_SECONDS="" must not fail INIT with "input should be a valid number".
+    optional = {name: field for name, field in settings_type.model_fields.items() if not field.is_required()}
+    defaults = {name: field.get_default() for name, field in optional.items()}
+    for field in optional.values():
+        assert field.alias is not None
+        monkeypatch.setenv(field.alias, blank)
+
+    assert settings_type.from_environment().model_dump(include=set(optional)) == defaults
+
+
+@pytest.mark.parametrize("variable", ["POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"])
+@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+def test_init_fails_naming_a_missing_powertools_variable(
+    monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings], variable: str
+) -> None:
+    # The stack sets them (infra/environment.py); without them metrics would go nowhere, silently.
+    monkeypatch.delenv(variable)
+    with pytest.raises(ValidationError, match=variable):
+        settings_type.from_environment()
+
+
+@pytest.mark.usefixtures("forget_container")
+def test_each_function_has_its_own_container(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID"):
+        monkeypatch.delenv(name, raising=False)
+
+    api = wiring.get_container(ApiSettings)
+    probe = wiring.get_container(ProbeSettings)
+
+    assert api is not probe
+    assert isinstance(api.settings, ApiSettings)
+    assert isinstance(probe.settings, ProbeSettings)
+    assert wiring.get_container(ApiSettings) is api
+
+    wiring.set_container(probe, ApiSettings)  # the sandbox installs one per function this way
+    assert wiring.get_container(ApiSettings) is probe
+
+
+@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+def test_settings_come_from_the_environment_and_given_values_win(
+    monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings]
+) -> None:
+    monkeypatch.setenv("ROUTE_HEALTH_TABLE", "from-the-environment")
+    monkeypatch.setenv("ROUTE_HEALTH_SECRET_MAX_AGE", "120")
+
+    settings = settings_type.from_environment(ROUTE_HEALTH_TABLE="given")
+
+    assert (settings.route_health_table, settings.secret_max_age_s) == ("given", 120)
+
+
+def test_the_limited_prefixes_are_read_comma_separated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DAILY_RATE_LIMIT_PREFIXES", " /api/cu/ , /api/gs25/,")
+
+    assert ApiSettings.from_environment().daily_rate_limit_prefixes == ("/api/cu/", "/api/gs25/")
