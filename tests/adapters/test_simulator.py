@@ -31,11 +31,12 @@ from functions.core import (
     group_of,
 )
 from relay.logs import RelayLog
-from sandbox.relays import start_upstreams
+from sandbox.relays import SimulatedUpstreams, start_upstreams
 from sandbox.simulator.faults import FaultRegistry, parse_fault, parse_target
 from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import RELAY_OPERATIONS, relay_route, retailer_route
 from sandbox.simulator.server import SimRequest, Simulator, SimulatorServer, loopback_transport
+from tests.support.clock import RelayClock
 
 NOW = 1_750_000_000_000
 DEADLINE_MS = 1_000  # generous: a busy shared machine must not turn a quick answer into a timeout
@@ -62,16 +63,57 @@ def bad_shape(key: RouteKey) -> object:
     return {"status": "SUCCESS", "success": True, "RetCode": "success", "data": {}}
 
 
-@pytest.fixture
-def simulator() -> Simulator:
+def stub_simulator() -> Simulator:
     return Simulator(CREDENTIALS, hang_limit_s=5.0, realistic=stub_payload, bad_shape=bad_shape)
 
 
+# Starting the servers and the three relays, and stopping them, costs more than most tests here: they start
+# once per module and each test gets them reset (`fresh`).
+
+
+@pytest.fixture(scope="module")
+def relay_clock() -> RelayClock:
+    return RelayClock(lambda: NOW)
+
+
+@pytest.fixture(scope="module")
+def stub_upstreams(relay_clock: RelayClock) -> Iterator[SimulatedUpstreams]:
+    """The simulator answering stub payloads, with a reference relay per group behind its fronts."""
+    with start_upstreams(stub_simulator(), CREDENTIALS, clock=relay_clock, log=RelayLog(io.StringIO())) as up:
+        yield up
+
+
+@pytest.fixture(scope="module")
+def real_upstreams(relay_clock: RelayClock) -> Iterator[SimulatedUpstreams]:
+    """The same, answering the realistic payloads."""
+    with start_upstreams(
+        Simulator(CREDENTIALS), CREDENTIALS, clock=relay_clock, log=RelayLog(io.StringIO())
+    ) as up:
+        yield up
+
+
+def fresh(upstreams: SimulatedUpstreams, relay_clock: RelayClock) -> SimulatedUpstreams:
+    """`upstreams` as if just started: no faults, no hanging requests, every count at zero, and the relays a
+    week on (fresh quota windows, nothing cached)."""
+    upstreams.simulator.reset()
+    relay_clock.next_test()
+    return upstreams
+
+
 @pytest.fixture
-def server(simulator: Simulator) -> Iterator[SimulatorServer]:
-    """The simulator with a reference relay per group behind its fronts."""
-    with start_upstreams(simulator, CREDENTIALS, clock=lambda: NOW, log=RelayLog(io.StringIO())) as running:
-        yield running.server
+def simulator(stub_upstreams: SimulatedUpstreams, relay_clock: RelayClock) -> Simulator:
+    return fresh(stub_upstreams, relay_clock).simulator
+
+
+@pytest.fixture
+def server(stub_upstreams: SimulatedUpstreams, simulator: Simulator) -> SimulatorServer:
+    """`simulator` on 127.0.0.1, with a reference relay per group behind its fronts."""
+    return stub_upstreams.server
+
+
+@pytest.fixture
+def real(real_upstreams: SimulatedUpstreams, relay_clock: RelayClock) -> SimulatedUpstreams:
+    return fresh(real_upstreams, relay_clock)
 
 
 @pytest.fixture
@@ -326,7 +368,8 @@ def _hang_in(
     return caller, errors
 
 
-def test_a_hang_is_released_when_the_server_closes(simulator: Simulator) -> None:
+def test_a_hang_is_released_when_the_server_closes() -> None:
+    simulator = stub_simulator()  # its own: a closed server releases its simulator for good
     server = SimulatorServer(simulator).start()
     caller, errors = _hang_in(
         simulator, lambda: httpx.post(f"{server.base_url}{_CU_PRIME_PATH}", json={}, timeout=10)
@@ -701,36 +744,32 @@ def test_health_with_a_wrong_token_is_401(server: SimulatorServer) -> None:
     assert check.reason is Reason.HTTP_401
 
 
-# --- real payloads (once the catalog's payload module is present) --------------------------------
+# --- real payloads ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("key", DIRECT_PROBED)
-def test_real_payloads_pass_the_real_specs_direct_and_via_relay(key: RouteKey) -> None:
-    pytest.importorskip("sandbox.simulator.payloads")
-    sim = Simulator(CREDENTIALS)
-    with start_upstreams(sim, CREDENTIALS, clock=lambda: NOW, log=RelayLog(io.StringIO())) as upstreams:
-        local = upstreams.server
-        spec = CATALOG[key]
+def test_real_payloads_pass_the_real_specs_direct_and_via_relay(
+    real: SimulatedUpstreams, key: RouteKey
+) -> None:
+    sim, local = real.simulator, real.server
+    spec = CATALOG[key]
+    direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+    relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+    sim.faults.set(f"direct:{key}", "bad-shape")
+    with pytest.raises(RouteFailure) as caught:
         direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
-        relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
-        sim.faults.set(f"direct:{key}", "bad-shape")
-        with pytest.raises(RouteFailure) as caught:
-            direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
     assert caught.value.reason is Reason.SHAPE
     assert sim.calls()[f"direct:{key}"] == 2
     assert (sim.calls()[f"relay:{key}"], sim.calls()[f"relay-upstream:{key}"]) == (1, 1)
     assert sim.calls()["leakedSecrets"] == 0
 
 
-def test_gs25_stock_is_served_by_the_relay_and_never_direct() -> None:
-    pytest.importorskip("sandbox.simulator.payloads")
-    sim = Simulator(CREDENTIALS)
+def test_gs25_stock_is_served_by_the_relay_and_never_direct(real: SimulatedUpstreams) -> None:
+    sim, local = real.simulator, real.server
     spec = CATALOG[RouteKey.GS25_STOCK]
-    with start_upstreams(sim, CREDENTIALS, clock=lambda: NOW, log=RelayLog(io.StringIO())) as upstreams:
-        local = upstreams.server
-        relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
-        with pytest.raises(RouteFailure) as caught:
-            direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+    relays(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+    with pytest.raises(RouteFailure) as caught:
+        direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
     assert caught.value.reason is Reason.PINNED_RELAY
     assert (sim.calls()["relay:gs25-stock"], sim.calls()["direct:gs25-stock"]) == (1, 0)
 

@@ -41,14 +41,13 @@ from sandbox.gateway import LambdaContext
 from sandbox.relays import SimulatedUpstreams, start_upstreams
 from sandbox.scheduler import scheduled_event
 from sandbox.simulator.server import Simulator
-from tests.support.clock import ManualClock
+from tests.support.clock import ManualClock, RelayClock
 from tests.support.endpoints import Endpoint
 from tests.support.events import api_event
 
 TABLE_NAME = "route-health-test"
 NOW = 1_767_225_600_000 + 42_000
 """2026-01-01T00:00:42Z: 42 s into a 5-minute probe slot."""
-WEEK_MS = 7 * 24 * 60 * 60 * 1000
 
 TEST_SECRET_VALUES: Mapping[str, str] = {
     "HEALTH_CHECK_SECRET": "hc-secret-Zq81",
@@ -205,21 +204,6 @@ class Lambdas:
             # own may hang: its work is dropped, as it cannot reach moto).
             container.executor.shutdown(wait=on_moto, cancel_futures=True)
             container.close()
-
-
-class RelayClock:
-    """The relays' clock: the tests' clock, a week later for every test started before. Each test meets the
-    shared relays in fresh quota windows with nothing cached (no test moves its clock a week on)."""
-
-    def __init__(self, clock: ManualClock) -> None:
-        self._clock = clock
-        self._offset = 0
-
-    def __call__(self) -> int:
-        return self._clock() + self._offset
-
-    def next_test(self) -> None:
-        self._offset += WEEK_MS
 
 
 def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
