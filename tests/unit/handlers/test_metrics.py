@@ -184,3 +184,15 @@ def test_no_document_while_metrics_are_disabled(telemetry, monkeypatch):
         emit_metric("Lookups", 1, Path="direct")
 
     assert _emf_lines(telemetry) == []
+
+
+def test_a_document_is_one_line_of_compact_json_with_its_fields_in_order(telemetry, monkeypatch):
+    # The bytes CloudWatch parses: the fields (service, own dimensions, values) follow `_aws` in emission order.
+    monkeypatch.setattr(time, "time_ns", lambda: 1_000_000_000_000 * 1_000_000)
+    with one_metrics_document():
+        emit_metric("SnapshotAge", 1500.5)
+        emit_metric("Lookups", 1, Path="direct")
+
+    [line] = [line for line in telemetry.text().splitlines() if '"_aws"' in line]
+    assert line == json.dumps(json.loads(line), separators=(",", ":"))
+    assert line.endswith(',"service":"route-health","Path":"direct","SnapshotAge":1500.5,"Lookups":1}')
