@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from functions.handlers.telemetry import (
     emit_metric,
     one_metrics_document,
 )
+from functions.handlers.telemetry import logger as telemetry_logger
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 
@@ -196,3 +198,26 @@ def test_a_document_is_one_line_of_compact_json_with_its_fields_in_order(telemet
     [line] = [line for line in telemetry.text().splitlines() if '"_aws"' in line]
     assert line == json.dumps(json.loads(line), separators=(",", ":"))
     assert line.endswith(',"service":"route-health","Path":"direct","SnapshotAge":1500.5,"Lookups":1}')
+
+
+def test_at_debug_level_a_route_decision_is_logged_with_its_rule(telemetry):
+    level = telemetry_logger.log_level
+    telemetry_logger.setLevel(logging.DEBUG)
+    try:
+        MetricsRoutingEvents().decided(RouteKey.CU_STOCK, RoutePath.DIRECT, "fresh-direct")
+    finally:
+        telemetry_logger.setLevel(level)
+
+    [line] = [log for log in telemetry.logs() if log["message"] == "route decided"]
+    assert (line["route"], line["path"], line["rule"]) == ("cu-stock", "direct", "fresh-direct")
+
+
+def test_at_the_default_level_a_route_decision_builds_no_log_record(telemetry, monkeypatch):
+    # A lookup's path pays for the record only when DEBUG is on (Lookups and RelayLookup count every decision).
+    monkeypatch.setattr(
+        telemetry_logger, "debug", lambda *args, **kwargs: pytest.fail("built a DEBUG record")
+    )
+
+    MetricsRoutingEvents().decided(RouteKey.CU_STOCK, RoutePath.DIRECT, "fresh-direct")
+
+    assert "route decided" not in telemetry.text()
