@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
@@ -273,11 +274,12 @@ def normalize_store(body: StoreResponse) -> dict[str, Any]:
 
 # --- specs ----------------------------------------------------------------------------------------
 
+# Every CU operation: CU's base URL and the app's headers.
+spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 
-PRIME = OperationSpec(
+PRIME = spec(
     key=RouteKey.CU_PRIME,
-    url=f"{BASE_URL}/api/search/display/stock",
-    headers=HEADERS,
+    path="/api/search/display/stock",
     params=PrimeParams,
     probe_params=lambda _now: PrimeParams(),
     response=PrimeResponse,
@@ -285,10 +287,9 @@ PRIME = OperationSpec(
     relay_input=NoFields,
 )
 
-STOCK = OperationSpec(
+STOCK = spec(
     key=RouteKey.CU_STOCK,
-    url=f"{BASE_URL}/api/search/rest/stock/main",
-    headers=HEADERS,
+    path="/api/search/rest/stock/main",
     params=StockSearchParams,
     probe_params=lambda _now: StockSearchParams(searchWord="레쓰비", offset=0, limit=10, searchSort="recom"),
     response=StockSearchResponse,
@@ -296,10 +297,9 @@ STOCK = OperationSpec(
     relay_input=StockSearchRelayInput,
 )
 
-STORE = OperationSpec(
+STORE = spec(
     key=RouteKey.CU_STORE,
-    url=f"{BASE_URL}/api/store",
-    headers=HEADERS,
+    path="/api/store",
     params=StoreParams,
     probe_params=lambda _now: StoreParams(
         latVal="37.5635",

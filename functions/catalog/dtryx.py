@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+from functools import partial
 from typing import Annotated, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -240,6 +241,9 @@ def normalize_timetable(body: TimetableResponse) -> dict[str, Any]:
 
 # --- specs ----------------------------------------------------------------------------------------
 
+# Every Dtryx operation: a GET (its parameters in the query string) under the third-party API.
+spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS, method="GET")
+
 ResponseT = TypeVar("ResponseT", bound=DtryxResponse)
 
 
@@ -266,16 +270,14 @@ def _cinema_spec(
     relay_operation: str,
 ) -> OperationSpec[CinemaParams, ResponseT]:
     """A listing for one cinema: the relay takes the cinema's codes as they are."""
-    return OperationSpec(
+    return spec(
         key=key,
-        url=f"{BASE_URL}/{endpoint}",
-        headers=HEADERS,
+        path=f"/{endpoint}",
         params=CinemaParams,
         probe_params=lambda _now: CinemaParams(brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA),
         response=response,
         normalizer=normalizer,
         relay_input=CinemaRelayInput,
-        method="GET",
         query=lambda p: _query(endpoint, p),
         relay_operation=relay_operation,
     )
@@ -285,10 +287,9 @@ MOVIES = _cinema_spec(RouteKey.DTRYX_MOVIES, MOVIES_ENDPOINT, MoviesResponse, no
 PLAY_DATES = _cinema_spec(
     RouteKey.DTRYX_PLAY_DATES, PLAY_DATES_ENDPOINT, PlayDatesResponse, normalize_play_dates, "play-dates"
 )
-TIMETABLE = OperationSpec(
+TIMETABLE = spec(
     key=RouteKey.DTRYX_TIMETABLE,
-    url=f"{BASE_URL}/{TIMETABLE_ENDPOINT}",
-    headers=HEADERS,
+    path=f"/{TIMETABLE_ENDPOINT}",
     params=TimetableParams,
     # "Today" in Korea: the cinemas' own calendar (the original used UTC, which is yesterday before 09:00 KST).
     probe_params=lambda now: TimetableParams(
@@ -297,7 +298,6 @@ TIMETABLE = OperationSpec(
     response=TimetableResponse,
     normalizer=normalize_timetable,
     relay_input=TimetableRelayInput,
-    method="GET",
     query=lambda p: _query(TIMETABLE_ENDPOINT, p, play_date=p.playDate),
     relay_operation="timetable",
     relay_body=lambda p: {**same_body(p), "playDate": p.playDate.strftime("%Y%m%d")},

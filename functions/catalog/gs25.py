@@ -3,6 +3,7 @@ or API key lives there)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
@@ -33,8 +34,8 @@ from functions.catalog.relay_rules import RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 
-SEARCH_URL = "https://b2c-apigw.woodongs.com/search/v3/totalSearch"
-STOCK_URL = "https://b2c-bff.woodongs.com/api/bff/v2/store/stock"
+SEARCH_API = "https://b2c-apigw.woodongs.com"
+BFF_API = "https://b2c-bff.woodongs.com"
 HEADERS = frozen_headers(
     {
         "Accept": "application/json, text/plain, */*",
@@ -222,11 +223,13 @@ def normalize_stock(body: StoreStockResponse) -> dict[str, Any]:
 
 # --- specs ----------------------------------------------------------------------------------------
 
+# Every GS25 operation: the app's headers (search and stock are on two hosts).
+spec = partial(OperationSpec, headers=HEADERS)
 
-PRODUCTS = OperationSpec(
+PRODUCTS = spec(
     key=RouteKey.GS25_PRODUCTS,
-    url=SEARCH_URL,
-    headers=HEADERS,
+    base_url=SEARCH_API,
+    path="/search/v3/totalSearch",
     params=ProductSearchParams,
     probe_params=lambda _now: ProductSearchParams(query="코카콜라"),
     response=ProductSearchResponse,
@@ -236,10 +239,10 @@ PRODUCTS = OperationSpec(
 
 # Pinned to the relay (PINNED_TO_RELAY): the direct transport refuses it before any network use. The GET
 # request is the reference request the relay makes with the app session; it documents the query shape.
-STOCK = OperationSpec(
+STOCK = spec(
     key=RouteKey.GS25_STOCK,
-    url=STOCK_URL,
-    headers=HEADERS,
+    base_url=BFF_API,
+    path="/api/bff/v2/store/stock",
     params=StoreStockParams,
     probe_params=lambda _now: StoreStockParams(
         keyword="코카콜라",

@@ -3,6 +3,7 @@ own operation names."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, StrictBool, StrictStr, StringConstraints, model_validator
@@ -292,11 +293,12 @@ def normalize_stock_stores(body: StockStoresResponse) -> dict[str, Any]:
 
 # --- specs ----------------------------------------------------------------------------------------
 
+# Every Olive Young operation: its base URL and the web app's headers.
+spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 
-FIND_STORE = OperationSpec(
+FIND_STORE = spec(
     key=RouteKey.OY_FIND_STORE,
-    url=f"{BASE_URL}/oystore/api/storeFinder/find-store",
-    headers=HEADERS,
+    path="/oystore/api/storeFinder/find-store",
     params=FindStoreParams,
     probe_params=lambda _now: FindStoreParams(
         lat=PROBE_LAT,
@@ -314,10 +316,9 @@ FIND_STORE = OperationSpec(
     relay_operation="find-store",
 )
 
-PRODUCT_SEARCH = OperationSpec(
+PRODUCT_SEARCH = spec(
     key=RouteKey.OY_PRODUCT_SEARCH,
-    url=f"{BASE_URL}/oystore/api/stock/product-search-v3",
-    headers=HEADERS,
+    path="/oystore/api/stock/product-search-v3",
     params=ProductSearchParams,
     probe_params=lambda _now: ProductSearchParams(
         keyword="립밤", page=1, size=10, sort="01", includeSoldOut=True
@@ -328,10 +329,9 @@ PRODUCT_SEARCH = OperationSpec(
     relay_operation="product-search-v3",
 )
 
-GOODS_INFO = OperationSpec(
+GOODS_INFO = spec(
     key=RouteKey.OY_GOODS_INFO,
-    url=f"{BASE_URL}/oystore/api/stock/stock-goods-info-v3",
-    headers=HEADERS,
+    path="/oystore/api/stock/stock-goods-info-v3",
     params=GoodsInfoParams,
     probe_params=lambda _now: GoodsInfoParams(goodsNo="A000000165760"),
     response=GoodsInfoResponse,
@@ -340,10 +340,9 @@ GOODS_INFO = OperationSpec(
     relay_operation="stock-goods-info-v3",
 )
 
-STOCK_STORES = OperationSpec(
+STOCK_STORES = spec(
     key=RouteKey.OY_STOCK_STORES,
-    url=f"{BASE_URL}/oystore/api/stock/stock-stores",
-    headers=HEADERS,
+    path="/oystore/api/stock/stock-stores",
     params=StockStoresParams,
     probe_params=lambda _now: StockStoresParams(
         productId="8800362322138",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, RootModel, StrictStr, StringConstraints, model_validator
@@ -485,11 +486,12 @@ def normalize_exhibitions(body: ExhibitionListingResponse) -> dict[str, Any]:
 
 # --- specs ----------------------------------------------------------------------------------------
 
+# Every 7-Eleven operation: the app API's base URL and headers.
+spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 
-GOODS = OperationSpec(
+GOODS = spec(
     key=RouteKey.SEVEN_GOODS,
-    url=f"{BASE_URL}/api/v1/open/search/goods",
-    headers=HEADERS,
+    path="/api/v1/open/search/goods",
     params=GoodsSearchParams,
     probe_params=lambda _now: GoodsSearchParams(
         collection=GOODS_COLLECTION, query="코카콜라", sort=GOODS_SORT, startCount=0, listCount=10
@@ -499,10 +501,9 @@ GOODS = OperationSpec(
     relay_input=GoodsRelayInput,
 )
 
-STORE = OperationSpec(
+STORE = spec(
     key=RouteKey.SEVEN_STORE,
-    url=f"{BASE_URL}/api/v1/open/search/store",
-    headers=HEADERS,
+    path="/api/v1/open/search/store",
     params=StoreSearchParams,
     probe_params=lambda _now: StoreSearchParams(query="강남", listCount=10),
     response=StoreSearchResponse,
@@ -510,10 +511,9 @@ STORE = OperationSpec(
     relay_input=StoreSearchRelayInput,
 )
 
-POPWORDS = OperationSpec(
+POPWORDS = spec(
     key=RouteKey.SEVEN_POPWORDS,
-    url=f"{BASE_URL}/api/v1/open/search/popword",
-    headers=HEADERS,
+    path="/api/v1/open/search/popword",
     params=PopwordsParams,
     probe_params=lambda _now: PopwordsParams(label="home"),
     response=PopwordsResponse,
@@ -524,10 +524,9 @@ POPWORDS = OperationSpec(
     json_body=lambda _p: {},
 )
 
-STOCK_META = OperationSpec(
+STOCK_META = spec(
     key=RouteKey.SEVEN_STOCK_META,
-    url=f"{BASE_URL}/api/v1/open/product/search/stock",
-    headers=HEADERS,
+    path="/api/v1/open/product/search/stock",
     params=StockMetaParams,
     probe_params=lambda _now: StockMetaParams(itemCd="8801056018979"),
     response=StockMetaResponse,
@@ -537,10 +536,9 @@ STOCK_META = OperationSpec(
     query=lambda p: [("itemCd", p.itemCd)],
 )
 
-STOCK = OperationSpec(
+STOCK = spec(
     key=RouteKey.SEVEN_STOCK,
-    url=f"{BASE_URL}/api/v1/open/real-stock/multi/01/stocks",
-    headers=HEADERS,
+    path="/api/v1/open/real-stock/multi/01/stocks",
     params=StockParams,
     # One store per request: the upstream rejects multi-store requests with code 501.
     probe_params=lambda _now: StockParams(
@@ -558,10 +556,9 @@ def _listing_spec(
     key: RouteKey, path: str, response: type[ListingT], normalizer: Callable[[ListingT], dict[str, Any]]
 ) -> OperationSpec[NoParams, ListingT]:
     """A catalog listing: a GET without parameters; the relay takes `{}`."""
-    return OperationSpec(
+    return spec(
         key=key,
-        url=f"{BASE_URL}{path}",
-        headers=HEADERS,
+        path=path,
         params=NoParams,
         probe_params=lambda _now: NoParams(),
         response=response,

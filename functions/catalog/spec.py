@@ -53,12 +53,15 @@ def url_with_query(base: str, pairs: Sequence[tuple[str, str]]) -> str:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OperationSpec(Generic[ParamsT, BodyT]):
     """Everything about one route key's operation. The defaults fit most operations (a POST of the params as
-    JSON, the relay operation named like the route key, the relay body the same JSON), so a spec states only
-    what differs."""
+    JSON, the relay operation named like the route key, the relay body the same JSON), and each retailer's
+    module fixes what all its operations share (`base_url`, `headers`) once, so a spec states only what
+    differs."""
 
     key: RouteKey
-    url: str
-    """The upstream URL without its query string."""
+    base_url: str
+    """The retailer's API: scheme, host and any path prefix its operations share."""
+    path: str
+    """The operation's path under `base_url`, without the query string."""
     headers: Mapping[str, str]
     """The retailer's public headers (never a secret)."""
     params: type[ParamsT]
@@ -87,6 +90,11 @@ class OperationSpec(Generic[ParamsT, BodyT]):
     def __post_init__(self) -> None:
         if not self.relay_operation:
             object.__setattr__(self, "relay_operation", self.key.value)
+
+    @property
+    def url(self) -> str:
+        """The upstream URL without its query string."""
+        return self.base_url + self.path
 
     def build_request(self, params: ParamsT) -> HttpRequest:
         """The direct request: method, URL with its query string, headers, JSON body."""

@@ -156,7 +156,7 @@ def test_a_real_refused_connection_is_a_network_error() -> None:
     with socket.socket() as probe:  # a free port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    local = replace(make_spec(), url=f"http://127.0.0.1:{port}/api", headers={}, method="GET")
+    local = replace(make_spec(), base_url=f"http://127.0.0.1:{port}/api", headers={}, method="GET")
     with new_http_client() as client, pytest.raises(RouteFailure) as caught:
         DirectTransport(client).fetch(local, SearchParams(keyword="x"), timeout_ms=DEADLINE_MS)
     assert caught.value.reason is Reason.NETWORK_ERROR

@@ -27,7 +27,8 @@ def spec_of(
     """`key`'s spec calling `url`, probing with `probe`; the relay takes the same params, `options` the rest."""
     return OperationSpec(
         key=key,
-        url=url,
+        base_url=url,  # the whole URL: no sibling operation shares a base with it
+        path="",
         headers=headers or {},
         params=params,
         probe_params=lambda _now: probe,

@@ -62,7 +62,8 @@ def _spec(key: RouteKey, *, bad_params: bool = False) -> OperationSpec[Params, O
 
     return OperationSpec(
         key=key,
-        url=f"https://{key.value}.retailer.test/probe",
+        base_url=f"https://{key.value}.retailer.test",
+        path="/probe",
         headers={},
         params=Params,
         probe_params=probe_params,
