@@ -2,8 +2,9 @@
 
 A request never waits for the store. `refresh_if_due()` starts at most one background load at a time
 (single flight), once the snapshot is missing or within `REFRESH_AHEAD_MS` of going stale, so a container
-serving steady traffic renews it before its lookups would have to go relay-first; a load that has been running longer than `lost_after_ms` is presumed lost (a Lambda
-freeze/thaw can strand a thread mid-call) so a new one may start. Load errors keep the old snapshot.
+serving steady traffic renews it before its lookups would have to go relay-first; a load that has been
+running longer than `REFRESH_LOST_AFTER_MS` is presumed lost (a Lambda freeze/thaw can strand a thread
+mid-call) so a new one may start. Load errors keep the old snapshot.
 """
 
 from __future__ import annotations
@@ -38,17 +39,11 @@ class SnapshotCache:
         *,
         clock: Clock,
         executor: Executor,
-        refresh_after_ms: int = SNAPSHOT_TTL_MS - REFRESH_AHEAD_MS,
-        lost_after_ms: int = REFRESH_LOST_AFTER_MS,
-        retry_after_error_ms: int = RETRY_AFTER_ERROR_MS,
         on_error: Callable[[Exception], None] | None = None,
     ) -> None:
         self._load = load
         self._clock = clock
         self._executor = executor
-        self._refresh_after_ms = refresh_after_ms
-        self._lost_after_ms = lost_after_ms
-        self._retry_after_error_ms = retry_after_error_ms
         self._lock = threading.Lock()
         self._cached: CachedSnapshot | None = None
         self._refresh: _Refresh | None = None
@@ -88,13 +83,17 @@ class SnapshotCache:
         now = self._clock()
         with self._lock:
             cached = self._cached
-            if only_if_due and cached is not None and now - cached.fetched_at <= self._refresh_after_ms:
+            if (
+                only_if_due
+                and cached is not None
+                and now - cached.fetched_at <= SNAPSHOT_TTL_MS - REFRESH_AHEAD_MS
+            ):
                 return None
             failed_at = self._last_error_at
-            if only_if_due and failed_at is not None and now - failed_at < self._retry_after_error_ms:
+            if only_if_due and failed_at is not None and now - failed_at < RETRY_AFTER_ERROR_MS:
                 return None
             running = self._refresh
-            if running is not None and now - running.started_at < self._lost_after_ms:
+            if running is not None and now - running.started_at < REFRESH_LOST_AFTER_MS:
                 return running
             future: Future[None] = Future()
             refresh = _Refresh(started_at=now, future=future)
