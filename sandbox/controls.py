@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -125,28 +126,22 @@ ClockMover = Callable[[int], Mapping[str, Any] | None]
 probe's summary, or None."""
 
 
+@dataclass(kw_only=True)
 class SandboxControls:
     """Answers `(method, path, body)` for `/_sandbox/...`."""
 
-    def __init__(
-        self,
-        *,
-        clock: SandboxClock,
-        store: StoreFaultSwitch,
-        simulator: SimulatorControl | None,
-        fire_probe: ProbeFirer,
-        advance_clock: ClockMover,
-        relays: RelayControl | None = None,
-    ) -> None:
-        self._clock = clock
-        self._store = store
-        self._simulator = simulator
-        self._relays = relays
-        self._fire_probe = fire_probe
-        self._advance_clock_by = advance_clock
-        self._routes: dict[str, dict[str, Callable[[bytes], ControlResponse]]] = {
+    clock: SandboxClock
+    store: StoreFaultSwitch
+    simulator: SimulatorControl | None
+    fire_probe: ProbeFirer
+    advance_clock: ClockMover
+    relays: RelayControl | None = None
+    _routes: dict[str, dict[str, Callable[[bytes], ControlResponse]]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._routes = {
             "/_sandbox/faults": {"POST": self._set_fault, "DELETE": self._clear_faults},
-            "/_sandbox/clock": {"POST": self._advance_clock, "GET": self._read_clock},
+            "/_sandbox/clock": {"POST": self._move_clock, "GET": self._read_clock},
             "/_sandbox/probe": {"POST": self._probe},
             "/_sandbox/calls": {"GET": self._calls},
             "/_sandbox/relays": {"GET": self._relay_urls},
@@ -171,20 +166,20 @@ class SandboxControls:
     def _set_fault(self, body: bytes) -> ControlResponse:
         request = _parse(FaultRequest, body)
         if request.target == STORE_TARGET:
-            self._store.set_store_fault(None if request.fault == "ok" else StoreFault(request.fault))
+            self.store.set_store_fault(None if request.fault == "ok" else StoreFault(request.fault))
         else:
             self._require_simulator().set_fault(request.target, request.parsed())
         return ControlResponse(200, {"target": request.target, "fault": request.fault})
 
     def _clear_faults(self, body: bytes) -> ControlResponse:
-        self._store.set_store_fault(None)
-        if self._simulator is not None:
-            self._simulator.clear_faults()
+        self.store.set_store_fault(None)
+        if self.simulator is not None:
+            self.simulator.clear_faults()
         return ControlResponse(200, {"cleared": True})
 
-    def _advance_clock(self, body: bytes) -> ControlResponse:
+    def _move_clock(self, body: bytes) -> ControlResponse:
         request = _parse(ClockRequest, body)
-        probe = self._advance_clock_by(request.advance_ms)  # returns after the probe the move made due
+        probe = self.advance_clock(request.advance_ms)  # returns after the probe the move made due
         return ControlResponse(200, {**self._clock_state(), "probe": probe})
 
     def _read_clock(self, body: bytes) -> ControlResponse:
@@ -193,7 +188,7 @@ class SandboxControls:
     def _probe(self, body: bytes) -> ControlResponse:
         if body.strip():
             raise ControlError("POST /_sandbox/probe takes no body")
-        return ControlResponse(200, dict(self._fire_probe()))
+        return ControlResponse(200, dict(self.fire_probe()))
 
     def _calls(self, body: bytes) -> ControlResponse:
         return ControlResponse(200, dict(self._require_simulator().calls()))
@@ -211,18 +206,18 @@ class SandboxControls:
         return ControlResponse(200, {"group": request.group.value, "url": relays.restart(request.group)})
 
     def _clock_state(self) -> dict[str, Any]:
-        now = self._clock()
-        return {"now": now, "nowIso": iso_z(now), "offsetMs": self._clock.offset_ms}
+        now = self.clock()
+        return {"now": now, "nowIso": iso_z(now), "offsetMs": self.clock.offset_ms}
 
     def _require_relays(self) -> RelayControl:
-        if self._relays is None:
+        if self.relays is None:
             raise ControlError("this sandbox runs with --upstream real: its relays are not the sandbox's")
-        return self._relays
+        return self.relays
 
     def _require_simulator(self) -> SimulatorControl:
-        if self._simulator is None:
+        if self.simulator is None:
             raise ControlError("this sandbox runs with --upstream real: there are no simulated upstreams")
-        return self._simulator
+        return self.simulator
 
 
 def _parse(model: type[M], body: bytes) -> M:
