@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from functions.adapters.secrets import Secrets, SecretsError
+from functions.adapters.secrets import Secrets, SecretsError, StaticSecrets
 from functions.core import DIRECT_PROBED, Path, Reason, RelayGroup, RouteKey, group_of
 from functions.handlers import wiring
 from functions.handlers.settings import ApiSettings, ProbeSettings
@@ -82,22 +82,10 @@ def test_invalid_relay_configuration_is_a_configuration_verdict(lambdas: Lambdas
 
 
 def test_relays_are_rebuilt_only_when_the_secrets_change(lambdas: Lambdas) -> None:
-    class Rotating:
-        def __init__(self, value: Secrets) -> None:
-            self.value = value
-
-        def get(self) -> Secrets:
-            return self.value
-
-        def expire(self) -> None:
-            pass
-
-    source = Rotating(Secrets.from_mapping({"OY_RELAY_TOKEN": "one"}, source="test"))
-    container = lambdas.container()
-    container.secret_source = source
+    container = lambdas.container(secrets=Secrets.from_mapping({"OY_RELAY_TOKEN": "one"}, source="test"))
     first = container.relays
     assert container.relays is first
-    source.value = Secrets.from_mapping({"OY_RELAY_TOKEN": "two"}, source="test")
+    container.secret_source = StaticSecrets(Secrets.from_mapping({"OY_RELAY_TOKEN": "two"}, source="test"))
     assert container.relays is not first
 
 
