@@ -1,8 +1,6 @@
 """Building blocks shared by the per-service specs: strict params, lenient-but-typed upstream models,
 value types for the retailers' loose JSON and the stock status rule."""
 
-from __future__ import annotations
-
 import math
 import re
 from collections.abc import Callable, Mapping

@@ -1,7 +1,5 @@
 """CU (PocketCU app API): three POST JSON operations on www.pocketcu.co.kr; the relay takes the same bodies."""
 
-from __future__ import annotations
-
 import re
 from functools import partial
 from typing import Annotated, Any, Literal

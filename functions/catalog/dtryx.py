@@ -1,8 +1,6 @@
 """Dtryx (independent-cinema booking platform): three public GET operations; the relay takes the cinema (and
 the date, compact) as JSON."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo

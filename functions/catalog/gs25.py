@@ -1,10 +1,8 @@
 """GS25 (Woodongs app): product search direct, store stock pinned to the relay (the app's logged-in session
 or API key lives there)."""
 
-from __future__ import annotations
-
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -85,7 +83,7 @@ class StoreStockParams(StrictParams):
     )
 
     @model_validator(mode="after")
-    def _item_or_keyword(self) -> StoreStockParams:
+    def _item_or_keyword(self) -> Self:
         if not self.itemCode and self.keyword is None:
             raise ValueError("itemCode or keyword is required")
         return self

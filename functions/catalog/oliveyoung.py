@@ -1,10 +1,8 @@
 """Olive Young: four POST JSON operations on www.oliveyoung.co.kr; the relay takes the same bodies under its
 own operation names."""
 
-from __future__ import annotations
-
 from functools import partial
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, Self, TypeVar
 
 from pydantic import AfterValidator, Field, StrictBool, StrictStr, StringConstraints, model_validator
 
@@ -184,7 +182,7 @@ class ProductSearchData(UpstreamModel):
     totalCount: Annotated[int, Field(ge=0)] | None = None
 
     @model_validator(mode="after")
-    def _has_a_list(self) -> ProductSearchData:
+    def _has_a_list(self) -> Self:
         if self.searchList is None and self.serachList is None:
             raise ValueError("searchList missing")
         return self

@@ -6,8 +6,6 @@ number, `NaN`/`Infinity` are not JSON, lengths count UTF-16 code units, `\\d` is
 absent, never null; any key not in the rule is refused.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import (

@@ -1,10 +1,8 @@
 """7-Eleven (new.7-elevenapp.co.kr): eight operations; the relay takes each one's params as JSON."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, Any, Final, Generic, Literal, TypeVar
+from typing import Annotated, Any, Final, Generic, Literal, Self, TypeVar
 
 from pydantic import ConfigDict, Field, RootModel, StrictStr, StringConstraints, model_validator
 
@@ -76,7 +74,7 @@ class GoodsSearchParams(StrictParams):
     pageSize: ListCount | None = None
 
     @model_validator(mode="after")
-    def _one_shape(self) -> GoodsSearchParams:
+    def _one_shape(self) -> Self:
         search_shape = [self.collection, self.sort, self.startCount, self.listCount]
         page_shape = [self.pageNo, self.pageSize]
         is_search = all(v is not None for v in search_shape) and all(v is None for v in page_shape)
@@ -204,7 +202,7 @@ class StoreRow(UpstreamModel):
     _unwrap = model_validator(mode="before")(_unwrap_field)
 
     @model_validator(mode="after")
-    def _has_identity(self) -> StoreRow:
+    def _has_identity(self) -> Self:
         self.identity()
         return self
 
@@ -239,7 +237,7 @@ class SearchData(UpstreamModel, Generic[RowT]):
     content: list[RowT] | None = None
 
     @model_validator(mode="after")
-    def _has_rows(self) -> SearchData[RowT]:
+    def _has_rows(self) -> Self:
         if self.SearchQueryResult is None and self.content is None:
             raise ValueError("no SearchQueryResult or content")
         return self
@@ -346,7 +344,7 @@ class Listing(UpstreamModel, Generic[RowT]):
     items: list[RowT] | None = Field(None, alias="list")
 
     @model_validator(mode="after")
-    def _has_rows(self) -> Listing[RowT]:
+    def _has_rows(self) -> Self:
         if self.content is None and self.items is None:
             raise ValueError("no content or list")
         return self
