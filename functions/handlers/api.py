@@ -13,6 +13,10 @@ limited prefixes count against the per-client daily rate limit (`functions.handl
 
 from __future__ import annotations
 
+from functions.handlers.init_collection import pause_for_init
+
+pause_for_init()  # until INIT is done: everything INIT creates stays (functions/handlers/init_collection.py)
+
 import inspect
 import json
 import re

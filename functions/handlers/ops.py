@@ -18,6 +18,10 @@ tooling reads, and the operator overrides `PUT`/`DELETE /api/health/routes/{key}
 
 from __future__ import annotations
 
+from functions.handlers.init_collection import pause_for_init
+
+pause_for_init()  # until INIT is done: everything INIT creates stays (functions/handlers/init_collection.py)
+
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any

@@ -8,6 +8,10 @@ invocation then reports how many overrides count (the OverridesActive gauge).
 
 from __future__ import annotations
 
+from functions.handlers.init_collection import pause_for_init
+
+pause_for_init()  # until INIT is done: everything INIT creates stays (functions/handlers/init_collection.py)
+
 from typing import Any
 
 from aws_lambda_powertools.utilities.parser import event_parser

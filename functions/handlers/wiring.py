@@ -43,6 +43,7 @@ from functions.core.reporting import BackgroundFailureReporter
 from functions.core.routing import Router
 from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers.daily_quota import LimitedLookups, limited_lookups
+from functions.handlers.init_collection import resume_after_init
 from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
 from functions.handlers.telemetry import (
     MetricsProbeEvents,
@@ -362,10 +363,14 @@ def prepare_container_at_init(settings_type: type[CommonSettings]) -> None:
 
     INIT runs before the first request with full CPU, so the clients, the secret read and the bounded
     snapshot prefetch cost no request anything, and a bad setting fails INIT with its message.
-    Outside Lambda (tests, sandbox, bench) nothing is built at import.
+    Outside Lambda (tests, sandbox, bench) nothing is built at import. Either way INIT ends here, and the
+    garbage collector the handler module paused for it runs again.
     """
-    if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
-        register_restore_hooks(get_container(settings_type))
+    try:
+        if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+            register_restore_hooks(get_container(settings_type))
+    finally:
+        resume_after_init()
 
 
 def register_restore_hooks(container: Container) -> None:

@@ -45,3 +45,16 @@ def test_the_lookup_function_loads_the_openapi_builder_only_to_serve_the_documen
 
     assert at_init == ""
     assert after_document == "functions.handlers.lookup_data functions.handlers.openapi"
+
+
+@pytest.mark.parametrize("function", ["api", "probe", "ops"])
+def test_the_garbage_collector_never_runs_during_a_functions_init_and_runs_after_it(function: str) -> None:
+    script = (
+        "import gc, sys\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'start' else None)\n"
+        f"import functions.handlers.{function}\n"
+        "print(len(runs), gc.isenabled(), gc.get_freeze_count() > 0)\n"
+    )
+
+    assert _loaded(script, ()) == ["0 True True"]
