@@ -17,19 +17,16 @@ from functions.handlers.init_collection import pause_for_init
 
 pause_for_init()  # until INIT is done: everything INIT creates stays (functions/handlers/init_collection.py)
 
-import inspect
 import json
 import re
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from urllib.parse import parse_qs
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ValidationError
@@ -314,25 +311,16 @@ def _query_values(event: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _handler(endpoint: Endpoint) -> Callable[..., Response[str]]:
-    """The endpoint's function. Its signature is what the OpenAPI document describes: the query model from the
-    query string; or, on a path with parameters, each one typed as the query model types it; or, for a query
-    without fields, nothing.
-
-    It validates the model itself, from the values Powertools' validation of that signature would give it (the
-    path's parameters, or `_query_values`): its validation middleware re-derives every parameter from the
-    signature on each request, about three quarters of a bare route's cost.
-    tests/unit/handlers/test_query_validation.py holds the two to the same answers."""
+    """The endpoint's function: validates the query model itself, from the values Powertools' validation of the
+    signature the OpenAPI document describes (`LookupEndpoint.arguments`) would give it (the path's parameters,
+    or `_query_values`): its validation middleware re-derives every parameter from the signature on each
+    request, about three quarters of a bare route's cost. tests/unit/handlers/test_query_validation.py holds
+    the two to the same answers."""
     query = endpoint.query
-    path_names = _PATH_PARAMETER.findall(endpoint.path)
-    location: Literal["query", "path"] = "path" if path_names else "query"
-    if query.model_fields and not path_names:
-        arguments = {"query": Annotated[query, Query()]}
-    else:
-        types = typing.get_type_hints(query, include_extras=True)
-        arguments = {name: Annotated[types[name], Path()] for name in path_names}
+    location: Literal["query", "path"] = "path" if _PATH_PARAMETER.search(endpoint.path) else "query"
 
     def handler(**path_values: str) -> Response[str]:
-        values = path_values if path_names else _query_values(app.current_event.raw_event)
+        values = path_values if location == "path" else _query_values(app.current_event.raw_event)
         try:
             validated = query.model_validate(values)
         except ValidationError as error:
@@ -340,14 +328,6 @@ def _handler(endpoint: Endpoint) -> Callable[..., Response[str]]:
         return _answer(validated)
 
     handler.__name__ = handler.__qualname__ = endpoint.name
-    handler.__annotations__ = {**arguments, "return": Response[str]}
-    handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=t)
-            for name, t in arguments.items()
-        ],
-        return_annotation=Response[str],
-    )
     return handler
 
 
@@ -355,7 +335,12 @@ def _register(tag: str, endpoint: Endpoint) -> LookupEndpoint:
     handler = _handler(endpoint)
     app.get(endpoint.path.replace("{", "<").replace("}", ">"), include_in_schema=False)(handler)
     return LookupEndpoint(
-        path=endpoint.path, handler=handler, summary=endpoint.summary, tag=tag, data=endpoint.data
+        path=endpoint.path,
+        handler=handler,
+        query=endpoint.query,
+        summary=endpoint.summary,
+        tag=tag,
+        data=endpoint.data,
     )
 
 

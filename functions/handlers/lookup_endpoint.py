@@ -7,13 +7,15 @@ never during INIT.
 
 from __future__ import annotations
 
-import inspect
+import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from pydantic import BaseModel
+
+_PATH_PARAMETER = re.compile(r"{(\w+)}")
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,8 @@ class LookupEndpoint:
     path: str
     """OpenAPI form: `/api/oliveyoung/products/{goodsNo}`."""
     handler: Callable[..., Any]
+    query: type[BaseModel]
+    """The query model the handler validates the caller's parameters with."""
     summary: str
     tag: str
     data: str
@@ -35,13 +39,34 @@ class LookupEndpoint:
         first, *rest = self.handler.__name__.split("_")
         return first + "".join(part.title() for part in rest)
 
+    @property
+    def path_names(self) -> list[str]:
+        """The path's parameters, in order: `["goodsNo"]` for `/api/oliveyoung/products/{goodsNo}`."""
+        return _PATH_PARAMETER.findall(self.path)
+
+    def arguments(self) -> dict[str, Any]:
+        """The handler's arguments as a Powertools route declares them: the query model from the query string;
+        or, on a path with parameters, each one typed as the query model types it; or, for a query without
+        fields, nothing.
+
+        Made on demand, for the OpenAPI document and the tests, not at INIT: the handler validates the query
+        model itself, and Powertools' parameter classes load its OpenAPI models (about a fifth of
+        `import boto3`, bench/profile_notes.md)."""
+        from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+
+        if self.query.model_fields and not self.path_names:
+            return {"query": Annotated[self.query, Query()]}
+        types = typing.get_type_hints(self.query, include_extras=True)
+        return {name: Annotated[types[name], Path()] for name in self.path_names}
+
     def inputs(self) -> list[tuple[Literal["query", "path"], str, Any]]:
         """(location, name, type) of each handler argument: a query model, or one path parameter."""
-        hints = typing.get_type_hints(self.handler, include_extras=True)
+        from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+
         found: list[tuple[Literal["query", "path"], str, Any]] = []
-        for name in inspect.signature(self.handler).parameters:
+        for name, annotated in self.arguments().items():
             # Annotated[T, <constraints...>, Query() or Path()]: keep T with its constraints.
-            base, *metadata = typing.get_args(hints[name])
+            base, *metadata = typing.get_args(annotated)
             location: Literal["query", "path"] = (
                 "path" if any(isinstance(m, Path) for m in metadata) else "query"
             )

@@ -22,6 +22,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from pydantic import BaseModel
 
 from functions.handlers import api
+from functions.handlers.lookup_endpoint import LookupEndpoint
 from sandbox.gateway import Route, http_api_event, match_route
 from tests.support.endpoints import ENDPOINTS
 
@@ -75,15 +76,21 @@ def _reference_resolver() -> APIGatewayHttpResolver:
     return resolver
 
 
-def _reference_route(query: type[BaseModel], endpoint: Any) -> Callable[..., Response[str]]:
-    signature = inspect.signature(endpoint.handler)
+def _reference_route(query: type[BaseModel], endpoint: LookupEndpoint) -> Callable[..., Response[str]]:
+    arguments = endpoint.arguments()
 
     def route(**values: Any) -> Response[str]:
-        return _answered_with(values["query"] if "query" in signature.parameters else query(**values))
+        return _answered_with(values["query"] if "query" in arguments else query(**values))
 
     route.__name__ = endpoint.handler.__name__
-    route.__signature__ = signature  # type: ignore[attr-defined]
-    route.__annotations__ = dict(endpoint.handler.__annotations__)
+    route.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=t)
+            for name, t in arguments.items()
+        ],
+        return_annotation=Response[str],
+    )
+    route.__annotations__ = {**arguments, "return": Response[str]}
     return route
 
 
