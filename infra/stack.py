@@ -10,7 +10,7 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
 from infra.api import HttpApi
-from infra.environment import CALLS_UNTRACED, DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT
+from infra.environment import CALLS_UNTRACED, DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT, RUNTIME_ENVIRONMENT
 from infra.function import SharedResources
 from infra.observability import DEFAULT_RUNBOOK_URL, Observability
 from infra.packaging import LambdaPackaging
@@ -100,6 +100,7 @@ class RouteHealthStack(cdk.Stack):
             "ROUTE_HEALTH_TABLE": table.table.table_name,
             "ROUTE_HEALTH_SECRET_ID": secret.secret.secret_arn,
             **POWERTOOLS_ENVIRONMENT,
+            **RUNTIME_ENVIRONMENT,
             "POWERTOOLS_LOG_LEVEL": _log_level(self),
             # Relay calls carry credentials: never record responses in traces.
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REGION, median, progress
-from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT
+from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT, RUNTIME_ENVIRONMENT
 
 SAMPLES = 15
 """Fresh processes per target."""
@@ -49,6 +49,7 @@ def lambda_like_environment() -> dict[str, str]:
             "AWS_REGION": REGION,
             "ROUTE_HEALTH_TABLE": "route-health",
             **POWERTOOLS_ENVIRONMENT,
+            **RUNTIME_ENVIRONMENT,
             **CALLS_UNTRACED,  # as deployed by default: the probe and ops import no X-Ray SDK
             "PYTHONDONTWRITEBYTECODE": "1",
         }

@@ -14,7 +14,7 @@ from typing import Any
 import aws_cdk
 import pytest
 
-from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT
+from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT, RUNTIME_ENVIRONMENT
 from infra.stack import RELAY_URL_PARAMETERS, create_app
 
 pytestmark = pytest.mark.infra
@@ -50,6 +50,14 @@ def test_every_function_gets_the_powertools_service_and_namespace_from_the_one_s
         variables = props["Environment"]["Variables"]
         assert {name: variables[name] for name in POWERTOOLS_ENVIRONMENT} == dict(POWERTOOLS_ENVIRONMENT)
         assert variables["POWERTOOLS_LOG_LEVEL"] == "INFO"
+
+
+def test_no_function_looks_for_pydantic_plugins(synthesized):
+    for _, props in synthesized.functions_by_handler().values():
+        variables = props["Environment"]["Variables"]
+        assert {name: variables.get(name) for name in RUNTIME_ENVIRONMENT} == {
+            "PYDANTIC_DISABLE_PLUGINS": "__all__"
+        }
 
 
 def test_the_relay_urls_are_stack_parameters_that_every_function_reads(synthesized):
