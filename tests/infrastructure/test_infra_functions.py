@@ -8,6 +8,7 @@ import pytest
 
 from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
 from infra.api import API_HANDLER, OPS_HANDLER
+from infra.environment import RUNTIME_ENVIRONMENT
 from infra.probe import PROBE_HANDLER
 
 pytestmark = pytest.mark.infra
@@ -105,12 +106,13 @@ def test_environment_names_match_the_settings_aliases(synthesized, handler):
     names = set(props["Environment"]["Variables"])
     settings_names = {field.alias for field in SETTINGS_BY_HANDLER[handler].model_fields.values()}
 
-    powertools_only = {
+    libraries_only = {
         "POWERTOOLS_LOG_LEVEL",
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE",
         "POWERTOOLS_TRACE_DISABLED",
+        *RUNTIME_ENVIRONMENT,
     }
-    assert names <= settings_names | powertools_only
+    assert names <= settings_names | libraries_only
     assert {"ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "POWERTOOLS_SERVICE_NAME"} <= names
     assert {"POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"} <= names
 
