@@ -55,20 +55,45 @@ def _unchanged() -> Iterator[None]:
     yield
 
 
+Variants = dict[str, tuple[Callable[[], Any], Patch]]
+
+
 def run() -> list[tuple[str, float, float | None]]:
     """(variant, CPU µs per call, the part's cost in place: handler minus variant) for every variant."""
-    from aws_lambda_powertools.event_handler import content_types
-    from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
-
-    from functions.catalog.spec import OperationSpec
-    from functions.core.routing import Router
-    from functions.handlers import api, telemetry, wiring
-    from functions.handlers.telemetry import logger
+    from functions.handlers import wiring
 
     services = case._services()
     container = services.container(case._settings())
     wiring.set_container(container)
-    through = case._through_handler()
+    try:
+        through = case._through_handler()
+        variants = _variants(services, container, through)
+        _warm_up(variants)
+        samples = _sampled(variants)
+    finally:
+        wiring.set_container(None)
+        container.close()
+    handler = samples["handler"]
+    return [
+        (
+            name,
+            round(median(values), 1),
+            round(median([a - b for a, b in zip(handler, values, strict=True)]), 1)
+            if call is through and name != "handler"
+            else None,
+        )
+        for name, (call, _) in variants.items()
+        for values in [samples[name]]
+    ]
+
+
+def _variants(services: Any, container: Any, through: Callable[[], Any]) -> Variants:
+    """The real handler, the bare references, and the handler with one part taken out by each patch."""
+    from functions.catalog.spec import OperationSpec
+    from functions.core.routing import Router
+    from functions.handlers import api, telemetry
+    from functions.handlers.telemetry import logger
+
     spec, params = case._request_sent_direct(container, through)
     bare = DirectTransport(new_http_client(services.upstream))
 
@@ -80,20 +105,7 @@ def run() -> list[tuple[str, float, float | None]]:
     body = to_json({"success": True, "data": data}).decode()
     query = OliveyoungProductsQuery.model_validate(case.QUERY)
 
-    def direct_only(self: Router, key: Any, direct: Callable[[int], Any], relay: Any, **_: Any) -> Any:
-        return direct(3_000)
-
-    def no_resolver(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        BaseRouter.lambda_context = context  # what the lookup's budget reads
-        return {
-            "statusCode": 200,
-            "body": api._answer(query).body,
-            "isBase64Encoded": False,
-            "headers": {"Content-Type": content_types.APPLICATION_JSON},
-            "cookies": [],
-        }
-
-    variants: dict[str, tuple[Callable[[], Any], Patch]] = {
+    return {
         "handler": (through, _unchanged),
         "A/A: nothing taken out": (through, _unchanged),
         "bare fetch": (bare_fetch, _unchanged),
@@ -123,7 +135,7 @@ def run() -> list[tuple[str, float, float | None]]:
         "no daily quota (check and headers)": (through, _patches((container, "limited_lookups", None))),
         "no router (decision, snapshot peek, events)": (
             through,
-            _patches((Router, "route_operation", direct_only)),
+            _patches((Router, "route_operation", _direct_only)),
         ),
         "no normalizing (the answer's data computed once)": (
             through,
@@ -139,15 +151,47 @@ def run() -> list[tuple[str, float, float | None]]:
         ),
         "no Powertools resolver (the route's function called directly)": (
             through,
-            _patches((api.app, "resolve", no_resolver)),
+            _patches((api.app, "resolve", _without_resolver(query))),
         ),
     }
+
+
+def _direct_only(self: Any, key: Any, direct: Callable[[int], Any], relay: Any, **_: Any) -> Any:
+    """`Router.route_operation` without the router: the direct call, at once."""
+    return direct(3_000)
+
+
+def _without_resolver(query: Any) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """`app.resolve` without Powertools' resolver: the route's answer, built directly."""
+    from aws_lambda_powertools.event_handler import content_types
+    from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+
+    from functions.handlers import api
+
+    def no_resolver(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        BaseRouter.lambda_context = context  # what the lookup's budget reads
+        return {
+            "statusCode": 200,
+            "body": api._answer(query).body,
+            "isBase64Encoded": False,
+            "headers": {"Content-Type": content_types.APPLICATION_JSON},
+            "cookies": [],
+        }
+
+    return no_resolver
+
+
+def _warm_up(variants: Variants) -> None:
     for name, (call, patch) in variants.items():
         with patch():
             for _ in range(WARMUP):
                 answer = call()
             if isinstance(answer, dict):
                 assert answer["statusCode"] == 200, (name, answer)
+
+
+def _sampled(variants: Variants) -> dict[str, list[float]]:
+    """CPU µs per call of each variant, one sample per round; the rounds shuffle the order."""
     gc.collect()
     gc.freeze()
     samples: dict[str, list[float]] = {name: [] for name in variants}
@@ -161,20 +205,7 @@ def run() -> list[tuple[str, float, float | None]]:
                     call()
                 samples[name].append((time.thread_time() - started) * 1e6 / PER_BATCH)
     gc.unfreeze()
-    wiring.set_container(None)
-    container.close()
-    handler = samples["handler"]
-    return [
-        (
-            name,
-            round(median(values), 1),
-            round(median([a - b for a, b in zip(handler, values, strict=True)]), 1)
-            if call is through and name != "handler"
-            else None,
-        )
-        for name, (call, _) in variants.items()
-        for values in [samples[name]]
-    ]
+    return samples
 
 
 def main() -> int:

@@ -26,17 +26,22 @@ COMPONENTS = (
 NOTES = Path(__file__).resolve().parent / "profile_notes.md"
 
 
-def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
-    cold = results["cold_import_ms_median"]
-    probe = results["probe_run_ms"]
-    load = results["sandbox_load"]
-    cost = results["cost_per_day"]
-    bill = results["cost_per_month"]
+Row = tuple[str, str, str]
+"""(measure, value, how)"""
+
+
+def _rows(results: dict[str, Any]) -> list[Row]:
+    return [
+        *_handler_rows(results),
+        *_cold_start_rows(results),
+        *_probe_and_load_rows(results),
+        *_cost_and_quota_rows(results),
+        *_relay_rows(results["relay"]),
+    ]
+
+
+def _handler_rows(results: dict[str, Any]) -> list[Row]:
     handler = results["handler_detail"]
-    prices = cost["assumed_prices_usd_per_million"]
-    quota = results["quota"]
-    hammering, throttled = quota["detail"]["hammering"], quota["detail"]["at_stage_throttle"]
-    request_path = quota["detail"]["request_path"]
     return [
         ("decision_ns_median", f"{results['decision_ns_median']:.0f} ns", "pure route decision, warm"),
         (
@@ -62,6 +67,12 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             str(results["store_calls_on_request_path"]),
             "DynamoDB calls over 1,000 warm lookups",
         ),
+    ]
+
+
+def _cold_start_rows(results: dict[str, Any]) -> list[Row]:
+    cold = results["cold_import_ms_median"]
+    return [
         (
             "cold_import_ms_median",
             f"api {cold['api']:.0f} / probe {cold['probe']:.0f} / ops {cold['ops']:.0f} ms",
@@ -102,6 +113,12 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
                 f"{k} {v:.2f}" for k, v in results["cold_init_detail"]["cpu_ratio_per_function"].items()
             ),
         ),
+    ]
+
+
+def _probe_and_load_rows(results: dict[str, Any]) -> list[Row]:
+    probe, load = results["probe_run_ms"], results["sandbox_load"]
+    return [
         ("probe_run_ms.all_healthy", f"{probe['all_healthy']} ms", "22 checks, 4 in flight"),
         (
             "probe_run_ms.all_hanging",
@@ -128,6 +145,16 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             str(load["fault_flip_errors"]),
             f"{load['detail']['faulted_route']} → 403, then recovered",
         ),
+    ]
+
+
+def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
+    cost, bill = results["cost_per_day"], results["cost_per_month"]
+    prices = cost["assumed_prices_usd_per_million"]
+    quota = results["quota"]
+    hammering, throttled = quota["detail"]["hammering"], quota["detail"]["at_stage_throttle"]
+    request_path = quota["detail"]["request_path"]
+    return [
         (
             "cost_per_day",
             f"{cost['write_request_units']:,} WRU + {cost['read_request_units']:,.0f} RRU = ${cost['usd']:.4f}",
@@ -165,11 +192,10 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             )
             for name in SCENARIOS
         ),
-        *_relay_rows(results["relay"]),
     ]
 
 
-def _relay_rows(relay: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _relay_rows(relay: dict[str, Any]) -> list[Row]:
     latency, at_limit = relay["detail"]["latency"], relay["detail"]["at_limit"]
     return [
         (

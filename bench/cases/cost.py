@@ -282,13 +282,7 @@ def _scenario(
         dynamo["verdict_item_bytes"]["total"] + 2 * PROBE_RUNS_PER_DAY * dynamo["probe_slot_item_bytes"]
     )
     invocations = lookups + probe_runs + operator_calls
-    log_bytes = (
-        lookups * results["sandbox_load"]["log_bytes_per_lookup"]
-        + probe_runs * assume["probe_log_bytes_per_run"]
-        + invocations * assume["platform_log_bytes_per_invocation"]
-        + (lookups + operator_calls) * assume["access_log_bytes_per_request"]
-    )
-    log_gb = log_bytes / 1024**3
+    log_gb = _log_gb(results, assume, lookups=lookups, probe_runs=probe_runs, operator_calls=operator_calls)
     secret_reads = (containers + 1) * (MONTH_S // 300)  # each busy container, and the probe's, every 5 min
     traced = (
         min(lookups, MONTH_S) + XRAY_SAMPLED_SHARE * max(0, lookups - MONTH_S) + probe_runs + operator_calls
@@ -334,6 +328,24 @@ def _scenario(
             "secret_reads": secret_reads,
         },
     }
+
+
+def _log_gb(
+    results: Mapping[str, Any],
+    assume: Mapping[str, float],
+    *,
+    lookups: float,
+    probe_runs: int,
+    operator_calls: float,
+) -> float:
+    """The functions' own lines, the platform's line per invocation, and the API's access log line per request."""
+    log_bytes = (
+        lookups * results["sandbox_load"]["log_bytes_per_lookup"]
+        + probe_runs * assume["probe_log_bytes_per_run"]
+        + (lookups + probe_runs + operator_calls) * assume["platform_log_bytes_per_invocation"]
+        + (lookups + operator_calls) * assume["access_log_bytes_per_request"]
+    )
+    return float(log_bytes) / 1024**3
 
 
 def _route53(price: Mapping[str, float]) -> dict[str, Any]:
