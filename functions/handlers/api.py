@@ -18,7 +18,6 @@ from functions.handlers.init_collection import pause_for_init
 pause_for_init()  # until INIT is done: everything INIT creates stays (functions/handlers/init_collection.py)
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
@@ -36,7 +35,7 @@ from functions.core import LookupCancelled, ServiceError
 from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
 from functions.core.quota import QuotaDecision
 from functions.handlers.daily_quota import rate_limit_headers
-from functions.handlers.lookup_endpoint import LookupEndpoint
+from functions.handlers.lookup_endpoint import LookupEndpoint, path_parameters
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import (
     count_error_answer,
@@ -284,8 +283,6 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
 }
 """Every lookup endpoint by its OpenAPI tag, in the document's order."""
 
-_PATH_PARAMETER = re.compile(r"{(\w+)}")
-
 
 class InvalidQuery(Exception):
     """The caller's query string (or path parameters) fails the endpoint's query model: a 400."""
@@ -317,7 +314,7 @@ def _handler(endpoint: Endpoint) -> Callable[..., Response[str]]:
     request, about three quarters of a bare route's cost. tests/unit/handlers/test_query_validation.py holds
     the two to the same answers."""
     query = endpoint.query
-    location: Literal["query", "path"] = "path" if _PATH_PARAMETER.search(endpoint.path) else "query"
+    location: Literal["query", "path"] = "path" if path_parameters(endpoint.path) else "query"
 
     def handler(**path_values: str) -> Response[str]:
         values = path_values if location == "path" else _query_values(app.current_event.raw_event)

@@ -18,6 +18,11 @@ from pydantic import BaseModel
 _PATH_PARAMETER = re.compile(r"{(\w+)}")
 
 
+def path_parameters(path: str) -> list[str]:
+    """The path's parameters, in order: `["goodsNo"]` for `/api/oliveyoung/products/{goodsNo}`."""
+    return _PATH_PARAMETER.findall(path)
+
+
 @dataclass(frozen=True)
 class LookupEndpoint:
     """One lookup endpoint as `api.py` registers it."""
@@ -39,11 +44,6 @@ class LookupEndpoint:
         first, *rest = self.handler.__name__.split("_")
         return first + "".join(part.title() for part in rest)
 
-    @property
-    def path_names(self) -> list[str]:
-        """The path's parameters, in order: `["goodsNo"]` for `/api/oliveyoung/products/{goodsNo}`."""
-        return _PATH_PARAMETER.findall(self.path)
-
     def arguments(self) -> dict[str, Any]:
         """The handler's arguments as a Powertools route declares them: the query model from the query string;
         or, on a path with parameters, each one typed as the query model types it; or, for a query without
@@ -54,10 +54,10 @@ class LookupEndpoint:
         `import boto3`, bench/profile_notes.md)."""
         from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-        if self.query.model_fields and not self.path_names:
+        if self.query.model_fields and not path_parameters(self.path):
             return {"query": Annotated[self.query, Query()]}
         types = typing.get_type_hints(self.query, include_extras=True)
-        return {name: Annotated[types[name], Path()] for name in self.path_names}
+        return {name: Annotated[types[name], Path()] for name in path_parameters(self.path)}
 
     def inputs(self) -> list[tuple[Literal["query", "path"], str, Any]]:
         """(location, name, type) of each handler argument: a query model, or one path parameter."""
