@@ -26,6 +26,18 @@ EXIT_PORT_TAKEN = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        status = _run(argv)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader went away (`| head`): end quietly, as a failure, with no traceback. Python's own recipe:
+        # stdout now goes nowhere, so the interpreter's last flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="route-health", description="Route Health tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     sandbox = commands.add_parser("sandbox", help="run the whole stack locally on 127.0.0.1")
@@ -95,7 +107,8 @@ def run_sandbox(*, port: int, upstream: str) -> int:
     try:
         stack.start()
         print(f"ready: {stack.url}", flush=True)
-        print(banner(stack.url, upstream=upstream, secret_shell=secret_shell), flush=True)
+        command = runnable(sys.argv[0], Path.cwd())
+        print(banner(stack.url, upstream=upstream, secret_shell=secret_shell, command=command), flush=True)
         threading.Event().wait()  # until Ctrl-C / SIGTERM
     except KeyboardInterrupt:
         pass
@@ -107,7 +120,17 @@ def run_sandbox(*, port: int, upstream: str) -> int:
     return 0
 
 
-def banner(url: str, *, upstream: str, secret_shell: str) -> str:
+def runnable(script: str, cwd: Path) -> str:
+    """How a new shell in `cwd` runs this command: `.venv/bin/route-health` from a checkout (as the README
+    writes it), the absolute path elsewhere, or the bare name when started some other way (`python -m`)."""
+    path = Path(script)
+    if path.name != "route-health":
+        return "route-health"
+    absolute = path.absolute()
+    return str(absolute.relative_to(cwd)) if absolute.is_relative_to(cwd) else str(absolute)
+
+
+def banner(url: str, *, upstream: str, secret_shell: str, command: str = "route-health") -> str:
     where = (
         "simulated retailers behind the reference relays"
         if upstream == "sim"
@@ -118,7 +141,7 @@ def banner(url: str, *, upstream: str, secret_shell: str) -> str:
     operator_view = (
         f'curl -s -H "x-health-check-key: {secret_shell}" {url}/api/health/routes'
         if from_environment
-        else f"route-health ops routes --url {url} --secret-file {SECRET_FILE}"
+        else f"{command} ops routes --url {url} --secret-file {SECRET_FILE}"
     )
     return "\n".join(
         [

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import io
+import os
 import signal
 import socket
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,6 +50,47 @@ def test_banner_never_contains_the_secret(in_tmp: Path) -> None:
         in text
     )
     assert "/_sandbox/faults" in text
+
+
+def test_the_banner_names_the_command_as_a_new_shell_runs_it(in_tmp: Path) -> None:
+    _, shell = cli.operator_secret()
+    command = cli.runnable(str(in_tmp / ".venv" / "bin" / "route-health"), in_tmp)
+    assert command == ".venv/bin/route-health"
+    text = cli.banner("http://127.0.0.1:8080", upstream="sim", secret_shell=shell, command=command)
+    assert "  .venv/bin/route-health ops routes --url http://127.0.0.1:8080 --secret-file" in text
+    assert cli.runnable("/opt/tools/bin/route-health", in_tmp) == "/opt/tools/bin/route-health"
+    assert cli.runnable("-m", in_tmp) == "route-health"
+
+
+class ClosedPipe(io.StringIO):
+    """stdout once the reader has gone (`route-health ops routes | head -1` after head exits)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd = fd
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    def fileno(self) -> int:
+        return self.fd
+
+
+def test_output_into_a_closed_pipe_ends_quietly_as_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    def printing(args: object) -> int:
+        print("ROUTE  PATH NOW")
+        return 0
+
+    read_end, write_end = os.pipe()
+    monkeypatch.setattr(cli.ops_cli, "run", printing)
+    monkeypatch.setattr(sys, "stdout", ClosedPipe(write_end))
+    try:
+        assert cli.main(["ops", "routes"]) == 1  # no BrokenPipeError, so no traceback
+        os.write(write_end, b"later output goes nowhere")  # stdout's descriptor now points at the null device
+        os.close(write_end)
+        assert os.read(read_end, 100) == b""
+    finally:
+        os.close(read_end)
 
 
 def test_a_taken_port_is_a_clear_one_line_error(
