@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ops_cli import cli as ops_cli_module
 from sandbox import cli
 
 
@@ -82,7 +83,7 @@ def test_output_into_a_closed_pipe_ends_quietly_as_a_failure(monkeypatch: pytest
         return 0
 
     read_end, write_end = os.pipe()
-    monkeypatch.setattr(cli.ops_cli, "run", printing)
+    monkeypatch.setattr(ops_cli_module, "run", printing)
     monkeypatch.setattr(sys, "stdout", ClosedPipe(write_end))
     try:
         assert cli.main(["ops", "routes"]) == 1  # no BrokenPipeError, so no traceback
