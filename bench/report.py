@@ -171,11 +171,12 @@ def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
         (
             "quota.overhead_ratio_on_vs_off",
             f"{quota['overhead_ratio_on_vs_off']:.2f}×",
-            f"handler overhead, daily quota on / off: {request_path['handler_overhead_us_on']:.0f} / "
-            f"{request_path['handler_overhead_us_off']:.0f} µs (off / off again, the noise floor: "
-            f"{request_path['noise_ratio_off_vs_off']:.2f}×; the check alone: "
-            f"{request_path['quota_check_us_median']:.0f} µs); {quota['store_calls_on_request_path']} store "
-            f"calls on the request path over {request_path['lookups']:,} lookups",
+            f"handler overhead in the request thread's CPU time, daily quota on / off: "
+            f"{request_path['handler_overhead_us_on']:.0f} / {request_path['handler_overhead_us_off']:.0f} µs "
+            f"(off / off again, the noise floor: {request_path['noise_ratio_off_vs_off']:.2f}×; the check alone: "
+            f"{request_path['quota_check_us_median']:.0f} µs; in wall time, with the flush to moto in process: "
+            f"{request_path['wall']['overhead_ratio_on_vs_off']:.2f}×); {quota['store_calls_on_request_path']} "
+            f"store calls on the request path over {request_path['lookups']:,} lookups",
         ),
         (
             "metric_series",
@@ -279,8 +280,9 @@ def _meaning(results: dict[str, Any]) -> str:
             "container and the same request is answered by the relay; after the cooldown the probe restores direct "
             f"without any operator action. While direct was healthy, {load['direct_share']:.1%} of lookups went direct.",
             "- **The daily quota never makes a lookup wait**: the handler's overhead with it on is "
-            f"{results['quota']['overhead_ratio_on_vs_off']:.2f}× the overhead with it off "
-            f"({request_path['handler_overhead_us_on']:.0f} vs {request_path['handler_overhead_us_off']:.0f} µs; two "
+            f"{results['quota']['overhead_ratio_on_vs_off']:.2f}× the overhead with it off in the request thread's "
+            f"CPU time ({request_path['handler_overhead_us_on']:.0f} vs "
+            f"{request_path['handler_overhead_us_off']:.0f} µs; two "
             f"identical containers without it differ by {request_path['noise_ratio_off_vs_off']:.2f}× on this "
             f"machine, and the quota's own check takes {request_path['quota_check_us_median']:.0f} µs), "
             f"with {results['quota']['store_calls_on_request_path']} DynamoDB calls on the request path (counts are "

@@ -3,10 +3,14 @@ client spread over 8 containers gets.
 
 - `overhead_ratio_on_vs_off`: handler overhead (API handler - bare fetch, as in the `handler` case) with the
   quota on (counting, headers, a flush every 0.25 s on a clock that follows real time; a limit never reached)
-  over the same with `DAILY_RATE_LIMIT=0`, on moto with an instant upstream. Batches of on, off, a second off
-  and bare are interleaved (taking turns to go first), 31 of each; the ratio of the median per-batch overheads.
-  `detail.request_path.noise_ratio_off_vs_off` (the second off over the first) is this machine's noise floor
-  for that ratio, and `quota_check_us_median` the quota's own part alone.
+  over the same with `DAILY_RATE_LIMIT=0`, on moto with an instant upstream, in the calling thread's CPU time:
+  what a lookup pays. Batches of on, off, a second off and bare are interleaved (taking turns to go first), 31
+  of each; the ratio of the median per-batch overheads. `detail.request_path.noise_ratio_off_vs_off` (the
+  second off over the first) is this machine's noise floor for that ratio, and `quota_check_us_median` the
+  quota's own part alone, in a tight loop (hot caches: in place it costs more). `detail.request_path.wall`:
+  the same in wall time, where the flush, running on the container's executor while the on batches are timed,
+  adds its own CPU through the GIL: here that is moto's DynamoDB in process too (`flush_cpu_ms_median`, one
+  ADD), which the Lambda's flush does not run (it waits on the network, without the GIL).
 - `store_calls_on_request_path`: DynamoDB calls made on the request's thread over 1,000 lookups with the
   quota on (a botocore `before-call` hook); the flushes, on the container's executor, are counted apart.
 - `overshoot_requests`: 8 containers, each with the quota the lookup function builds
@@ -46,6 +50,7 @@ from bench.cases.handler import (
     _request_sent_direct,
     _services,
     _settings,
+    _time_batch,
 )
 from bench.common import (
     BENCH_SECRET_VALUES,
@@ -169,6 +174,7 @@ def _request_path() -> dict[str, Any]:
 
         overheads = _overheads({name: through(name) for name in containers}, bare)
         check_us = _check_us(containers["on"], event)
+        flush_cpu_ms = _flush_cpu_ms(services.dynamodb)
 
         counter = CallCounter(threading.current_thread())
         services.dynamodb.meta.events.register("before-call", counter)
@@ -182,11 +188,10 @@ def _request_path() -> dict[str, Any]:
         for container in containers.values():
             container.close()
     return {
-        "overhead_ratio_on_vs_off": round(overheads["on"] / overheads["off"], 2),
-        "noise_ratio_off_vs_off": round(overheads["off again"] / overheads["off"], 2),
-        "handler_overhead_us_on": overheads["on"],
-        "handler_overhead_us_off": overheads["off"],
+        **_ratios(overheads["cpu"]),
         "quota_check_us_median": check_us,
+        "wall": _ratios(overheads["wall"]),
+        "flush_cpu_ms_median": flush_cpu_ms,
         "store_calls_on_request_path": sum(counter.on_request_path.values()),
         "store_calls_in_background": dict(counter.background),
         "lookups": STORE_COUNT_LOOKUPS,
@@ -195,21 +200,39 @@ def _request_path() -> dict[str, Any]:
     }
 
 
-def _overheads(handlers: dict[str, Callable[[], Any]], bare: Callable[[], Any]) -> dict[str, float]:
-    """Median per-batch overhead (handler - bare) of each container; the batches take turns going first."""
+def _overheads(
+    handlers: dict[str, Callable[[], Any]], bare: Callable[[], Any]
+) -> dict[str, dict[str, float]]:
+    """Median per-batch overhead (handler - bare) of each container, in the calling thread's CPU time (`cpu`:
+    what the lookup itself pays) and in wall time (`wall`: with whatever else held the GIL meanwhile, such as
+    the quota's flush on the container's executor); the batches take turns going first."""
     for _ in range(WARMUP):
         for handler in handlers.values():
             handler()
         bare()
     names = list(handlers)
-    samples: dict[str, list[float]] = {name: [] for name in names}
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
     for repeat in range(OVERHEAD_REPEATS):
         turn = names[repeat % len(names) :] + names[: repeat % len(names)]
-        batch_s = {name: time_batch(handlers[name], PER_BATCH) for name in turn}
-        bare_s = time_batch(bare, PER_BATCH)
-        for name, seconds in batch_s.items():
-            samples[name].append((seconds - bare_s) * 1e6)
-    return {name: round(median(values), 1) for name, values in samples.items()}
+        batch_us = {name: _time_batch(handlers[name], PER_BATCH) for name in turn}
+        bare_us = _time_batch(bare, PER_BATCH)
+        for name, (wall, cpu) in batch_us.items():
+            samples[name].append((wall - bare_us[0], cpu - bare_us[1]))
+    return {
+        clock: {
+            name: round(median([sample[index] for sample in values]), 1) for name, values in samples.items()
+        }
+        for index, clock in enumerate(("wall", "cpu"))
+    }
+
+
+def _ratios(overheads: dict[str, float]) -> dict[str, float]:
+    return {
+        "overhead_ratio_on_vs_off": round(overheads["on"] / overheads["off"], 2),
+        "noise_ratio_off_vs_off": round(overheads["off again"] / overheads["off"], 2),
+        "handler_overhead_us_on": overheads["on"],
+        "handler_overhead_us_off": overheads["off"],
+    }
 
 
 def _check_us(container: Any, event: dict[str, Any]) -> float:
@@ -221,6 +244,18 @@ def _check_us(container: Any, event: dict[str, Any]) -> float:
         return limited.check(event, secrets=container.secret_source.get, now=container.clock())
 
     return round(median([time_batch(check, 1_000) * 1e6 for _ in range(REPEATS)]), 1)
+
+
+def _flush_cpu_ms(client: Any) -> float:
+    """CPU time of a one-client flush here: one ADD, botocore's part and moto's in-process DynamoDB both."""
+    store = DynamoVerdictStore(TABLE_NAME, client)
+
+    def add() -> float:
+        started = time.thread_time()
+        store.add_daily_lookups(korea_day(NOW), "flush-probe", 1)
+        return time.thread_time() - started
+
+    return round(median([add() * 1000 for _ in range(LATENCY_SAMPLES)]), 2)
 
 
 # --- the overshoot ------------------------------------------------------------------------------------------------
