@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import LOOKUP_ENDPOINTS
-from functions.core.model import PROBE_SLOT_MS, SNAPSHOT_TTL_MS
-from functions.core.snapshot_cache import REFRESH_AHEAD_MS
+from functions.core.model import PROBE_SLOT_MS
+from functions.core.snapshot_cache import REFRESH_DUE_AFTER_MS
 from functions.handlers.metrics import SERIES_BUDGET, worst_case_series
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DAY_MS = 24 * 60 * 60 * 1000
 PROBE_RUNS_PER_DAY = DAY_MS // PROBE_SLOT_MS  # 288
 WARM_CONTAINERS = 10
-REFRESHES_PER_CONTAINER_PER_DAY = DAY_MS // (SNAPSHOT_TTL_MS - REFRESH_AHEAD_MS)  # 3,456: busy all day
+REFRESHES_PER_CONTAINER_PER_DAY = DAY_MS // REFRESH_DUE_AFTER_MS  # 3,456: a container busy all day
 OPERATOR_READS_PER_DAY = 50
 """Assumed `GET /api/health/routes` calls per day (each one Query of the verdict partition)."""
 READ_UNIT_BYTES = 4 * 1024

@@ -20,6 +20,8 @@ from functions.core.ports import Clock
 
 REFRESH_AHEAD_MS = 5 * SECOND_MS
 """A load starts this long before the snapshot goes stale (a DynamoDB Query takes milliseconds)."""
+REFRESH_DUE_AFTER_MS = SNAPSHOT_TTL_MS - REFRESH_AHEAD_MS
+"""A snapshot older than this is reloaded by the next lookup: at most once per this period while lookups come."""
 REFRESH_LOST_AFTER_MS = 5 * SECOND_MS
 """A refresh in flight for longer than this (by the clock) no longer holds the single-flight slot."""
 RETRY_AFTER_ERROR_MS = 5 * SECOND_MS
@@ -83,11 +85,7 @@ class SnapshotCache:
         now = self._clock()
         with self._lock:
             cached = self._cached
-            if (
-                only_if_due
-                and cached is not None
-                and now - cached.fetched_at <= SNAPSHOT_TTL_MS - REFRESH_AHEAD_MS
-            ):
+            if only_if_due and cached is not None and now - cached.fetched_at <= REFRESH_DUE_AFTER_MS:
                 return None
             failed_at = self._last_error_at
             if only_if_due and failed_at is not None and now - failed_at < RETRY_AFTER_ERROR_MS:
