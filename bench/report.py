@@ -149,6 +149,7 @@ def _probe_and_load_rows(results: dict[str, Any]) -> list[Row]:
 
 
 def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
+    series = results["metric_series"]
     cost, bill = results["cost_per_day"], results["cost_per_month"]
     prices = cost["assumed_prices_usd_per_million"]
     quota = results["quota"]
@@ -180,10 +181,11 @@ def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
         ),
         (
             "metric_series",
-            f"{results['metric_series']['emitted']} emitted, {results['metric_series']['worst_case']} worst case",
-            f"distinct series in the load run's EMF lines (probe alone: "
-            f"{results['metric_series']['emitted_without_lookups']}); worst case from the metric table, "
-            f"budget {results['metric_series']['budget']}",
+            f"{series['emitted']} emitted, {series['worst_case_with_reserved']} worst case",
+            f"distinct series in the load run's EMF lines (probe alone: {series['emitted_without_lookups']}); "
+            f"worst case: the metric table's {series['worst_case']} and "
+            f"{sum(series['reserved'].values())} reserved ({', '.join(series['reserved'])}), budget "
+            f"{series['budget']}",
         ),
         *(
             (
@@ -235,6 +237,8 @@ def bill_table(results: dict[str, Any]) -> str:
         [
             *lines,
             "",
+            f"Idle with the dashboard, the alarm topic's key and X-Ray switched off: "
+            f"${bill['idle_switched_off']['total_usd']:,.2f}. "
             f"At 10 M lookups with every metric series of the worst case ({results['metric_series']['worst_case']}): "
             f"${bill['10m_worst_case_series']['total_usd']:,.2f}. Route 53 health checks of the same "
             f"{route53['endpoints']} endpoints: ${route53['basic_usd']:,.2f} a month (basic), "
@@ -297,10 +301,12 @@ def _meaning(results: dict[str, Any]) -> str:
             "write per limited lookup.",
             f"- **The whole bill is about ${bill['idle']['total_usd']:.0f} a month idle, "
             f"${bill['100k']['total_usd']:.0f} at 100 k lookups and ${bill['10m']['total_usd']:.0f} at 10 M** "
-            f"(assumed prices; table below). Idle, the fixed parts dominate: {_largest(bill['idle'])}. At 10 M: "
-            f"{_largest(bill['10m'])}. The load run emitted {results['metric_series']['emitted']} metric series "
-            f"(the table's worst case is {results['metric_series']['worst_case']}, budget "
-            f"{results['metric_series']['budget']}).",
+            f"(assumed prices; table below). Idle, the fixed parts dominate: {_largest(bill['idle'])}; with the "
+            f"dashboard, the alarm topic's key and X-Ray switched off (stack parameters), idle is about "
+            f"${bill['idle_switched_off']['total_usd']:.2f}. At 10 M: {_largest(bill['10m'])}. The load run "
+            f"emitted {results['metric_series']['emitted']} metric series (the worst case is "
+            f"{results['metric_series']['worst_case_with_reserved']} with the series reserved for functions "
+            f"to come, budget {results['metric_series']['budget']}).",
         ]
     )
 

@@ -13,6 +13,7 @@ from aws_cdk.aws_apigatewayv2_integrations import HttpLambdaIntegration
 from constructs import Construct
 
 from infra.function import LOG_RETENTION, FunctionDefinition, RouteHealthFunction, SharedResources
+from infra.parameters import LOOKUP_FUNCTION_TIMEOUT_S
 from infra.suppressions import acknowledge
 
 API_HANDLER = "functions.handlers.api.lambda_handler"
@@ -23,7 +24,8 @@ LOOKUP_PATH = "/api/{proxy+}"
 LOOKUP_FUNCTION = FunctionDefinition(
     handler=API_HANDLER,
     description="Route Health lookups (direct or relay)",
-    timeout_s=15,  # the lookup budget is 10 s; the rest covers INIT and the response
+    # the lookup budget (LookupBudgetSeconds, 10 s by default, 25 at most); the rest covers INIT and the answer
+    timeout_s=LOOKUP_FUNCTION_TIMEOUT_S,
 )
 OPS_FUNCTION = FunctionDefinition(
     handler=OPS_HANDLER,
@@ -31,10 +33,9 @@ OPS_FUNCTION = FunctionDefinition(
     timeout_s=29,  # POST runs the full probe; HTTP API integrations end at 30 s
 )
 
-# Stage-wide limits protect the upstreams' and relays' quotas; the operator routes get a tighter one
-# (a POST runs the full probe at most once per slot anyway, and the secret must not be brute-forced).
-THROTTLE_RATE_LIMIT = 50
-THROTTLE_BURST_LIMIT = 100
+# Stage-wide limits (the ThrottleRateLimit and ThrottleBurstLimit parameters) protect the upstreams' and
+# relays' quotas; the operator routes get a tighter one (a POST runs the full probe at most once per slot
+# anyway, and the secret must not be brute-forced).
 OPS_THROTTLE_RATE_LIMIT = 1
 OPS_THROTTLE_BURST_LIMIT = 5
 
@@ -72,7 +73,14 @@ class _AccessLogs:
 
 class HttpApi(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, shared: SharedResources, *, snap_start: bool = False
+        self,
+        scope: Construct,
+        construct_id: str,
+        shared: SharedResources,
+        *,
+        throttle_rate: float,
+        throttle_burst: float,
+        snap_start: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         # SnapStart pays only where someone waits on a cold start: the lookups, not the rare operator calls.
@@ -91,7 +99,7 @@ class HttpApi(Construct):
 
         self.http_api = self._routes()
         self.access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION)
-        self.stage = self._throttled_stage()
+        self.stage = self._throttled_stage(throttle_rate, throttle_burst)
 
     def _routes(self) -> apigwv2.HttpApi:
         http_api = apigwv2.HttpApi(
@@ -122,16 +130,14 @@ class HttpApi(Construct):
                 )
         return http_api
 
-    def _throttled_stage(self) -> apigwv2.HttpStage:
+    def _throttled_stage(self, rate: float, burst: float) -> apigwv2.HttpStage:
         stage = apigwv2.HttpStage(
             self,
             "DefaultStage",
             http_api=self.http_api,
             stage_name="$default",
             auto_deploy=True,
-            throttle=apigwv2.ThrottleSettings(
-                rate_limit=THROTTLE_RATE_LIMIT, burst_limit=THROTTLE_BURST_LIMIT
-            ),
+            throttle=apigwv2.ThrottleSettings(rate_limit=rate, burst_limit=burst),
             access_log_settings=_AccessLogs(self.access_logs),
         )
         ops_throttle = {

@@ -85,13 +85,17 @@ def test_integrations_use_payload_v2(synthesized):
 
 
 def test_default_stage_throttles_and_writes_json_access_logs(synthesized):
-    _, stage = synthesized.only("AWS::ApiGatewayV2::Stage")
+    assert synthesized.only("AWS::ApiGatewayV2::Stage")[1]["Properties"]["DefaultRouteSettings"] == {
+        "ThrottlingRateLimit": {"Ref": "ThrottleRateLimit"},
+        "ThrottlingBurstLimit": {"Ref": "ThrottleBurstLimit"},
+    }
+    _, stage = synthesized.deployed().only("AWS::ApiGatewayV2::Stage")
     props = stage["Properties"]
 
     assert props["StageName"] == "$default"
     assert props["AutoDeploy"] is True
-    throttle = props["DefaultRouteSettings"]
-    assert 0 < throttle["ThrottlingRateLimit"] <= throttle["ThrottlingBurstLimit"]
+    throttle = {name: float(value) for name, value in props["DefaultRouteSettings"].items()}
+    assert throttle == {"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100}
     for route_key in (
         "GET /api/health/routes",
         "POST /api/health/routes",

@@ -226,7 +226,7 @@ def test_the_probe_checks_overridden_routes_and_reports_the_active_overrides(
     assert lambdas.simulator.calls()["direct:cu-stock"] == 1
     assert lambdas.simulator.calls()["direct:oy-find-store"] == 1
     metrics = telemetry.metrics()
-    checked = {m["dimensions"]["Route"] for m in metrics if m["name"] == "DirectHealthy"}
+    checked = {log["route"] for log in telemetry.logs() if str(log.get("message")).startswith("probe check")}
     assert checked == {key.value for key in DIRECT_PROBED}  # gs25-stock is pinned: never checked
     assert [m["value"] for m in metrics if m["name"] == "OverridesActive"] == [2]
     active = [log for log in telemetry.logs() if log.get("message") == "operator overrides active"]
