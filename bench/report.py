@@ -293,13 +293,13 @@ def _meaning(results: dict[str, Any]) -> str:
             "flushed in the background). A client hammering through 8 containers at "
             f"{hammering['rate_rps']:.0f} requests/s got {hammering['overshoot_requests']} lookups past "
             f"{hammering['limit']:,} (the README's bound for that rate: {hammering['stated_bound']}); through the "
-            f"deployed API, whose stage throttle caps a client at 50 requests/s, the measured overshoot was "
+            f"deployed API, whose stage throttle caps a client at 50 requests/s by default, the measured overshoot was "
             f"{throttled['overshoot_requests']} (bound {throttled['stated_bound']}).",
             f"- **DynamoDB costs about ${cost['usd_per_month_30d']:.2f} a month** at "
             f"{cost['breakdown']['warm_containers']} busy containers (assumed list prices; reads scale linearly with "
             "warm containers, writes are fixed by the 5-minute schedule), plus the daily quota's counters: at most one "
             "write per limited lookup.",
-            f"- **The whole bill is about ${bill['idle']['total_usd']:.0f} a month idle, "
+            f"- **The whole bill is about ${bill['idle']['total_usd']:.2f} a month idle, "
             f"${bill['100k']['total_usd']:.0f} at 100 k lookups and ${bill['10m']['total_usd']:.0f} at 10 M** "
             f"(assumed prices; table below). Idle, the fixed parts dominate: {_largest(bill['idle'])}; with the "
             f"dashboard, the alarm topic's key and X-Ray switched off (stack parameters), idle is about "
