@@ -24,6 +24,7 @@ pause_for_init()  # until INIT is done: everything INIT creates stays (functions
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -62,16 +63,22 @@ class InvalidInput(OpsError):
         self.fields = [dict(field) for field in fields]
 
 
-SECRET_NOT_CONFIGURED = OpsError(
-    "HEALTH_CHECK_SECRET_NOT_CONFIGURED", 503, "The health check secret is not configured."
+# Factories, not instances: an exception object raised again chains every raise's frames (the event, its
+# body, the presented secret) onto its traceback and keeps them alive in the warm container.
+SECRET_NOT_CONFIGURED = partial(
+    OpsError, "HEALTH_CHECK_SECRET_NOT_CONFIGURED", 503, "The health check secret is not configured."
 )
-UNAUTHORIZED = OpsError("UNAUTHORIZED_HEALTH_CHECK", 401, "A valid health check secret is required.")
-NOT_CONFIGURED = OpsError("ROUTE_HEALTH_NOT_CONFIGURED", 503, "The route verdict store is not configured.")
-FAILED = OpsError("ROUTE_HEALTH_FAILED", 503, "The route health state could not be read or updated.")
-INPUT_REFUSED = OpsError("INVALID_INPUT", 400, "This endpoint takes no body and no query parameters.")
-QUERY_REFUSED = OpsError("INVALID_INPUT", 400, "This endpoint takes no query parameters.")
-UNKNOWN_ROUTE_KEY = OpsError("UNKNOWN_ROUTE_KEY", 404, "No such route key.")
-NO_OVERRIDE = OpsError("NO_OVERRIDE", 404, "The route has no override to clear.")
+UNAUTHORIZED = partial(OpsError, "UNAUTHORIZED_HEALTH_CHECK", 401, "A valid health check secret is required.")
+NOT_CONFIGURED = partial(
+    OpsError, "ROUTE_HEALTH_NOT_CONFIGURED", 503, "The route verdict store is not configured."
+)
+FAILED = partial(OpsError, "ROUTE_HEALTH_FAILED", 503, "The route health state could not be read or updated.")
+INPUT_REFUSED = partial(
+    OpsError, "INVALID_INPUT", 400, "This endpoint takes no body and no query parameters."
+)
+QUERY_REFUSED = partial(OpsError, "INVALID_INPUT", 400, "This endpoint takes no query parameters.")
+UNKNOWN_ROUTE_KEY = partial(OpsError, "UNKNOWN_ROUTE_KEY", 404, "No such route key.")
+NO_OVERRIDE = partial(OpsError, "NO_OVERRIDE", 404, "The route has no override to clear.")
 
 
 @app.get(ROUTES_PATH)
@@ -122,7 +129,7 @@ def clear_override(key: str) -> Response[Any]:
     overrides = _authorized_overrides(container)
     removed = overrides.clear_override(_route_key(key), now=container.clock())
     if removed is None:
-        raise NO_OVERRIDE
+        raise NO_OVERRIDE()
     audit_override_change("clear", removed, caller=_caller_hash())
     return _json(200, {"success": True, "data": override_to_wire(removed)})
 
@@ -136,7 +143,7 @@ def _route_key(name: str) -> RouteKey:
     try:
         return RouteKey(name)
     except ValueError:
-        raise UNKNOWN_ROUTE_KEY from None
+        raise UNKNOWN_ROUTE_KEY() from None
 
 
 def _override_request(body: str | None) -> OverrideRequest:
@@ -162,7 +169,7 @@ def _caller_hash() -> str:
 def _authorized_overrides(container: Container) -> OverrideStore:
     _authorized_store(container)
     if container.overrides is None:
-        raise NOT_CONFIGURED
+        raise NOT_CONFIGURED()
     return container.overrides
 
 
@@ -170,18 +177,18 @@ def _authorized_store(container: Container) -> VerdictStore:
     """Checks, in order: secret configured, caller authorized, input allowed, store configured."""
     expected = container.secrets.health_check_secret
     if expected is None:
-        raise SECRET_NOT_CONFIGURED
+        raise SECRET_NOT_CONFIGURED()
     presented = presented_secret(app.current_event.headers)
     if presented is None or not secrets_match(presented, expected.get_secret_value()):
-        raise UNAUTHORIZED
+        raise UNAUTHORIZED()
     event = app.current_event
     query = event.get("rawQueryString") or event.query_string_parameters
     if event.http_method in ("POST", "DELETE") and (event.body or query):
-        raise INPUT_REFUSED
+        raise INPUT_REFUSED()
     if event.http_method == "PUT" and query:
-        raise QUERY_REFUSED
+        raise QUERY_REFUSED()
     if container.store is None:
-        raise NOT_CONFIGURED
+        raise NOT_CONFIGURED()
     return container.store
 
 
@@ -191,12 +198,12 @@ def _service_error(error: ServiceError) -> Response[Any]:
 
 def _store_error(error: StoreError) -> Response[Any]:
     logger.error("verdict store failed", extra={"error_type": type(error.__cause__ or error).__name__})
-    return _error(FAILED)
+    return _error(FAILED())
 
 
 def _secrets_error(error: SecretsError) -> Response[Any]:
     logger.error("secrets unavailable", extra={"problem": str(error)})
-    return _error(SECRET_NOT_CONFIGURED)
+    return _error(SECRET_NOT_CONFIGURED())
 
 
 def _unexpected(error: Exception) -> Response[Any]:
