@@ -141,6 +141,9 @@ class Endpoint:
     """The model of its 200 answer's `data` in `functions/handlers/lookup_data.py`, by name: only the OpenAPI
     document loads those models."""
     summary: str
+    description: str = ""
+    """What it finds, where, and what its parameters mean, in English and Korean: the OpenAPI description, which
+    the MCP tools and `route-health lookup` show to assistants and people."""
 
 
 ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
@@ -151,6 +154,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.OliveyoungStoresQuery,
             "OliveyoungStores",
             "Olive Young stores",
+            description=(
+                "Finds Olive Young (올리브영) stores near `lat`/`lon` (default: Seoul City Hall), optionally by name,"
+                " area or store code in `keyword` (e.g. 명동, Gangnam). 올리브영 매장 검색."
+            ),
         ),
         Endpoint(
             "oliveyoung_products",
@@ -158,6 +165,11 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.OliveyoungProductsQuery,
             "OliveyoungProducts",
             "Olive Young product search",
+            description=(
+                "Searches Olive Young's online catalogue by `keyword` (a product or brand name; Korean matches "
+                "best, e.g. 립밤), with prices, discounts and online stock. The `goodsNumber` of a result is the "
+                "`goodsNo` of oliveyoungGoodsInfo. 올리브영 상품 검색."
+            ),
         ),
         Endpoint(
             "oliveyoung_goods_info",
@@ -165,6 +177,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.OliveyoungGoodsQuery,
             "OliveyoungGoods",
             "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+            description=(
+                "Turns an Olive Young goods number (`goodsNo`, from a product search) into its master goods "
+                "number, the `productId` that oliveyoungStock asks for. 올리브영 상품번호 → 마스터 상품번호."
+            ),
         ),
         Endpoint(
             "oliveyoung_stock",
@@ -172,6 +188,11 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.OliveyoungStockQuery,
             "OliveyoungStock",
             "Olive Young stock per store",
+            description=(
+                "Stock of one Olive Young product (`productId`: its master goods number, from "
+                "oliveyoungGoodsInfo) in each store near `lat`/`lon` (default: Seoul City Hall), optionally only "
+                "stores matching `keyword`. 올리브영 매장별 재고."
+            ),
         ),
     ),
     "CU": (
@@ -181,6 +202,11 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.CuProductsQuery,
             "CuProducts",
             "CU product search",
+            description=(
+                "Searches CU (씨유) convenience-store products by `keyword` (a product name; Korean matches best, "
+                "e.g. 레쓰비), with prices and pickup, delivery and reservation options. `offset`/`limit` page "
+                "through results. CU 상품 검색."
+            ),
         ),
         Endpoint(
             "cu_stores",
@@ -188,6 +214,11 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.CuStoresQuery,
             "CuStores",
             "CU stores near a point (with one item's stock)",
+            description=(
+                "Finds CU (씨유) stores near `lat`/`lon` (required; WGS84), optionally by name in `keyword`; with "
+                "`itemCd` (an `itemCode` from cuProducts) each store also shows that item's stock. CU 매장 검색 및 매장별"
+                " 재고."
+            ),
         ),
     ),
     "GS25": (
@@ -197,6 +228,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.Gs25ProductsQuery,
             "Gs25Products",
             "GS25 product search",
+            description=(
+                "Searches GS25 (지에스25) convenience-store products by `keyword` (a product name; Korean matches "
+                "best, e.g. 코카콜라). The `itemCode` of a result is what gs25Stock asks for. GS25 상품 검색."
+            ),
         ),
         Endpoint(
             "gs25_stock",
@@ -204,6 +239,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.Gs25StockQuery,
             "Gs25Stock",
             "GS25 stock per store near a point (`itemCode` or `keyword` required)",
+            description=(
+                "Stock of one GS25 product in stores near `lat`/`lon` (required; WGS84): give its `itemCode` "
+                "(from gs25Products) or a `keyword` naming it; at least one of the two. GS25 매장별 재고."
+            ),
         ),
     ),
     "7-Eleven": (
@@ -213,6 +252,11 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.SevenElevenProductsQuery,
             "SevenElevenProducts",
             "7-Eleven product search",
+            description=(
+                "Searches 7-Eleven (세븐일레븐) products by `keyword` (a product name; Korean matches best, e.g. "
+                "코카콜라), with prices, events (1+1, 2+1) and ratings. `page`/`size` page through results. 세븐일레븐 상품 "
+                "검색."
+            ),
         ),
         Endpoint(
             "seveneleven_stores",
@@ -220,6 +264,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.SevenElevenStoresQuery,
             "SevenElevenStores",
             "7-Eleven store search",
+            description=(
+                "Finds 7-Eleven (세븐일레븐) stores by name or area in `keyword` (e.g. 강남), with their location and "
+                "services; `limit` caps the rows. 세븐일레븐 매장 검색."
+            ),
         ),
         Endpoint(
             "seveneleven_popwords",
@@ -227,6 +275,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.SevenElevenPopwordsQuery,
             "SevenElevenPopwords",
             "7-Eleven popular keywords",
+            description=(
+                "7-Eleven's (세븐일레븐) most searched keywords right now, ranked; `label` picks the list (default "
+                "`home`). 세븐일레븐 인기 검색어."
+            ),
         ),
         Endpoint(
             "seveneleven_stock",
@@ -234,6 +286,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.SevenElevenStockQuery,
             "SevenElevenStock",
             "7-Eleven stock of one item in one store",
+            description=(
+                "Stock of one 7-Eleven item (`itemCd`: an `itemCode` from sevenelevenProducts) in one store "
+                "(`storeCd`: a `storeCode` from sevenelevenStores). 세븐일레븐 매장 재고."
+            ),
         ),
         Endpoint(
             "seveneleven_pages",
@@ -241,6 +297,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.SevenElevenPagesQuery,
             "SevenElevenCatalogProducts",
             "7-Eleven product pages",
+            description=(
+                "7-Eleven's (세븐일레븐) product listing pages: the products the app shows on its catalogue pages. No "
+                "parameters. 세븐일레븐 상품 목록."
+            ),
         ),
         Endpoint(
             "seveneleven_issues",
@@ -248,6 +308,9 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.SevenElevenIssuesQuery,
             "SevenElevenCatalogProducts",
             "7-Eleven featured products",
+            description=(
+                "7-Eleven's (세븐일레븐) featured products of the moment. No parameters. 세븐일레븐 추천 상품."
+            ),
         ),
         Endpoint(
             "seveneleven_exhibitions",
@@ -255,6 +318,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.SevenElevenExhibitionsQuery,
             "SevenElevenExhibitions",
             "7-Eleven promotions",
+            description=(
+                "7-Eleven's (세븐일레븐) current promotions, with their dates and number of products. No parameters. "
+                "세븐일레븐 기획전."
+            ),
         ),
     ),
     "Dtryx cinemas": (
@@ -264,6 +331,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.DtryxMoviesQuery,
             "DtryxMovies",
             "Films now showing at a cinema",
+            description=(
+                "Films now showing at one cinema of the Dtryx booking system (Korean independent cinemas, 독립영화관):"
+                " `brandCode` (e.g. indieart) and six-digit `cinemaCode` (e.g. 000067). 상영 중인 영화."
+            ),
         ),
         Endpoint(
             "dtryx_play_dates",
@@ -271,6 +342,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.DtryxPlayDatesQuery,
             "DtryxPlayDates",
             "Bookable screening dates",
+            description=(
+                "Dates with bookable screenings at one Dtryx cinema (`brandCode`, `cinemaCode`); a date from here"
+                " is the `playDate` of dtryxTimetable. 예매 가능한 상영일."
+            ),
         ),
         Endpoint(
             "dtryx_timetable",
@@ -278,6 +353,10 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.DtryxTimetableQuery,
             "DtryxTimetable",
             "Showtimes and seats for one date",
+            description=(
+                "Showtimes of one Dtryx cinema (`brandCode`, `cinemaCode`) on one date (`playDate`, YYYY-MM-DD), "
+                "with screens, start and end times and remaining seats. 상영 시간표와 잔여 좌석."
+            ),
         ),
     ),
 }
@@ -336,6 +415,7 @@ def _register(tag: str, endpoint: Endpoint) -> LookupEndpoint:
         handler=handler,
         query=endpoint.query,
         summary=endpoint.summary,
+        description=endpoint.description,
         tag=tag,
         data=endpoint.data,
     )

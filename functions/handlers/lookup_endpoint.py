@@ -37,6 +37,7 @@ class LookupEndpoint:
     data: str
     """The name of its 200 `data` model in `functions/handlers/lookup_data.py`, which only the OpenAPI document
     loads."""
+    description: str = ""
 
     @property
     def operation_id(self) -> str:

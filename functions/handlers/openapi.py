@@ -279,10 +279,13 @@ def _lookup_operation(
             **_error_responses(lookup_errors(endpoint), headers=headers, field_errors=True),
         },
     }
+    notes = [endpoint.description] if endpoint.description else []
     if limited:
-        operation["description"] = (
+        notes.append(
             "Counts against the per-client daily rate limit (by default; `DAILY_RATE_LIMIT_PREFIXES`)."
         )
+    if notes:
+        operation["description"] = "\n\n".join(notes)
     if not operation["parameters"]:
         del operation["parameters"]
     return operation
