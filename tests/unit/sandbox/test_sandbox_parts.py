@@ -250,6 +250,7 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
         clock=fixed_clock(SLOT),
         api=function("api"),
         ops=function("ops"),
+        mcp=function("mcp"),
         controls=lambda method, path, body: ControlResponse(200, {}),
     )
     serving = threading.Thread(target=gateway.serve_forever, daemon=True)
@@ -260,6 +261,7 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
                 ("POST", "/api/cu/products"),
                 ("DELETE", "/api/health/routes"),
                 ("GET", "/x"),
+                ("PUT", "/mcp"),
             ]:
                 response = http.request(method, path)
                 assert response.status_code == 404, (method, path)
@@ -271,6 +273,8 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
             assert answer.status_code == 200
             assert http.put("/api/health/routes/cu-stock/override").status_code == 200
             assert http.delete("/api/health/routes/cu-stock/override").status_code == 200
+            for method in ("POST", "GET", "DELETE"):
+                assert http.request(method, "/mcp").status_code == 200
     finally:
         gateway.shutdown()
         gateway.server_close()
@@ -281,6 +285,9 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
         ("ops", "GET /api/health/routes"),
         ("ops", "PUT /api/health/routes/{key}/override"),
         ("ops", "DELETE /api/health/routes/{key}/override"),
+        ("mcp", "POST /mcp"),
+        ("mcp", "GET /mcp"),
+        ("mcp", "DELETE /mcp"),
     ]
     # The Date header is the sandbox clock's (operator tools tell "3 min ago" by it), not the machine's.
     assert parsedate_to_datetime(answer.headers["date"]).timestamp() * 1000 == SLOT
@@ -298,6 +305,7 @@ def test_a_request_may_choose_its_source_ip_in_the_sandbox_only() -> None:
         clock=fixed_clock(SLOT),
         api=api,
         ops=api,
+        mcp=api,
         controls=lambda method, path, body: ControlResponse(200, {}),
     )
     serving = threading.Thread(target=gateway.serve_forever, daemon=True)
