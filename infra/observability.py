@@ -98,7 +98,7 @@ class LogsQuery:
 LOGS_QUERIES = (
     LogsQuery(
         "why-did-a-route-go-relay",
-        ("api", "probe", "ops"),
+        ("api", "mcp", "probe", "ops"),
         logs.QueryString(
             fields=["@timestamp", "route", "message", "reason", "rule", "@logStream"],
             filter_statements=[
@@ -114,7 +114,7 @@ LOGS_QUERIES = (
     ),
     LogsQuery(
         "failures-by-reason",
-        ("api", "probe", "ops"),
+        ("api", "mcp", "probe", "ops"),
         logs.QueryString(
             filter_statements=['message in ["direct failed", "probe check failed", "relay check failed"]'],
             stats_statements=["count(*) as failures by message, route, group, reason"],
@@ -133,7 +133,7 @@ LOGS_QUERIES = (
     ),
     LogsQuery(
         "503s-by-route",
-        ("api",),
+        ("api", "mcp"),
         logs.QueryString(
             filter_statements=['message = "route unavailable"'],
             stats_statements=["count(*) as answers503 by route"],
@@ -384,6 +384,7 @@ class Observability(Construct):
             store_and_probe_run_widgets(),
             [daily_quota_widget(), overrides_widget()],
             lambda_widgets(functions),
+            [mcp_widget(functions["mcp"])],
             [http_api_widget(http_api)],
         ]
         for row in rows:
@@ -551,6 +552,23 @@ def lambda_widgets(functions: Mapping[str, lambda_.Function]) -> list[cloudwatch
             width=8,
         ),
     ]
+
+
+def mcp_widget(mcp: lambda_.Function) -> cloudwatch.IWidget:
+    """The MCP endpoint's calls, errors and duration; its lookups count with the others in the custom metrics
+    (they run the lookup function's handler) and log to its own log group, which the lookup queries read."""
+    return cloudwatch.GraphWidget(
+        title="MCP endpoint (POST /mcp): calls, errors, duration",
+        left=[
+            mcp.metric_invocations(period=PERIOD, statistic="Sum", label="calls"),
+            mcp.metric_errors(period=PERIOD, statistic="Sum", label="errors"),
+        ],
+        right=[
+            mcp.metric_duration(period=PERIOD, statistic="p50", label="duration p50 (ms)"),
+            mcp.metric_duration(period=PERIOD, statistic="p99", label="duration p99 (ms)"),
+        ],
+        width=24,
+    )
 
 
 def http_api_widget(http_api: apigwv2.HttpApi) -> cloudwatch.IWidget:

@@ -118,6 +118,7 @@ class RouteHealthStack(cdk.Stack):
                 "probe": self.probe.handler.function,
                 "api": self.api.lookup.function,
                 "ops": self.api.ops.function,
+                "mcp": self.api.mcp.function,
             },
             http_api=self.api.http_api,
             alarm_email=_context(self, "alarmEmail") or None,

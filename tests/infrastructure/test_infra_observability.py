@@ -11,7 +11,7 @@ import pytest
 
 from functions.core.model import RelayGroup
 from functions.handlers.metrics import METRICS
-from infra.api import API_HANDLER, OPS_HANDLER
+from infra.api import API_HANDLER, MCP_HANDLER, OPS_HANDLER
 from infra.probe import PROBE_HANDLER
 
 pytestmark = pytest.mark.infra
@@ -99,6 +99,13 @@ def test_lambda_metrics_are_graphed_for_every_function(synthesized, widgets, nam
     assert graphed_functions == {f"Ref:{logical_id}" for logical_id in function_ids}
 
 
+def test_the_mcp_endpoints_calls_errors_and_duration_are_graphed_together(synthesized, widgets):
+    mcp = f"Ref:{synthesized.functions_by_handler()[MCP_HANDLER][0]}"
+    (widget,) = [w for w in widgets if w.get("properties", {}).get("title", "").startswith("MCP endpoint")]
+    graphed = {metric for namespace, metric, dims in _graphed(widget) if dims.get("FunctionName") == mcp}
+    assert graphed == {"Invocations", "Errors", "Duration"}
+
+
 def test_per_route_families_use_search_expressions(widgets):
     expressions = [expression for widget in widgets for expression in _expressions(widget)]
     for name in ("RelayLookup", "DirectFailure", "DirectHealthy", "LookupError"):
@@ -178,7 +185,8 @@ def test_one_relay_unhealthy_alarm_per_group(synthesized):
 def test_an_error_alarm_per_function(synthesized):
     alarms = _alarms(synthesized)
     functions = synthesized.functions_by_handler()
-    for name, handler in (("probe", PROBE_HANDLER), ("api", API_HANDLER), ("ops", OPS_HANDLER)):
+    named = (("probe", PROBE_HANDLER), ("api", API_HANDLER), ("ops", OPS_HANDLER), ("mcp", MCP_HANDLER))
+    for name, handler in named:
         alarm = alarms[f"RouteHealth-prod-{name}-errors"]
         assert alarm["Namespace"] == "AWS/Lambda"
         assert alarm["MetricName"] == "Errors"
@@ -277,7 +285,10 @@ def test_saved_logs_insights_queries(synthesized):
     assert '"direct failed"' in why["QueryString"]
     assert '"probe check failed"' in why["QueryString"]
     assert "by message, route, group, reason" in queries["RouteHealth-prod/failures-by-reason"]["QueryString"]
-    assert queries["RouteHealth-prod/503s-by-route"]["LogGroupNames"] == [{"Ref": log_group_of[API_HANDLER]}]
+    # MCP tool calls run the lookup function's handler and log to the MCP function's group.
+    lookups = [{"Ref": log_group_of[API_HANDLER]}, {"Ref": log_group_of[MCP_HANDLER]}]
+    assert queries["RouteHealth-prod/503s-by-route"]["LogGroupNames"] == lookups
+    assert all(group in why["LogGroupNames"] for group in lookups)
     overrides = queries["RouteHealth-prod/override-changes"]
     assert overrides["LogGroupNames"] == [{"Ref": log_group_of[OPS_HANDLER]}]
     assert 'filter audit = "route-override"' in overrides["QueryString"]
