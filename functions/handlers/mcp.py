@@ -69,9 +69,8 @@ def gateway_response(answer: HttpAnswer) -> dict[str, Any]:
 
 
 def _prepare_at_init() -> None:
-    # The lookup handler's import above ran its own INIT (its container, in Lambda) and resumed the collector;
-    # the tools are INIT's work too.
-    pause_for_init()
+    # The lookup handler's import above ran its own INIT (its container, in Lambda) inside this module's pause;
+    # the tools are INIT's work too, and this is where INIT ends.
     try:
         if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
             served()

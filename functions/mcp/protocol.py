@@ -1,7 +1,8 @@
 """Model Context Protocol over Streamable HTTP, stateless, one JSON answer per POST (docs/design.md, "MCP
 endpoint and lookup command").
 
-Two eras, chosen by the `MCP-Protocol-Version` header as the official SDK chooses them:
+Two eras, chosen by the `MCP-Protocol-Version` header as the official SDK chooses them (and a body in
+2026-07-28's envelope is held to that revision's checks whatever the header says):
 - 2026-07-28: no handshake. Every request carries its protocol version and client capabilities in
   `params._meta`, and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree with the
   body (400, -32020 otherwise); `server/discover` describes the server.
@@ -151,7 +152,8 @@ class McpServer:
         except ValidationError:
             return _error(None, RpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request"), 400)
         version = headers.get(VERSION_HEADER) or DEFAULT_NEGOTIATED_VERSION
-        modern = version in MODERN_PROTOCOL_VERSIONS
+        # A body in 2026-07-28's envelope is held to that revision's header checks whatever the header says.
+        modern = version in MODERN_PROTOCOL_VERSIONS or _has_modern_envelope(request.params)
         try:
             if modern:
                 _check_envelope(request.method, request.params or {}, headers)
@@ -253,6 +255,11 @@ def _check_envelope(method: str, params: Mapping[str, Any], headers: Mapping[str
     named = NAME_BEARING.get(method)
     if named is not None and params.get(named) is not None and headers.get(NAME_HEADER) != params[named]:
         raise RpcError(HEADER_MISMATCH, f"Mcp-Name header does not match the request's {named!r}")
+
+
+def _has_modern_envelope(params: Mapping[str, Any] | None) -> bool:
+    meta = (params or {}).get("_meta")
+    return isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta
 
 
 def _notification(message: dict[str, Any]) -> HttpAnswer:
