@@ -141,11 +141,17 @@ def base_url(args: argparse.Namespace) -> str:
     return (url or SANDBOX_URL).rstrip("/")
 
 
-def call(url: str, operation: LookupOperation, arguments: Mapping[str, object]) -> Any:
+def call(
+    url: str,
+    operation: LookupOperation,
+    arguments: Mapping[str, object],
+    *,
+    transport: httpx.BaseTransport | None = None,
+) -> Any:
     """The lookup's `data`; its error (or why it could not be asked) as a CliError of one line."""
     path, query = operation.request(arguments)
     try:
-        with httpx.Client(timeout=TIMEOUT, follow_redirects=False) as http:
+        with httpx.Client(timeout=TIMEOUT, follow_redirects=False, transport=transport) as http:
             response = http.get(f"{url}{path}", params=tuple(query))
     except httpx.TimeoutException:
         raise CliError(f"no answer from {url} in time") from None
