@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import boto3
+import httpx
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
 from bench.cases.cold_import import lambda_like_environment, medians_of, timed_ms
@@ -44,6 +45,8 @@ def _embedded_store() -> Iterator[str]:
     try:
         host, port = server.get_host_and_port()
         url = f"http://{host}:{port}"
+        # moto's backends are the process's: empty what an earlier case (or store) left there.
+        httpx.post(f"{url}/moto-api/reset").raise_for_status()
         dynamodb = dynamodb_client(region_name=REGION, endpoint_url=url)  # bench.run's credentials
         dynamodb.create_table(**table_definition(TABLE_NAME))
         now_ms = int(time.time() * 1000)

@@ -9,8 +9,8 @@ Two eras, chosen by the `MCP-Protocol-Version` header as the official SDK choose
 - The handshake revisions up to 2025-11-25 (header absent, or one of them): `initialize` first, then plain
   requests. No `Mcp-Session-Id` is ever issued, so every request stands alone.
 Any other version is refused (400, -32022, with the versions served). A notification is accepted (202) and
-dropped; only POST is served (405 otherwise). Message shapes, revisions and error codes come from the official
-SDK's types package (`mcp_types`); the SDK's server package is not used (docs/design.md says which figures
+dropped; only POST is served (405 otherwise). The revisions, error codes, `_meta` keys and JSON-RPC envelopes
+are the official SDK's own (`mcp_types`); its server package is not used (docs/design.md says which figures
 decided that).
 """
 
@@ -23,7 +23,6 @@ from typing import Any
 
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
-    DEFAULT_NEGOTIATED_VERSION,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -36,7 +35,6 @@ from mcp_types import (
     JSONRPCNotification,
     JSONRPCRequest,
 )
-from mcp_types.methods import serialize_server_result, validate_client_request
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from pydantic_core import to_json
@@ -102,23 +100,37 @@ class RpcError(Exception):
         self.data = data
 
 
-CAPABILITIES = {"tools": {"listChanged": False}}
+CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
+HANDSHAKE_METHODS = frozenset({"initialize", "ping", "tools/list", "tools/call"})
+MODERN_METHODS = frozenset({"server/discover", "tools/list", "tools/call"})
+"""What each era serves (2026-07-28 has no `initialize` or `ping`; `server/discover` is new in it)."""
+PARAMS: dict[str, dict[str, tuple[type, bool]]] = {
+    "initialize": {"protocolVersion": (str, True), "capabilities": (dict, True), "clientInfo": (dict, True)},
+    "tools/call": {"name": (str, True), "arguments": (dict, False)},
+    "tools/list": {"cursor": (str, False)},
+}
+"""The parameters the served methods read: (type, required). Every request may carry a `_meta` object."""
 
 
 class McpServer:
-    """Answers one HTTP request to the MCP endpoint; tools run through the `ToolCall` of that request."""
+    """Answers one HTTP request to the MCP endpoint; tools run through the `ToolCall` of that request.
+
+    Results are built as the protocol's shapes; the tests hold them to the SDK's own schema of each revision
+    (`mcp_types.methods`, which is not loaded here: its per-revision models cost about as much to import as
+    boto3 itself, bench/README.md)."""
 
     def __init__(self, description: ServerDescription) -> None:
         self.description = description
         self._tool_names = frozenset(str(tool["name"]) for tool in description.tools)
-        self._static_results: dict[tuple[str, str], dict[str, Any]] = {}
-        self._handlers: dict[str, Callable[[Mapping[str, Any], str, ToolCall], dict[str, Any]]] = {
-            "initialize": self._initialize,
-            "ping": lambda params, version, call: {},
-            "server/discover": lambda params, version, call: self._static("server/discover", version),
-            "tools/list": lambda params, version, call: self._static("tools/list", version),
-            "tools/call": self._call_tool,
+        tools: dict[str, Any] = {"tools": list(description.tools)}
+        cacheable: dict[str, Any] = {"resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
+        discover: dict[str, Any] = {
+            "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
+            "capabilities": CAPABILITIES,
+            "instructions": description.instructions,
         }
+        self._lists = {False: tools, True: {**tools, **cacheable}}
+        self._discover = {**discover, **cacheable}
 
     def answer(self, request: HttpRequest, call_tool: ToolCall) -> HttpAnswer:
         if request.method != "POST":
@@ -151,74 +163,64 @@ class McpServer:
             request = JSONRPCRequest.model_validate(message)
         except ValidationError:
             return _error(None, RpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request"), 400)
-        version = headers.get(VERSION_HEADER) or DEFAULT_NEGOTIATED_VERSION
+        params = request.params or {}
         # A body in 2026-07-28's envelope is held to that revision's header checks whatever the header says.
-        modern = version in MODERN_PROTOCOL_VERSIONS or _has_modern_envelope(request.params)
+        modern = headers.get(VERSION_HEADER) in MODERN_PROTOCOL_VERSIONS or _has_modern_envelope(params)
         try:
             if modern:
-                _check_envelope(request.method, request.params or {}, headers)
-            result = self._dispatch(request.method, request.params, version, call_tool)
+                _check_envelope(request.method, params, headers)
+            result = self._dispatch(request.method, params, modern, call_tool)
         except RpcError as error:
             return _error(request.id, error, ERROR_STATUS.get(error.code, 200) if modern else 200)
         if modern:
-            result = {
-                **result,
-                "_meta": {**result.get("_meta", {}), SERVER_INFO_META_KEY: self.description.info},
-            }
+            result = {**result, "_meta": {SERVER_INFO_META_KEY: self.description.info}}
         return _json(200, {"jsonrpc": "2.0", "id": request.id, "result": result})
 
     def _dispatch(
-        self, method: str, params: Mapping[str, Any] | None, version: str, call_tool: ToolCall
+        self, method: str, params: Mapping[str, Any], modern: bool, call_tool: ToolCall
     ) -> dict[str, Any]:
-        # The version's own surface decides what exists (no `initialize` or `ping` in 2026-07-28, no
-        # `server/discover` before it) and what the parameters must look like.
-        try:
-            validate_client_request(method, version, params)
-        except KeyError:
-            raise RpcError(METHOD_NOT_FOUND, "Method not found", method) from None
-        except ValidationError:
-            raise RpcError(INVALID_PARAMS, "Invalid request parameters") from None
-        handler = self._handlers.get(method)
-        if handler is None:
+        if method not in (MODERN_METHODS if modern else HANDSHAKE_METHODS):
             raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
-        return handler(params or {}, version, call_tool)
+        problem = _invalid_params(method, params)
+        if problem is not None:
+            raise RpcError(INVALID_PARAMS, f"Invalid request parameters: {problem}")
+        if method == "initialize":
+            return self._initialize(params)
+        if method == "tools/call":
+            return self._call_tool(params, modern, call_tool)
+        if method == "tools/list":
+            return self._lists[modern]
+        return self._discover if method == "server/discover" else {}  # ping
 
-    def _initialize(self, params: Mapping[str, Any], version: str, call_tool: ToolCall) -> dict[str, Any]:
-        requested = params.get("protocolVersion")
-        agreed = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
-        result = {
-            "protocolVersion": agreed,
+    def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        requested = params["protocolVersion"]
+        return {
+            "protocolVersion": requested
+            if requested in HANDSHAKE_PROTOCOL_VERSIONS
+            else LATEST_HANDSHAKE_VERSION,
             "capabilities": CAPABILITIES,
             "serverInfo": self.description.info,
             "instructions": self.description.instructions,
         }
-        return serialize_server_result("initialize", agreed, result)
 
-    def _call_tool(self, params: Mapping[str, Any], version: str, call_tool: ToolCall) -> dict[str, Any]:
+    def _call_tool(self, params: Mapping[str, Any], modern: bool, call_tool: ToolCall) -> dict[str, Any]:
         name = params["name"]
         if name not in self._tool_names:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
         result = call_tool(name, params.get("arguments") or {})
-        return {**result, "resultType": "complete"} if version in MODERN_PROTOCOL_VERSIONS else result
+        return {**result, "resultType": "complete"} if modern else result
 
-    def _static(self, method: str, version: str) -> dict[str, Any]:
-        """`tools/list` or `server/discover`: the same for every caller, built once per version."""
-        found = self._static_results.get((method, version))
-        if found is None:
-            found = self._static_results[(method, version)] = self._build_static(method, version)
-        return found
 
-    def _build_static(self, method: str, version: str) -> dict[str, Any]:
-        result: dict[str, Any] = {"tools": list(self.description.tools)}
-        if method == "server/discover":
-            result = {
-                "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
-                "capabilities": CAPABILITIES,
-                "instructions": self.description.instructions,
-            }
-        if version in MODERN_PROTOCOL_VERSIONS:
-            result |= {"resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
-        return serialize_server_result(method, version, result)
+def _invalid_params(method: str, params: Mapping[str, Any]) -> str | None:
+    """What is wrong with the parameters a served method reads, if anything."""
+    for name, (kind, required) in {**PARAMS.get(method, {}), "_meta": (dict, False)}.items():
+        value = params.get(name)
+        if value is None:
+            if required:
+                return f"{name} is required"
+        elif not isinstance(value, kind):
+            return f"{name} must be {'a string' if kind is str else 'an object'}"
+    return None
 
 
 def _refused_transport(headers: Mapping[str, str]) -> HttpAnswer | None:

@@ -200,6 +200,9 @@ def test_handshake_era_tools_list_and_call(version: str | None) -> None:
         ("no/such", {}, METHOD_NOT_FOUND),
         ("tools/call", {"name": "noSuchTool"}, INVALID_PARAMS),
         ("tools/call", {"arguments": {}}, INVALID_PARAMS),  # no name
+        ("tools/call", {"name": "cuProducts", "arguments": ["x"]}, INVALID_PARAMS),
+        ("tools/list", {"_meta": "x"}, INVALID_PARAMS),
+        ("initialize", {"protocolVersion": HANDSHAKE, "capabilities": {}}, INVALID_PARAMS),  # no clientInfo
     ],
 )
 def test_handshake_era_dispatch_errors_are_json_rpc_errors_with_200(
