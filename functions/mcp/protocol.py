@@ -16,7 +16,6 @@ decided that).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +36,7 @@ from mcp_types import (
 )
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
 VERSION_HEADER = "mcp-protocol-version"
 METHOD_HEADER = "mcp-method"
@@ -139,8 +138,8 @@ class McpServer:
         if refused is not None:
             return refused
         try:
-            message = json.loads(request.body)
-        except (ValueError, RecursionError):
+            message = from_json(request.body)
+        except ValueError:  # not JSON, or nested past the parser's limit
             return _error(None, RpcError(PARSE_ERROR, "Parse error"), 400)
         if not isinstance(message, dict):  # a batch (not in these revisions) or a bare value
             return _error(None, RpcError(INVALID_REQUEST, "The body must be one JSON-RPC request"), 400)

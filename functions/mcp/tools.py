@@ -11,12 +11,11 @@ and message, and its HTTP status.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
 from functions.lookup_document import LookupOperation, MissingArgument
 from functions.mcp.protocol import ServerDescription
@@ -103,7 +102,7 @@ def rest_event(caller: Mapping[str, Any], path: str, query: Sequence[tuple[str, 
 def tool_result(response: Mapping[str, Any]) -> dict[str, Any]:
     """The lookup function's answer as a `CallToolResult`."""
     status = int(response["statusCode"])
-    envelope = json.loads(response["body"])
+    envelope = from_json(response["body"])
     if status == 200 and envelope.get("success") is True:
         data = envelope["data"]
         return {
