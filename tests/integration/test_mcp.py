@@ -14,6 +14,7 @@ from functions.core import RouteKey, group_of
 from functions.handlers import mcp
 from functions.lookup_document import lookup_document, lookup_operations
 from functions.mcp.tools import INVALID_INPUT_MESSAGE
+from sandbox.gateway import LambdaContext
 from tests.integration.conftest import Lambdas, answer_of, explode
 from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS, Endpoint
 from tests.support.events import api_event
@@ -220,3 +221,18 @@ def test_a_base64_body_is_read(lambdas: Lambdas) -> None:
     event["isBase64Encoded"] = True
     response = mcp.lambda_handler(event, lambdas.context)
     assert json.loads(response["body"]) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_a_lookup_out_of_time_is_the_rest_504(lambdas: Lambdas) -> None:
+    lambdas.ready()
+    key = RouteKey.SEVEN_POPWORDS
+    lambdas.simulator.faults.set(f"direct:{key}", "timeout")
+    lambdas.simulator.faults.set(f"relay:{group_of(key)}", "timeout")
+    lambdas.context = LambdaContext("route-health-test", timeout_s=0.8)  # 0.3 s of lookup budget left
+
+    rest = lambdas.lookup_endpoint(ENDPOINT_OF[key])
+    lambdas.context = LambdaContext("route-health-test", timeout_s=0.8)
+    error = error_text(call_tool(lambdas, "sevenelevenPopwords", {}))
+
+    assert (rest.status, rest.body["error"]["code"]) == (504, "UPSTREAM_TIMEOUT")
+    assert error == {"status": 504, **rest.body["error"]}
