@@ -236,8 +236,12 @@ def _mcp_rows(mcp: dict[str, Any]) -> list[Row]:
         (
             "mcp.call_ratio_vs_rest",
             f"{mcp['call_ratio_vs_rest']:.2f}×",
-            f"warm tools/call / the same lookup over REST, both handlers in process ({calls['us_median']}) µs; "
-            f"per revision {calls['ratio_per_revision']}",
+            "warm tools/call / the same lookup over REST, both handlers in process: "
+            + ", ".join(f"{name} {us:.0f} µs" for name, us in calls["us_median"].items())
+            + "; per revision "
+            + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["ratio_per_revision"].items())
+            + "; in CPU time "
+            + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["cpu_ratio_per_revision"].items()),
         ),
     ]
 

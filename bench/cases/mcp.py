@@ -9,7 +9,8 @@
 - `call_ratio_vs_rest`: the median time of a warm `tools/call` through `functions.handlers.mcp.lambda_handler`
   over the median time of the same lookup through `functions.handlers.api.lambda_handler`, both in process,
   event in and response out, one container on moto and the same instant upstream (bench/cases/handler.py),
-  interleaved batches; the worse of the two protocol revisions, each in `detail`.
+  interleaved batches; the worse of the two protocol revisions, each in `detail` (with the calling thread's CPU
+  time beside the wall time: other processes on a shared machine barely move it).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from moto import mock_aws
 
 from bench.cases.cold_import import lambda_like_environment, medians_of, timed_ms
 from bench.cases.cold_init import SAMPLES, _embedded_store, _environment
-from bench.cases.handler import ENDPOINT, NOW, QUERY, _services, _settings, _WholeTimeLeft
-from bench.common import REGION, api_event, median, progress, quiet_stdout, time_batch
+from bench.cases.handler import ENDPOINT, NOW, QUERY, _services, _settings, _time_batch, _WholeTimeLeft
+from bench.common import REGION, api_event, median, progress, quiet_stdout
 from sandbox.gateway import http_api_event, match_route
 
 IMPORTS = {
@@ -126,20 +127,22 @@ def _calls() -> dict[str, Any]:
             answer = json.loads(calls[revision]()["body"])["result"]
             assert answer["structuredContent"] == expected, revision
         for call in calls.values():
-            time_batch(call, WARMUP)
-        batches: dict[str, list[float]] = {name: [] for name in calls}
+            _time_batch(call, WARMUP)
+        batches: dict[str, list[tuple[float, float]]] = {name: [] for name in calls}
         for _ in range(REPEATS):
             for name, call in calls.items():
-                batches[name].append(time_batch(call, PER_BATCH) * 1e6)
+                batches[name].append(_time_batch(call, PER_BATCH))
     finally:
         wiring.set_container(None)
         container.close()
-    us = {name: round(median(values), 1) for name, values in batches.items()}
+    us = {name: round(median([wall for wall, _ in values]), 1) for name, values in batches.items()}
+    cpu = {name: round(median([cpu for _, cpu in values]), 1) for name, values in batches.items()}
+    revisions = (HANDSHAKE, MODERN)
     return {
         "us_median": us,
-        "ratio_per_revision": {
-            revision: round(us[revision] / us["rest"], 2) for revision in (HANDSHAKE, MODERN)
-        },
+        "ratio_per_revision": {revision: round(us[revision] / us["rest"], 2) for revision in revisions},
+        "cpu_us_median": cpu,
+        "cpu_ratio_per_revision": {revision: round(cpu[revision] / cpu["rest"], 2) for revision in revisions},
         "tool": TOOL[0],
         "rest": f"GET {ENDPOINT}?keyword=...",
         "repeats": REPEATS,
