@@ -159,11 +159,13 @@ def banner(url: str, *, upstream: str, secret_shell: str, command: str = "route-
             f"Operator secret {secret_note}.",
             "Try:",
             f"  curl -s '{url}/api/cu/products?keyword=cola'",
+            f"  {command} lookup cuProducts --keyword cola --url {url}",
             f"  {operator_view}",
             f'  curl -s -X POST {url}/_sandbox/faults -d \'{{"target": "direct:cu-prime", "fault": "http-403"}}\'',
             f"  curl -s {url}/_sandbox/calls",
             f"  curl -s -X POST {url}/_sandbox/clock -d '{{\"advanceMs\": 300000}}'",
             f"  curl -s -X DELETE {url}/_sandbox/faults",
+            f"MCP endpoint for AI assistants: {url}/mcp (README.md, 'Use it from an AI assistant').",
             "Ctrl-C stops the sandbox.",
         ]
     )

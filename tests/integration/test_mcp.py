@@ -15,7 +15,7 @@ from functions.handlers import mcp
 from functions.lookup_document import lookup_document, lookup_operations
 from functions.mcp.tools import INVALID_INPUT_MESSAGE
 from sandbox.gateway import LambdaContext
-from tests.integration.conftest import Lambdas, answer_of, explode
+from tests.integration.conftest import OPERATOR_SECRET, Lambdas, answer_of, explode
 from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS, Endpoint
 from tests.support.events import api_event
 from tests.support.telemetry import TelemetryOutput
@@ -236,3 +236,21 @@ def test_a_lookup_out_of_time_is_the_rest_504(lambdas: Lambdas) -> None:
 
     assert (rest.status, rest.body["error"]["code"]) == (504, "UPSTREAM_TIMEOUT")
     assert error == {"status": 504, **rest.body["error"]}
+
+
+def test_the_operator_key_bypasses_the_quota_for_tool_calls_as_for_rest(lambdas: Lambdas) -> None:
+    lambdas.ready(DAILY_RATE_LIMIT="1")
+    cu = {"keyword": "레쓰비"}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "cuProducts", "arguments": cu},
+    }
+
+    key = {"x-health-check-key": OPERATOR_SECRET}
+    refused = [post(lambdas, message, **key)[1]["result"]["isError"] for _ in range(3)]
+
+    assert refused == [False, False, False]
+    assert call_tool(lambdas, "cuProducts", cu)["isError"] is False  # the key's calls were not counted
+    assert error_text(call_tool(lambdas, "cuProducts", cu))["code"] == "DAILY_RATE_LIMIT_EXCEEDED"
