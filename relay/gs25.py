@@ -28,8 +28,8 @@ from typing import Any
 
 import httpx
 
-from functions.adapters.http import Answer, ExchangeFailed, decode_json, exchange
-from functions.core import Clock, Reason
+from functions.adapters.http import Answer, decode_json, exchange
+from functions.core import Clock, Reason, RouteFailure
 from relay.files import write_private_file
 
 REISSUE_URL = "https://b2c-bff.woodongs.com/api/bff/v4/auth/tokenReissue"
@@ -224,7 +224,7 @@ class Gs25Session:
             if answer.status // 100 != 2:
                 raise Gs25Refused(502)
             fresh = self._reissued_tokens(decode_json(answer.body), stale.device_id)
-        except ExchangeFailed as failure:
+        except RouteFailure as failure:
             raise Gs25Refused(504 if failure.reason is Reason.TIMEOUT else 502) from None
         if fresh is None:
             raise Gs25Refused(502)

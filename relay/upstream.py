@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from functions.adapters.http import OK_ONLY, Answer, ExchangeFailed, decode_json, exchange
+from functions.adapters.http import OK_ONLY, Answer, decode_json, exchange
 from functions.adapters.relay import is_failure_envelope
-from functions.catalog import ResponseRejected, spec_for
-from functions.core import Reason, RouteKey, group_of
+from functions.catalog import spec_for
+from functions.core import Reason, RouteFailure, RouteKey, group_of
 from relay.gs25 import Gs25Auth, Gs25Refused
 
 SEVEN_STOCK_REJECTION = "정상적인 점포 조회 요청이 아닙니다."
@@ -94,9 +94,9 @@ class UpstreamCaller:
             spec.validate(decoded)
         except Gs25Refused as refused:
             raise UpstreamFailed(refused.status) from None
-        except ExchangeFailed as failure:
+        except RouteFailure as failure:
             raise UpstreamFailed(504 if failure.reason is Reason.TIMEOUT else 502) from None
-        except (ResponseRejected, ValidationError):
+        except ValidationError:
             raise UpstreamFailed(502) from None
         return compact_json(decoded)
 
@@ -107,7 +107,7 @@ def _seven_stock_envelope(body: bytes) -> Mapping[str, Any] | None:
         return None
     try:
         refusal = decode_json(body)
-    except ExchangeFailed:
+    except RouteFailure:
         return None
     if not (
         isinstance(refusal, dict)

@@ -5,9 +5,10 @@ Imports nothing from boto3, botocore, httpx, aws_lambda_powertools or os, and ne
 
 from functions.core.decision import CachedSnapshot, Decision, Path, Rule, decide
 from functions.core.errors import (
+    ApiError,
+    ErrorCode,
     LookupCancelled,
     RouteFailure,
-    ServiceError,
     StoreError,
     UpstreamRejected,
 )
@@ -47,10 +48,12 @@ __all__ = [
     "PROBE_SLOT_MS",
     "SNAPSHOT_TTL_MS",
     "VERDICT_MAX_AGE_MS",
+    "ApiError",
     "BackgroundFailureReporter",
     "CachedSnapshot",
     "Clock",
     "Decision",
+    "ErrorCode",
     "FailureReporter",
     "LookupCancelled",
     "NoRoutingEvents",
@@ -67,7 +70,6 @@ __all__ = [
     "Router",
     "RoutingEvents",
     "Rule",
-    "ServiceError",
     "Snapshot",
     "SnapshotCache",
     "StoreError",

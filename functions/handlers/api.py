@@ -18,7 +18,7 @@ from functions.handlers.init_collection import pause_for_init
 pause_for_init()  # until INIT is done: everything INIT creates stays (functions/handlers/init_collection.py)
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any, Literal
@@ -28,11 +28,11 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from pydantic_core import to_json
 
-from functions.core import LookupCancelled, ServiceError
-from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
+from functions.core import ApiError, ErrorCode, LookupCancelled
+from functions.core.errors import field_errors
 from functions.core.quota import QuotaDecision
 from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.lookup_endpoint import LookupEndpoint, path_parameters
@@ -46,7 +46,7 @@ from functions.handlers.telemetry import (
 )
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services import queries
-from functions.services.lookup import InvalidParams, Lookup
+from functions.services.lookup import Lookup
 
 OPENAPI_PATH = "/api/openapi.json"
 LAMBDA_SAFETY_MS = 500
@@ -61,40 +61,18 @@ app = APIGatewayHttpResolver(
 # --- response envelope ---------------------------------------------------------------------------
 
 
-class FieldError(BaseModel):
-    location: str
-    """`query` or `path`."""
-    field: str | None
-    """The parameter name; None for a rule across parameters (e.g. "itemCode or keyword")."""
-    message: str
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-    fields: list[FieldError] | None = None
-
-
-class ErrorResponse(BaseModel):
-    success: Literal[False] = False
-    error: ErrorBody
-
-
-def _error(status: int, body: ErrorBody, headers: Mapping[str, str] | None = None) -> Response[str]:
+def _error(error: ApiError, headers: Mapping[str, str] | None = None) -> Response[str]:
     return Response(
-        status_code=status,
+        status_code=error.status,
         content_type=content_types.APPLICATION_JSON,
-        body=_error_json(body),
-        headers=dict(headers or {}),
+        body=_error_json(error),
+        headers={**error.headers(), **(headers or {})},
     )
 
 
-def _error_json(body: ErrorBody) -> str:
-    count_error_answer(body.code)  # every error answer's body is made here
-    # `fields` only when there are field errors; a field error's `field` may be null.
-    return ErrorResponse(error=body).model_dump_json(
-        exclude={"error": {"fields"}} if body.fields is None else None
-    )
+def _error_json(error: ApiError) -> str:
+    count_error_answer(error.code)  # every error answer's body is made here
+    return to_json(error.envelope()).decode()
 
 
 # --- the lookup of one request -------------------------------------------------------------------
@@ -284,15 +262,6 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
 """Every lookup endpoint by its OpenAPI tag, in the document's order."""
 
 
-class InvalidQuery(Exception):
-    """The caller's query string (or path parameters) fails the endpoint's query model: a 400."""
-
-    def __init__(self, location: Literal["query", "path"], errors: Sequence[Mapping[str, Any]]) -> None:
-        super().__init__(f"invalid {location} parameters")
-        self.location = location
-        self.errors = errors
-
-
 def _query_values(event: Mapping[str, Any]) -> dict[str, str]:
     """The query string's values as Powertools' validation reads them: API Gateway joins a repeated key's values
     with commas, and of those only the first counts; any other value is whole, commas and all."""
@@ -321,7 +290,8 @@ def _handler(endpoint: Endpoint) -> Callable[..., Response[str]]:
         try:
             validated = query.model_validate(values)
         except ValidationError as error:
-            raise InvalidQuery(location, error.errors(include_url=False, include_input=False)) from None
+            fields = field_errors(location, error.errors(include_url=False, include_input=False))
+            raise ApiError(ErrorCode.INVALID_INPUT, fields=fields) from None
         return _answer(validated)
 
     handler.__name__ = handler.__qualname__ = endpoint.name
@@ -366,51 +336,26 @@ def openapi_json() -> Response[str]:
 # --- errors ------------------------------------------------------------------------------------
 
 
-def _field_error(error: Mapping[str, Any], *, skip: int, location: str) -> FieldError:
-    """One pydantic error; `skip`: the leading `loc` parts that are not the field's name."""
-    loc: Sequence[Any] = error.get("loc", ())
-    name = ".".join(str(part) for part in loc[skip:]) or None
-    return FieldError(location=location, field=name, message=str(error.get("msg", "invalid")))
-
-
-def _invalid_input(fields: list[FieldError]) -> Response[str]:
-    return _error(
-        400, ErrorBody(code="INVALID_INPUT", message="The request parameters are invalid.", fields=fields)
-    )
-
-
-def invalid_query(error: InvalidQuery) -> Response[str]:
-    return _invalid_input([_field_error(item, skip=0, location=error.location) for item in error.errors])
-
-
-def invalid_params(error: InvalidParams) -> Response[str]:
-    # The query passed the API's own checks but not the operation's (`field` then names the upstream field).
-    return _invalid_input([_field_error(item, skip=0, location="query") for item in error.errors])
-
-
-def service_error(error: ServiceError) -> Response[str]:
-    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
-    return _error(error.status, ErrorBody(code=error.code, message=error.message), headers)
+def api_error(error: ApiError) -> Response[str]:
+    return _error(error)
 
 
 def lookup_cancelled(_: LookupCancelled) -> Response[str]:
     # API Gateway callers cannot cancel; a cancelled lookup ran out of time, so answer as a timeout.
-    return service_error(upstream_timeout())
+    return _error(ApiError(ErrorCode.UPSTREAM_TIMEOUT))
 
 
 def not_found(_: NotFoundError) -> Response[str]:
-    return _error(404, ErrorBody(code="NOT_FOUND", message="No such endpoint."))
+    return _error(ApiError(ErrorCode.NOT_FOUND))
 
 
 def unexpected_error(error: Exception) -> Response[str]:
     report_unexpected_error(error)
-    return _error(500, ErrorBody(code="INTERNAL_ERROR", message="Something went wrong; try again later."))
+    return _error(ApiError(ErrorCode.INTERNAL_ERROR))
 
 
 # Registered by call: Powertools' decorator is untyped, and mypy --strict would lose these functions' types.
-app.exception_handler(InvalidQuery)(invalid_query)
-app.exception_handler(InvalidParams)(invalid_params)
-app.exception_handler(ServiceError)(service_error)
+app.exception_handler(ApiError)(api_error)
 app.exception_handler(LookupCancelled)(lookup_cancelled)
 app.not_found(not_found)
 app.exception_handler(Exception)(unexpected_error)
@@ -451,13 +396,9 @@ def _daily_quota(container: Container, event: dict[str, Any]) -> QuotaDecision |
 
 def _daily_limit_exceeded(quota: QuotaDecision) -> dict[str, Any]:
     """The 429 in the API's error envelope, as API Gateway (payload 2.0) expects it from the function."""
-    error = daily_rate_limit_exceeded(quota.retry_after_s)
-    headers = {
-        "Content-Type": content_types.APPLICATION_JSON,
-        **rate_limit_headers(quota),
-        "Retry-After": str(error.retry_after),
-    }
-    body = _error_json(ErrorBody(code=error.code, message=error.message))
+    error = ApiError(ErrorCode.DAILY_RATE_LIMIT_EXCEEDED, retry_after=quota.retry_after_s)
+    headers = {"Content-Type": content_types.APPLICATION_JSON, **rate_limit_headers(quota), **error.headers()}
+    body = _error_json(error)
     return {
         "statusCode": error.status,
         "body": body,

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.json_schema import SkipJsonSchema, models_json_schema
 
-from functions.core import Reason, RelayGroup, RouteKey
+from functions.core import ErrorCode, Reason, RelayGroup, RouteKey
 from functions.core.model import OverrideMode
 from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS
 from functions.handlers import lookup_data
@@ -103,8 +103,9 @@ class _Errors:
 
     by_status: dict[int, list[str]] = field(default_factory=dict)
 
-    def add(self, status: int, *codes: str) -> _Errors:
-        self.by_status.setdefault(status, []).extend(codes)
+    def add(self, *codes: ErrorCode, status: int | None = None) -> _Errors:
+        for code in codes:
+            self.by_status.setdefault(status or code.status, []).append(code.value)
         return self
 
 
@@ -112,25 +113,28 @@ def lookup_errors(endpoint: LookupEndpoint) -> _Errors:
     """What `functions/core/routing.py` and `api.py` can answer for this endpoint."""
     errors = _Errors()
     if endpoint.inputs():
-        errors.add(400, "INVALID_INPUT")
-    errors.add(400, "UPSTREAM_REJECTED").add(422, "UPSTREAM_REJECTED").add(404, "UPSTREAM_NOT_FOUND")
+        errors.add(ErrorCode.INVALID_INPUT)
+    errors.add(ErrorCode.UPSTREAM_REJECTED).add(ErrorCode.UPSTREAM_REJECTED, status=422)
+    errors.add(ErrorCode.UPSTREAM_NOT_FOUND)
     if endpoint.path.startswith(DAILY_LIMITED_PREFIXES):
-        errors.add(429, "DAILY_RATE_LIMIT_EXCEEDED")
-    errors.add(429, "RELAY_QUOTA_EXCEEDED").add(500, "INTERNAL_ERROR").add(502, "UPSTREAM_BAD_RESPONSE")
-    return errors.add(503, "UPSTREAM_ROUTE_UNAVAILABLE").add(504, "UPSTREAM_TIMEOUT")
+        errors.add(ErrorCode.DAILY_RATE_LIMIT_EXCEEDED)
+    errors.add(ErrorCode.RELAY_QUOTA_EXCEEDED, ErrorCode.INTERNAL_ERROR, ErrorCode.UPSTREAM_BAD_RESPONSE)
+    return errors.add(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE, ErrorCode.UPSTREAM_TIMEOUT)
 
 
 def operator_errors(method: Literal["get", "post", "put", "delete"]) -> _Errors:
     """What `functions/handlers/ops.py` can answer (PROBE_SLOT_TAKEN is its own 429 shape)."""
     errors = _Errors()
     if method != "get":
-        errors.add(400, "INVALID_INPUT")
-    errors.add(401, "UNAUTHORIZED_HEALTH_CHECK")
+        errors.add(ErrorCode.INVALID_INPUT)
+    errors.add(ErrorCode.UNAUTHORIZED_HEALTH_CHECK)
     if method in ("put", "delete"):
-        errors.add(404, "UNKNOWN_ROUTE_KEY", *(["NO_OVERRIDE"] if method == "delete" else []))
-    errors.add(500, "INTERNAL_ERROR")
+        errors.add(ErrorCode.UNKNOWN_ROUTE_KEY, *([ErrorCode.NO_OVERRIDE] if method == "delete" else []))
+    errors.add(ErrorCode.INTERNAL_ERROR)
     return errors.add(
-        503, "HEALTH_CHECK_SECRET_NOT_CONFIGURED", "ROUTE_HEALTH_NOT_CONFIGURED", "ROUTE_HEALTH_FAILED"
+        ErrorCode.HEALTH_CHECK_SECRET_NOT_CONFIGURED,
+        ErrorCode.ROUTE_HEALTH_NOT_CONFIGURED,
+        ErrorCode.ROUTE_HEALTH_FAILED,
     )
 
 
@@ -311,7 +315,9 @@ def _operator_paths(refs: Mapping[type[BaseModel], dict[str, str]]) -> dict[str,
         "post", "probeRoutes", "Probe every route and relay now (once per 5-minute slot)", routes
     )
     post["description"] = "Takes no body and no query parameters. Answers the verdicts after the probe."
-    slot_taken = _failure(["PROBE_SLOT_TAKEN"], retryAfter={"type": "integer", "minimum": 1}, data=routes)
+    slot_taken = _failure(
+        [ErrorCode.PROBE_SLOT_TAKEN.value], retryAfter={"type": "integer", "minimum": 1}, data=routes
+    )
     post["responses"]["429"] = _json(
         {"oneOf": [slot_taken, GATEWAY_MESSAGE]},
         "PROBE_SLOT_TAKEN: this 5-minute slot was already probed; the current verdicts are in `data`",

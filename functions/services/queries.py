@@ -21,7 +21,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from functions.catalog import common, dtryx, oliveyoung, seveneleven
 from functions.catalog.common import stock
 from functions.core import RouteKey
-from functions.core.errors import upstream_bad_response
+from functions.core.errors import ApiError, ErrorCode
 from functions.services.lookup import InvalidParams, Lookup, operation_params
 
 SEOUL_CITY_HALL_LAT = 37.5665
@@ -83,7 +83,7 @@ class LookupQuery(BaseModel):
 
     @abstractmethod
     def fetch(self, lookup: Lookup) -> dict[str, Any]:
-        """The endpoint's `data`; raises InvalidParams (400), ServiceError or LookupCancelled."""
+        """The endpoint's `data`; raises InvalidParams (400), ApiError or LookupCancelled."""
 
 
 class OperationQuery(LookupQuery):
@@ -270,7 +270,7 @@ class SevenElevenStockQuery(LookupQuery):
             )
         except InvalidParams:
             # The codes came from the upstream, not from the caller: an unusable answer, not bad input.
-            raise upstream_bad_response() from None
+            raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
         stores = lookup.data(RouteKey.SEVEN_STOCK, stock_params)["stores"]
         store = next((row for row in stores if row["storeCode"] == self.storeCd), None)
         # A store missing from the answer is "unknown", never "out of stock".

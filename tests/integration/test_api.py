@@ -542,7 +542,7 @@ def test_params_the_operation_refuses_are_a_400_naming_the_field() -> None:
     with pytest.raises(InvalidParams) as raised:
         operation_params(RouteKey.DTRYX_MOVIES, {"brandCode": "indieart", "cinemaCode": "67"})
 
-    response = api.invalid_params(raised.value)
+    response = api.api_error(raised.value)
 
     assert response.status_code == 400
     body = json.loads(str(response.body))

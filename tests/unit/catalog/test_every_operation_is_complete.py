@@ -13,8 +13,7 @@ import pytest
 
 from functions.catalog import CATALOG
 from functions.catalog.relay_inputs import read_relay_input
-from functions.catalog.spec import ResponseRejected
-from functions.core import Reason, RouteKey, group_of
+from functions.core import Reason, RouteFailure, RouteKey, group_of
 from functions.handlers import api
 from functions.services import queries
 from sandbox.simulator.payloads import SIMULATED, probe_request, realistic_payload, soft_failure_payloads
@@ -80,7 +79,7 @@ def test_the_simulated_upstream_answers_and_fails_softly(key: RouteKey) -> None:
     failures = soft_failure_payloads(key)
     assert failures
     for body in failures.values():
-        with pytest.raises(ResponseRejected) as rejected:
+        with pytest.raises(RouteFailure) as rejected:
             spec.validate(body)
         assert rejected.value.reason is Reason.SHAPE
 

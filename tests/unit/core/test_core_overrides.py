@@ -13,11 +13,11 @@ from functions.core import (
     PINNED_TO_RELAY,
     SNAPSHOT_TTL_MS,
     VERDICT_MAX_AGE_MS,
+    ApiError,
     Decision,
     Path,
     RouteFailure,
     Rule,
-    ServiceError,
     group_of,
 )
 from functions.core.model import (
@@ -359,7 +359,7 @@ def test_property_under_force_relay_nothing_goes_direct(
     answer: object
     try:
         answer = router.route_operation(key, direct, ScriptedCall(clock, "relay"))
-    except ServiceError as error:  # the relay is known unhealthy
+    except ApiError as error:  # the relay is known unhealthy
         answer = error.status
     assert answer in ("relay", 503)
     assert direct.calls == 0
