@@ -110,7 +110,7 @@ class _Errors:
 
 
 def lookup_errors(endpoint: LookupEndpoint) -> _Errors:
-    """What `functions/core/routing.py` and `api.py` can answer for this endpoint."""
+    """What `functions/services/routing.py` and `api.py` can answer for this endpoint."""
     errors = _Errors()
     if endpoint.inputs():
         errors.add(ErrorCode.INVALID_INPUT)

@@ -11,10 +11,10 @@ import pytest
 from pydantic import SecretStr
 
 from functions.core import COOLDOWN_MS, RelayCheck, RelayGroup, RouteKey, group_of
-from functions.core.routing import Router
-from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers import api
 from functions.services.lookup import InvalidParams, operation_params
+from functions.services.routing import Router
+from functions.services.snapshot_cache import SnapshotCache
 from tests.integration.conftest import NOW, TABLE_NAME, TEST_SECRETS, Answer, Lambdas, error_body, explode
 from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS
 from tests.support.events import api_event

@@ -13,7 +13,6 @@ from pydantic import BaseModel, ValidationError
 
 from functions.catalog.spec import OperationSpec
 from functions.core import ApiError, RelayGroup, RouteKey, group_of
-from functions.core.routing import Router
 from functions.services.lookup import InvalidParams, Lookup, operation_params
 from functions.services.queries import (
     SEOUL_CITY_HALL_LAT,
@@ -34,6 +33,7 @@ from functions.services.queries import (
     SevenElevenStockQuery,
     SevenElevenStoresQuery,
 )
+from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from tests.support.clock import ManualClock
 from tests.support.examples import examples

@@ -26,8 +26,9 @@ from functions.core.model import (
     RouteKey,
     group_of,
 )
-from functions.core.ports import Clock, FailureReporter, RoutingEvents
-from functions.core.snapshot_cache import SnapshotCache
+from functions.core.ports import Clock
+from functions.services.ports import FailureReporter, RoutingEvents
+from functions.services.snapshot_cache import SnapshotCache
 
 T = TypeVar("T")
 

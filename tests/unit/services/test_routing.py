@@ -13,20 +13,20 @@ from functions.core import (
     LOOKUP_BUDGET_MS,
     SNAPSHOT_TTL_MS,
     ApiError,
-    BackgroundFailureReporter,
     LookupCancelled,
     Path,
     Reason,
     RouteFailure,
     RouteKey,
-    Router,
     Rule,
     Snapshot,
-    SnapshotCache,
     UpstreamRejected,
     group_of,
 )
 from functions.core.errors import ErrorCode
+from functions.services.reporting import BackgroundFailureReporter
+from functions.services.routing import Router
+from functions.services.snapshot_cache import SnapshotCache
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import (
     T0,
