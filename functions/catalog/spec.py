@@ -59,7 +59,8 @@ class OperationSpec(Generic[ParamsT, BodyT]):
     """The fixed representative parameters for the probe; takes `now` (epoch ms) for date-based probes."""
     response: type[BodyT]
     """The validated response: every soft failure (failure envelope, missing field) fails its validation."""
-    normalizer: Callable[[BodyT], dict[str, Any]]
+    normalizer: Callable[[BodyT], Mapping[str, Any]]
+    """The answer's `data`: its return type is the answer model (a TypedDict beside the spec)."""
     """The validated response -> the API's `data`."""
     relay_input: type[BaseModel]
     """The relay's input rule for this operation: the relay refuses any body that fails it."""
@@ -100,7 +101,7 @@ class OperationSpec(Generic[ParamsT, BodyT]):
             # `from None`: the pydantic error quotes upstream body values; keep them out of tracebacks/logs.
             raise RouteFailure(Reason.SHAPE) from None
 
-    def normalize(self, body: BaseModel) -> dict[str, Any]:
+    def normalize(self, body: BaseModel) -> Mapping[str, Any]:
         """The API's `data` from what `validate` returned: clear names, numbers as numbers, stock as
         `{"quantity", "status"}`. Only validated bodies get here, so a failed answer never becomes an empty
         list or "stock 0"."""

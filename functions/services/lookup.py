@@ -68,6 +68,6 @@ class Lookup:
         remaining_ms = self._deadline - self.clock()
         return self.router.route_operation(key, direct, relay, budget_ms=remaining_ms, cancel=self.cancel)
 
-    def data(self, key: RouteKey, params: BaseModel) -> dict[str, Any]:
+    def data(self, key: RouteKey, params: BaseModel) -> Mapping[str, Any]:
         """Fetch `key` and normalize the answer: the API's `data`."""
         return spec_for(key).normalize(self(key, params))

@@ -1,5 +1,10 @@
-"""The lookup API's endpoints, one query model each: what a caller may send (validated, documented in
-OpenAPI) and `fetch`, the operations it becomes.
+"""The lookup contract, written once: one query model per lookup endpoint (docs/design.md, "HTTP API").
+
+Each endpoint's query model is its contract: `@lookup(name, path, summary)` gives its operation name, path and
+summary; its fields (with every constraint) are its parameters; `answer_type()` is its `data` (the return type
+of its operation's normalizer, or of its own `fetch`); the errors it can answer with follow from
+`functions.core.errors.ErrorCode`. REST routes, the OpenAPI document, MCP tools and the CLI are derived from
+`LOOKUPS`; `fetch` is what the endpoint does: the operations it becomes.
 
 An endpoint that is one operation (`OperationQuery`) says which one and maps its fields onto the operation's
 upstream parameter names; a composite endpoint writes its steps out. Every operation's params are built and
@@ -10,15 +15,16 @@ one `Lookup` (one time budget) serves all of an endpoint's calls.
 from __future__ import annotations
 
 import re
+import typing
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self, TypeVar, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from functions.catalog import common, dtryx, oliveyoung, seveneleven
+from functions.catalog import common, cu, dtryx, oliveyoung, seveneleven, spec_for
 from functions.catalog.common import stock
 from functions.core import RouteKey
 from functions.core.errors import ApiError, ErrorCode
@@ -65,7 +71,7 @@ DashedDate = Annotated[date, BeforeValidator(_dashed_date_only), Field(descripti
 UNKNOWN_QUANTITY = -1
 
 
-def fetch_operation(lookup: Lookup, key: RouteKey, values: Mapping[str, Any]) -> dict[str, Any]:
+def fetch_operation(lookup: Lookup, key: RouteKey, values: Mapping[str, Any]) -> Mapping[str, Any]:
     """One operation: its params from `values` (upstream names), the lookup, the normalized `data`."""
     return lookup.data(key, operation_params(key, values))
 
@@ -81,9 +87,57 @@ class LookupQuery(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
 
+    name: ClassVar[str]
+    """The operation's name: the REST handler's, the MCP tool's and the CLI's (`cu_products`; camelCase as
+    the OpenAPI operationId)."""
+    path: ClassVar[str]
+    """`/api/cu/products`; a parameter in braces is a path parameter (`/api/oliveyoung/products/{goodsNo}`)."""
+    summary: ClassVar[str]
+    description: ClassVar[str | None] = None
+    """What else a caller must know: a rule across parameters the schema cannot carry, say."""
+
     @abstractmethod
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+    def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
         """The endpoint's `data`; raises InvalidParams (400), ApiError or LookupCancelled."""
+
+
+LOOKUPS: list[type[LookupQuery]] = []
+"""Every lookup endpoint's query model, in the document's order."""
+RETAILERS = {
+    "oliveyoung": "Olive Young",
+    "cu": "CU",
+    "gs25": "GS25",
+    "seveneleven": "7-Eleven",
+    "dtryx": "Dtryx cinemas",
+}
+"""The retailer segment of a lookup's path (`/api/<retailer>/...`) and its name (the OpenAPI tag)."""
+
+Q = TypeVar("Q", bound=type[LookupQuery])
+
+
+def lookup(name: str, path: str, summary: str, description: str | None = None) -> Callable[[Q], Q]:
+    """Declares a query model a lookup endpoint (see the module docstring) and adds it to `LOOKUPS`."""
+
+    def declare(query: Q) -> Q:
+        query.name, query.path, query.summary, query.description = name, path, summary, description
+        LOOKUPS.append(query)
+        return query
+
+    return declare
+
+
+def retailer_of(query: type[LookupQuery]) -> str:
+    """The name of the retailer whose lookup this is (its OpenAPI tag)."""
+    return RETAILERS[query.path.split("/")[2]]
+
+
+def answer_type(query: type[LookupQuery]) -> Any:
+    """The endpoint's `data` type: its own `fetch`'s return type, else its operation's normalizer's."""
+    owner = next(klass for klass in query.__mro__ if "fetch" in vars(klass))
+    if owner is OperationQuery:
+        key: RouteKey = query.key  # type: ignore[attr-defined]
+        return typing.get_type_hints(spec_for(key).normalizer)["return"]
+    return typing.get_type_hints(query.fetch)["return"]
 
 
 class OperationQuery(LookupQuery):
@@ -97,13 +151,14 @@ class OperationQuery(LookupQuery):
         default."""
         return self.model_dump(by_alias=True, exclude_none=True)
 
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+    def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
         return fetch_operation(lookup, self.key, self.values())
 
 
 # --- Olive Young -------------------------------------------------------------------------------
 
 
+@lookup("oliveyoung_stores", "/api/oliveyoung/stores", "Olive Young stores")
 class OliveyoungStoresQuery(OperationQuery):
     key = RouteKey.OY_FIND_STORE
     keyword: SearchText | None = Field(
@@ -114,6 +169,7 @@ class OliveyoungStoresQuery(OperationQuery):
     page: Page = Field(default=1, serialization_alias="pageIdx")
 
 
+@lookup("oliveyoung_products", "/api/oliveyoung/products", "Olive Young product search")
 class OliveyoungProductsQuery(OperationQuery):
     key = RouteKey.OY_PRODUCT_SEARCH
     keyword: SearchText
@@ -121,6 +177,11 @@ class OliveyoungProductsQuery(OperationQuery):
     size: PageSize = 20
 
 
+@lookup(
+    "oliveyoung_goods_info",
+    "/api/oliveyoung/products/{goodsNo}",
+    "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+)
 class OliveyoungGoodsQuery(OperationQuery):
     """A goods number (a path parameter) -> its master goods number."""
 
@@ -128,6 +189,7 @@ class OliveyoungGoodsQuery(OperationQuery):
     goodsNo: GoodsNumber
 
 
+@lookup("oliveyoung_stock", "/api/oliveyoung/stock", "Olive Young stock per store")
 class OliveyoungStockQuery(OperationQuery):
     key = RouteKey.OY_STOCK_STORES
     productId: GoodsNumber = Field(description="Master goods number (see /api/oliveyoung/products/{goodsNo})")
@@ -143,20 +205,22 @@ class OliveyoungStockQuery(OperationQuery):
 
 
 # The PocketCU client primes the stock-search display before every search; so do we.
+@lookup("cu_products", "/api/cu/products", "CU product search")
 class CuProductsQuery(LookupQuery):
     keyword: SearchText
     offset: Annotated[int, Field(ge=0, le=9999)] = 0
     limit: PageSize = 20
 
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+    def fetch(self, lookup: Lookup) -> cu.CuProducts:
         prime = operation_params(RouteKey.CU_PRIME, {})
         search = operation_params(
             RouteKey.CU_STOCK, {"searchWord": self.keyword, "offset": self.offset, "limit": self.limit}
         )
         lookup(RouteKey.CU_PRIME, prime)
-        return lookup.data(RouteKey.CU_STOCK, search)
+        return cast(cu.CuProducts, lookup.data(RouteKey.CU_STOCK, search))
 
 
+@lookup("cu_stores", "/api/cu/stores", "CU stores near a point (with one item's stock)")
 class CuStoresQuery(OperationQuery):
     key = RouteKey.CU_STORE
     lat: Latitude = Field(serialization_alias="latVal")
@@ -167,23 +231,32 @@ class CuStoresQuery(OperationQuery):
     def values(self) -> dict[str, Any]:
         return _given(**super().values(), item_cd=self.itemCd)  # the app sends the item under both names
 
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
-        data = super().fetch(lookup)
+    def fetch(self, lookup: Lookup) -> cu.CuStores:
+        data = cast(cu.CuStores, super().fetch(lookup))
         if not self.itemCd:
             # Without an item there is no stock to report; "unknown" on every store would only mislead.
-            data["stores"] = [{k: v for k, v in store.items() if k != "stock"} for store in data["stores"]]
+            for store in data["stores"]:
+                del store["stock"]
         return data
 
 
 # --- GS25 --------------------------------------------------------------------------------------
 
 
+@lookup("gs25_products", "/api/gs25/products", "GS25 product search")
 class Gs25ProductsQuery(OperationQuery):
     key = RouteKey.GS25_PRODUCTS
     keyword: SearchText = Field(serialization_alias="query")
 
 
 # Pinned to the relay (the app session lives there): the router decides that, not this query.
+@lookup(
+    "gs25_stock",
+    "/api/gs25/stock",
+    "GS25 stock per store near a point",
+    "Give `itemCode` or `keyword`, or both: a rule across parameters that the parameters' schemas cannot "
+    "state. Without either the answer is 400 `INVALID_INPUT` with a field error whose `field` is null.",
+)
 class Gs25StockQuery(OperationQuery):
     key = RouteKey.GS25_STOCK
     itemCode: Code | None = Field(default=None, description="GS25 item code; or give `keyword`")
@@ -201,6 +274,7 @@ class Gs25StockQuery(OperationQuery):
 # --- 7-Eleven ----------------------------------------------------------------------------------
 
 
+@lookup("seveneleven_products", "/api/seveneleven/products", "7-Eleven product search")
 class SevenElevenProductsQuery(OperationQuery):
     key = RouteKey.SEVEN_GOODS
     keyword: SearchText
@@ -234,12 +308,14 @@ class SevenElevenProductsQuery(OperationQuery):
         }
 
 
+@lookup("seveneleven_stores", "/api/seveneleven/stores", "7-Eleven store search")
 class SevenElevenStoresQuery(OperationQuery):
     key = RouteKey.SEVEN_STORE
     keyword: SearchText = Field(serialization_alias="query")
     limit: PageSize = Field(default=20, serialization_alias="listCount")
 
 
+@lookup("seveneleven_popwords", "/api/seveneleven/popwords", "7-Eleven popular keywords")
 class SevenElevenPopwordsQuery(OperationQuery):
     key = RouteKey.SEVEN_POPWORDS
     label: Code = "home"
@@ -248,15 +324,21 @@ class SevenElevenPopwordsQuery(OperationQuery):
 # The item's stock metadata first (it names the stock request's codes), then one store's stock. One store per
 # request: asking for several at once is rejected upstream. A management quantity of -1 means the item's stock
 # is unknown: that is the answer, and no stock request is made (the relays refuse -1 in one).
+@lookup("seveneleven_stock", "/api/seveneleven/stock", "7-Eleven stock of one item in one store")
 class SevenElevenStockQuery(LookupQuery):
     itemCd: Code
     storeCd: Code
 
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+    def fetch(self, lookup: Lookup) -> seveneleven.SevenElevenStock:
         item = fetch_operation(lookup, RouteKey.SEVEN_STOCK_META, {"itemCd": self.itemCd})
-        result = {"itemCode": item["itemCd"], "itemName": item["itemName"], "storeCode": self.storeCd}
+        result: seveneleven.SevenElevenStock = {
+            "itemCode": item["itemCd"],
+            "itemName": item["itemName"],
+            "storeCode": self.storeCd,
+            "stock": stock(None),
+        }
         if item["stokMngQty"] == UNKNOWN_QUANTITY:
-            return {**result, "stock": stock(None)}
+            return result
         try:
             stock_params = operation_params(
                 RouteKey.SEVEN_STOCK,
@@ -273,22 +355,26 @@ class SevenElevenStockQuery(LookupQuery):
             raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
         stores = lookup.data(RouteKey.SEVEN_STOCK, stock_params)["stores"]
         store = next((row for row in stores if row["storeCode"] == self.storeCd), None)
-        # A store missing from the answer is "unknown", never "out of stock".
-        return {**result, "stock": store["stock"] if store is not None else stock(None)}
+        if store is not None:  # a store missing from the answer is "unknown", never "out of stock"
+            result["stock"] = store["stock"]
+        return result
 
 
 class SevenElevenListingQuery(OperationQuery):
     """`seven-pages`, `seven-issues` or `seven-exhibitions`: listings that take no parameters."""
 
 
+@lookup("seveneleven_pages", "/api/seveneleven/catalog/pages", "7-Eleven product pages")
 class SevenElevenPagesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_PAGES
 
 
+@lookup("seveneleven_issues", "/api/seveneleven/catalog/issues", "7-Eleven featured products")
 class SevenElevenIssuesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_ISSUES
 
 
+@lookup("seveneleven_exhibitions", "/api/seveneleven/catalog/exhibitions", "7-Eleven promotions")
 class SevenElevenExhibitionsQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_EXHIBITIONS
 
@@ -302,14 +388,17 @@ class DtryxCinemaQuery(OperationQuery):
     cinemaCode: CinemaCode = Field(description="Six-digit cinema code, e.g. 000067")
 
 
+@lookup("dtryx_movies", "/api/dtryx/movies", "Films now showing at a cinema")
 class DtryxMoviesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_MOVIES
 
 
+@lookup("dtryx_play_dates", "/api/dtryx/play-dates", "Bookable screening dates")
 class DtryxPlayDatesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_PLAY_DATES
 
 
+@lookup("dtryx_timetable", "/api/dtryx/timetable", "Showtimes and seats for one date")
 class DtryxTimetableQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_TIMETABLE
     playDate: DashedDate

@@ -14,7 +14,6 @@ import pytest
 from functions.catalog import CATALOG
 from functions.catalog.relay_inputs import read_relay_input
 from functions.core import Reason, RouteFailure, RouteKey, group_of
-from functions.handlers import api
 from functions.services import queries
 from sandbox.simulator.payloads import SIMULATED, probe_request, realistic_payload, soft_failure_payloads
 from sandbox.simulator.routes import relay_route, retailer_route
@@ -36,21 +35,12 @@ def route_keys_named_in(source: str) -> set[RouteKey]:
 
 
 def endpoint_keys() -> set[RouteKey]:
-    """The route keys the lookup API's endpoints use: named in `api.py` or in the query models it routes."""
-    api_source = inspect.getsource(api)
-    named = {
-        node.attr if isinstance(node, ast.Attribute) else node.id
-        for node in ast.walk(ast.parse(api_source))
-        if isinstance(node, ast.Name | ast.Attribute)
-    }
-    routed = [
-        query
-        for name, query in vars(queries).items()
-        if name in named and isinstance(query, type) and issubclass(query, queries.LookupQuery)
-    ]
-    keys = route_keys_named_in(api_source)
-    for query in routed:
-        keys |= route_keys_named_in(inspect.getsource(query))
+    """The route keys the lookup API's endpoints use: named in the query models of the lookup contract."""
+    keys: set[RouteKey] = set()
+    for query in queries.LOOKUPS:
+        for klass in query.__mro__:
+            if issubclass(klass, queries.LookupQuery) and klass is not queries.LookupQuery:
+                keys |= route_keys_named_in(inspect.getsource(klass))
     return keys
 
 
