@@ -435,6 +435,7 @@ class GroupRelay:
     def close(self) -> None:
         self.closed = True
         self._threads.shutdown(wait=False, cancel_futures=True)
+        self.ledger.close()
 
 
 def _as_seen_by(reply: Reply, *, leader: bool) -> Reply:

@@ -1,8 +1,8 @@
 """Builds the relays from a configuration and serves them with uvicorn, one listener per port.
 
 SIGTERM or SIGINT stops every listener: no new connections, requests in flight finish (up to
-`GRACEFUL_SHUTDOWN_S`), then each relay closes. The quota ledger is written on every unit, so nothing is
-left to flush.
+`GRACEFUL_SHUTDOWN_S`), then each relay closes (and gives its state directory up). The quota ledger is
+written on every unit, so nothing is left to flush.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from relay.app import POLICIES, GroupPolicy, GroupRelay, RelayApp
 from relay.config import ConfigError, RelayConfig
 from relay.gs25 import Gs25Auth, Gs25Session, SessionFileError, load_session_file
 from relay.logs import RelayLog
-from relay.quota import LedgerUnreadable, QuotaLedger
+from relay.quota import LedgerInUse, LedgerUnreadable, QuotaLedger
 from relay.upstream import UpstreamCaller
 
 GRACEFUL_SHUTDOWN_S = 20
@@ -44,26 +44,34 @@ def build_apps(
     policies: Mapping[RelayGroup, GroupPolicy] = POLICIES,
 ) -> dict[int, RelayApp]:
     """One app per port. `transport` carries the retailer calls (tests and the sandbox redirect it).
-    Raises `ConfigError` for a ledger or GS25 session file that cannot be used."""
+    Raises `ConfigError` for a ledger, state directory or GS25 session file that cannot be used (and then
+    holds no state directory)."""
     client = new_http_client(transport)
     relays: dict[int, list[GroupRelay]] = {}
-    for group_config in config.groups:
-        group = group_config.group
-        try:
-            ledger = QuotaLedger(group_config.state_dir, policies[group].quota, clock=clock)
-        except LedgerUnreadable as error:
-            raise ConfigError(str(error)) from None
-        gs25 = _gs25_auth(config, client, clock) if group is RelayGroup.CONVENIENCE else None
-        relay = GroupRelay(
-            group,
-            group_config.token,
-            ledger=ledger,
-            upstream=UpstreamCaller(client, gs25=gs25),
-            clock=clock,
-            log=log,
-            policy=policies[group],
-        )
-        relays.setdefault(group_config.port, []).append(relay)
+    ledgers: list[QuotaLedger] = []
+    try:
+        for group_config in config.groups:
+            group = group_config.group
+            try:
+                ledger = QuotaLedger(group_config.state_dir, policies[group].quota, clock=clock)
+            except (LedgerUnreadable, LedgerInUse) as error:
+                raise ConfigError(str(error)) from None
+            ledgers.append(ledger)
+            gs25 = _gs25_auth(config, client, clock) if group is RelayGroup.CONVENIENCE else None
+            relay = GroupRelay(
+                group,
+                group_config.token,
+                ledger=ledger,
+                upstream=UpstreamCaller(client, gs25=gs25),
+                clock=clock,
+                log=log,
+                policy=policies[group],
+            )
+            relays.setdefault(group_config.port, []).append(relay)
+    except BaseException:
+        for opened in ledgers:
+            opened.close()
+        raise
     return {port: RelayApp(group_relays, log=log) for port, group_relays in relays.items()}
 
 
