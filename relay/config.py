@@ -53,6 +53,11 @@ class RelayConfig:
         return f"RelayConfig({self.groups!r}, host={self.host}, gs25_api_key={'***' if self.gs25_api_key else None})"
 
 
+def visible_ascii(text: str) -> bool:
+    """Only the characters `!` to `~`: what may go into an HTTP header as a token or key, as is."""
+    return all("!" <= char <= "~" for char in text)
+
+
 def configured_groups(env: Mapping[str, str]) -> list[RelayGroup]:
     """The groups whose token is set."""
     return [group for group in RelayGroup if env.get(f"{ENV_PREFIX[group]}_RELAY_TOKEN", "").strip()]
@@ -102,7 +107,7 @@ def _group_config(env: Mapping[str, str], group: RelayGroup) -> GroupConfig:
     token = env.get(f"{prefix}_RELAY_TOKEN", "").strip()
     if not token:
         raise ConfigError(f"{prefix}_RELAY_TOKEN is required to serve the {group} relay")
-    if not all("!" <= char <= "~" for char in token):
+    if not visible_ascii(token):
         raise ConfigError(f"{prefix}_RELAY_TOKEN must be visible ASCII (no spaces or control characters)")
     state = env.get(f"{prefix}_RELAY_STATE_DIR", "").strip()
     if not state:
