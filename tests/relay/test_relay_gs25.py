@@ -135,6 +135,16 @@ def test_a_malformed_session_file_is_refused_at_startup(
         make_relay(gs25_session_file=path)
 
 
+def test_temporary_session_files_a_killed_relay_left_are_removed_at_start(
+    make_relay: RelayFactory, tmp_path: Path
+) -> None:
+    path = session_file(tmp_path, access_exp=START_MS + 3_600_000, refresh_exp=START_MS + 86_400_000)
+    stray = tmp_path / f"gs25-session.json.{os.urandom(16).hex()}.tmp"
+    stray.write_text("{}")
+    make_relay(gs25_session_file=path)
+    assert sorted(os.listdir(tmp_path)) == ["gs25-session.json", "state"]
+
+
 def test_the_session_is_used_instead_of_any_key(make_relay: RelayFactory, tmp_path: Path) -> None:
     path = session_file(tmp_path, access_exp=START_MS + 3_600_000, refresh_exp=START_MS + 86_400_000)
     relay = make_relay(gs25_session_file=path, gs25_api_key="operator-key")
