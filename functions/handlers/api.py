@@ -33,6 +33,7 @@ from pydantic_core import to_json
 
 from functions.core import LookupCancelled, ServiceError
 from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
+from functions.core.input_rules import CrossRule
 from functions.core.quota import QuotaDecision
 from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.lookup_endpoint import LookupEndpoint, path_parameters
@@ -285,12 +286,19 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
 
 
 class InvalidQuery(Exception):
-    """The caller's query string (or path parameters) fails the endpoint's query model: a 400."""
+    """The caller's query string (or path parameters) fails the endpoint's query model: a 400. `broken`: the
+    rules across parameters it breaks, which the answer's message states."""
 
-    def __init__(self, location: Literal["query", "path"], errors: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        location: Literal["query", "path"],
+        errors: Sequence[Mapping[str, Any]],
+        broken: Sequence[CrossRule] = (),
+    ) -> None:
         super().__init__(f"invalid {location} parameters")
         self.location = location
         self.errors = errors
+        self.broken = broken
 
 
 def _query_values(event: Mapping[str, Any]) -> dict[str, str]:
@@ -321,7 +329,9 @@ def _handler(endpoint: Endpoint) -> Callable[..., Response[str]]:
         try:
             validated = query.model_validate(values)
         except ValidationError as error:
-            raise InvalidQuery(location, error.errors(include_url=False, include_input=False)) from None
+            errors = error.errors(include_url=False, include_input=False)
+            broken = [rule for rule in query.cross_rules if any(item["type"] == rule.name for item in errors)]
+            raise InvalidQuery(location, errors, broken) from None
         return _answer(validated)
 
     handler.__name__ = handler.__qualname__ = endpoint.name
@@ -373,14 +383,16 @@ def _field_error(error: Mapping[str, Any], *, skip: int, location: str) -> Field
     return FieldError(location=location, field=name, message=str(error.get("msg", "invalid")))
 
 
-def _invalid_input(fields: list[FieldError]) -> Response[str]:
-    return _error(
-        400, ErrorBody(code="INVALID_INPUT", message="The request parameters are invalid.", fields=fields)
-    )
+def _invalid_input(fields: list[FieldError], broken: Sequence[CrossRule] = ()) -> Response[str]:
+    message = "The request parameters are invalid"
+    if broken:
+        message += ": " + "; ".join(rule.text for rule in broken)
+    return _error(400, ErrorBody(code="INVALID_INPUT", message=f"{message}.", fields=fields))
 
 
 def invalid_query(error: InvalidQuery) -> Response[str]:
-    return _invalid_input([_field_error(item, skip=0, location=error.location) for item in error.errors])
+    fields = [_field_error(item, skip=0, location=error.location) for item in error.errors]
+    return _invalid_input(fields, error.broken)
 
 
 def invalid_params(error: InvalidParams) -> Response[str]:
