@@ -125,6 +125,7 @@ def test_an_unknown_route_key_is_404(ops: Any, method: str) -> None:
         (None, [None]),
         ("", [None]),
         ("not json", [None]),
+        (b"\xff\x1d\xfe", [None]),  # not UTF-8: API Gateway passes it on base64-encoded
         ("[]", [None]),
         ({}, ["mode", "reason", "ttlSeconds"]),
         ({**RELAY_FOR_AN_HOUR, "mode": "force-sideways"}, ["mode"]),
