@@ -37,8 +37,9 @@ holds none; nor is it blank."""
 # The same, and no lone surrogate either: JSON can't carry one to the API, and the pattern can't name one.
 _REASON = re.compile(visible_text([*CONTROL, *FORMAT_AND_SEPARATORS, SURROGATES]))
 PINNED_NEVER_DIRECT = CrossRule(
-    "pinnedNeverDirect", "`force-direct` is refused on a key pinned to the relay (`gs25-stock`)"
+    "pinnedNeverDirect", "force-direct is refused on a key pinned to the relay (gs25-stock)"
 )
+"""Plain text: `route-health ops` shows it in a terminal."""
 
 
 class OverrideRefused(ValueError):
