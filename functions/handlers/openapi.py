@@ -25,7 +25,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from functions.core import ErrorCode, Reason, RelayGroup, RouteKey
 from functions.core.model import OverrideMode
-from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS
+from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS, PINNED_NEVER_DIRECT, REASON_PATTERN
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 from functions.services.queries import LOOKUPS, LookupQuery, answer_type, retailer_of
 
@@ -61,10 +61,11 @@ class RouteOverride(ActiveOverride):
 
 
 class OverrideRequestBody(_Wire):
-    """The body of PUT: the reason is shown to every operator (never a secret)."""
+    """The body of PUT: the reason is shown to every operator (never a secret), without the whitespace around
+    it."""
 
     mode: OverrideMode
-    reason: Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS)]
+    reason: Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS, pattern=REASON_PATTERN)]
     ttlSeconds: Annotated[int, Field(ge=1, le=MAX_TTL_SECONDS)]
 
 
@@ -250,8 +251,8 @@ def _corrected_lookup(
         if schema.get("description") == parameter.get("description"):
             schema.pop("description", None)
     if limited:
-        notes = [query.description or "", LIMITED_NOTE]
-        operation["description"] = "\n\n".join(note for note in notes if note)
+        notes = [operation.get("description", ""), LIMITED_NOTE]
+        operation["description"] = " ".join(note for note in notes if note)
 
 
 LIMITED_NOTE = "Counts against the per-client daily rate limit (by default; `DAILY_RATE_LIMIT_PREFIXES`)."
@@ -297,9 +298,7 @@ def _operator_paths(refs: Mapping[type[BaseModel], dict[str, str]]) -> dict[str,
         "required": True,
         "content": {"application/json": {"schema": refs[OverrideRequestBody]}},
     }
-    put["description"] = (
-        "Replaces any earlier override of the key. `force-direct` on `gs25-stock` is refused (400)."
-    )
+    put["description"] = f"Replaces any earlier override of the key. {PINNED_NEVER_DIRECT.note}"
     delete = _operator_operation("delete", "clearRouteOverride", "End a route's override now", override)
     delete["parameters"] = [key]
     return {ROUTES_PATH: {"get": get, "post": post}, OVERRIDE_PATH: {"put": put, "delete": delete}}
