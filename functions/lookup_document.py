@@ -26,10 +26,10 @@ def lookup_document() -> dict[str, Any]:
     The only place the other surfaces reach into the REST edge. Loads the document builder and the data
     models, so callers build it once (the MCP function at INIT).
     """
-    from functions.handlers.api import LOOKUP_ENDPOINTS
+    from functions.handlers.api import app
     from functions.handlers.openapi import openapi_document
 
-    return openapi_document(LOOKUP_ENDPOINTS)
+    return openapi_document(app)
 
 
 class MissingArgument(ValueError):

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 from pydantic_core import from_json, to_json
 
+from functions.core import ApiError, ErrorCode
 from functions.lookup_document import LookupOperation, MissingArgument
 from functions.mcp.protocol import ServerDescription
 
@@ -24,7 +25,6 @@ LOOKUP_ROUTE_KEY = "GET /api/{proxy+}"
 """The REST route every lookup arrives on (infra/api.py)."""
 ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True}
 """Lookups read retailers' and cinemas' public data and change nothing."""
-INVALID_INPUT_MESSAGE = "The request parameters are invalid."
 """REST's message for INVALID_INPUT (a test holds the two equal): a missing path parameter never reaches it."""
 NOT_FORWARDED = frozenset({"content-type", "content-length", "content-encoding", "transfer-encoding"})
 """The POST's own body headers; the lookup is a GET without a body."""
@@ -69,9 +69,7 @@ class LookupTools:
             path, query = self._operations[name].request(arguments)
         except MissingArgument as missing:
             field = {"location": "path", "field": missing.name, "message": "Field required"}
-            return error_result(
-                400, {"code": "INVALID_INPUT", "message": INVALID_INPUT_MESSAGE, "fields": [field]}
-            )
+            return error_result(400, ApiError(ErrorCode.INVALID_INPUT, fields=[field]).envelope()["error"])
         return tool_result(self._lookup(rest_event(event, path, query), context))
 
 

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from functions.core import RouteKey, group_of
+from functions.core import ErrorCode, RouteKey, group_of
 from functions.handlers import mcp
 from functions.lookup_document import lookup_document, lookup_operations
-from functions.mcp.tools import INVALID_INPUT_MESSAGE
 from sandbox.gateway import LambdaContext
 from tests.integration.conftest import OPERATOR_SECRET, Lambdas, answer_of, explode
 from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS, Endpoint
@@ -91,12 +90,14 @@ def test_invalid_arguments_are_an_error_result_with_the_rest_errors_code_message
 
     assert rest.status == 400
     assert error_text(result) == {"status": 400, **rest.body["error"]}
-    assert rest.body["error"]["message"] == INVALID_INPUT_MESSAGE  # what a missing path parameter says too
+    assert (
+        rest.body["error"]["message"] == ErrorCode.INVALID_INPUT.message
+    )  # what a missing path parameter says too
     missing = error_text(call_tool(lambdas, "oliveyoungGoodsInfo", {}))
     assert missing == {
         "status": 400,
         "code": "INVALID_INPUT",
-        "message": INVALID_INPUT_MESSAGE,
+        "message": ErrorCode.INVALID_INPUT.message,
         "fields": [{"location": "path", "field": "goodsNo", "message": "Field required"}],
     }
     assert lambdas.used() == {}

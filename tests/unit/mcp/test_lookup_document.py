@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from functions.handlers.api import LOOKUP_ENDPOINTS
+from functions.handlers.api import operation_id
 from functions.lookup_document import MissingArgument, as_text, lookup_document, lookup_operations
 from functions.mcp.protocol import HttpRequest, McpServer
 from functions.mcp.tools import LookupTools, server_description
+from functions.services.queries import LOOKUPS
 from ops_cli import lookup as lookup_cli
 
 DOCUMENT = lookup_document()
@@ -28,10 +29,8 @@ def _refs(node: Any) -> list[str]:
 
 
 def test_every_lookup_endpoint_is_an_operation_named_by_its_operation_id_in_order() -> None:
-    assert [operation.name for operation in OPERATIONS] == [
-        endpoint.operation_id for endpoint in LOOKUP_ENDPOINTS
-    ]
-    assert [operation.path for operation in OPERATIONS] == [endpoint.path for endpoint in LOOKUP_ENDPOINTS]
+    assert [operation.name for operation in OPERATIONS] == [operation_id(query) for query in LOOKUPS]
+    assert [operation.path for operation in OPERATIONS] == [query.path for query in LOOKUPS]
     # The operator's GET is in the document but needs the secret: not a lookup.
     assert "getRouteHealth" not in BY_NAME
 
