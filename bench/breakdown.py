@@ -90,9 +90,9 @@ def run() -> list[tuple[str, float, float | None]]:
 def _variants(services: Any, container: Any, through: Callable[[], Any]) -> Variants:
     """The real handler, the bare references, and the handler with one part taken out by each patch."""
     from functions.catalog.spec import OperationSpec
-    from functions.core.routing import Router
     from functions.handlers import api, telemetry
     from functions.handlers.telemetry import logger
+    from functions.services.routing import Router
 
     spec, params = case._request_sent_direct(container, through)
     bare = DirectTransport(new_http_client(services.upstream))

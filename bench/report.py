@@ -37,6 +37,7 @@ def _rows(results: dict[str, Any]) -> list[Row]:
         *_probe_and_load_rows(results),
         *_cost_and_quota_rows(results),
         *_relay_rows(results["relay"]),
+        *_mcp_rows(results["mcp"]),
     ]
 
 
@@ -214,6 +215,35 @@ def _relay_rows(relay: dict[str, Any]) -> list[Row]:
             f"{at_limit['requests']} requests from {at_limit['callers']} callers at once, retailer "
             f"{at_limit['retailer_ms_per_call']} ms: {at_limit['answers']}; retailer peak in flight "
             f"{at_limit['retailer_peak_in_flight']} (slots {at_limit['upstream_slots']})",
+        ),
+    ]
+
+
+def _mcp_rows(mcp: dict[str, Any]) -> list[Row]:
+    imports, inits, calls = mcp["detail"]["cold_import"], mcp["detail"]["cold_init"], mcp["detail"]["call"]
+    return [
+        (
+            "mcp.cold_import_ratio_vs_boto3",
+            f"{mcp['cold_import_ratio_vs_boto3']:.2f}×",
+            f"import of the MCP function (the lookup handler and the protocol types), {imports['ms_median']['mcp']:.0f} "
+            f"ms / boto3 {imports['ms_median']['boto3']:.0f} ms; with the official SDK's server package instead: "
+            f"{imports['sdk_ratio']:.2f}×",
+        ),
+        (
+            "mcp.cold_init_ratio",
+            f"{mcp['cold_init_ratio']:.2f}×",
+            f"INIT with the lookup container and the tools built, {inits['ms_median']['mcp']:.0f} ms / baseline "
+            f"{inits['ms_median']['baseline']:.0f} ms",
+        ),
+        (
+            "mcp.call_ratio_vs_rest",
+            f"{mcp['call_ratio_vs_rest']:.2f}×",
+            "warm tools/call / the same lookup over REST, both handlers in process: "
+            + ", ".join(f"{name} {us:.0f} µs" for name, us in calls["us_median"].items())
+            + "; per revision "
+            + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["ratio_per_revision"].items())
+            + "; in CPU time "
+            + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["cpu_ratio_per_revision"].items()),
         ),
     ]
 

@@ -1,5 +1,5 @@
 """The HTTP API (docs/design.md#http-api): lookups go to the api function, `/api/health/routes` and its
-overrides (`/api/health/routes/{key}/override`) to the operator function."""
+overrides (`/api/health/routes/{key}/override`) to the operator function, `/mcp` to the MCP function."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from infra.suppressions import acknowledge
 
 API_HANDLER = "functions.handlers.api.lambda_handler"
 OPS_HANDLER = "functions.handlers.ops.lambda_handler"
+MCP_HANDLER = "functions.handlers.mcp.lambda_handler"
+MCP_PATH = "/mcp"
 HEALTH_ROUTES_PATH = "/api/health/routes"
 OVERRIDE_PATH = "/api/health/routes/{key}/override"
 LOOKUP_PATH = "/api/{proxy+}"
@@ -26,6 +28,11 @@ LOOKUP_FUNCTION = FunctionDefinition(
     description="Route Health lookups (direct or relay)",
     # the lookup budget (LookupBudgetSeconds, 10 s by default, 25 at most); the rest covers INIT and the answer
     timeout_s=LOOKUP_FUNCTION_TIMEOUT_S,
+)
+MCP_FUNCTION = FunctionDefinition(
+    handler=MCP_HANDLER,
+    description="Route Health MCP endpoint: every lookup as a tool (POST /mcp)",
+    timeout_s=LOOKUP_FUNCTION_TIMEOUT_S,  # a tool call is one lookup, with the lookup function's budget
 )
 OPS_FUNCTION = FunctionDefinition(
     handler=OPS_HANDLER,
@@ -86,15 +93,20 @@ class HttpApi(Construct):
         # SnapStart pays only where someone waits on a cold start: the lookups, not the rare operator calls.
         self.lookup = RouteHealthFunction(self, "Lookup", shared, LOOKUP_FUNCTION, snap_start=snap_start)
         self.ops = RouteHealthFunction(self, "Ops", shared, OPS_FUNCTION)
+        # The MCP function runs the lookup function's handler in process: the same grants and settings.
+        self.mcp = RouteHealthFunction(
+            self, "Mcp", shared, MCP_FUNCTION, extra_layers=(shared.packaging.mcp_dependencies,)
+        )
         # Lookups read the snapshot, report live direct failures and count the daily quota; the operator POST
         # runs the probe.
-        shared.table.grant_read_snapshot(self.lookup.function)
-        shared.table.grant_report_failures(self.lookup.function)
-        shared.table.grant_count_lookups(self.lookup.function)
+        for lookups in (self.lookup.function, self.mcp.function):
+            shared.table.grant_read_snapshot(lookups)
+            shared.table.grant_report_failures(lookups)
+            shared.table.grant_count_lookups(lookups)
+            shared.secret.grant_read(lookups)
         shared.table.grant_read_snapshot(self.ops.function)
         shared.table.grant_probe_writes(self.ops.function)
         shared.table.grant_override_writes(self.ops.function)
-        shared.secret.grant_read(self.lookup.function)
         shared.secret.grant_read(self.ops.function)
 
         self.http_api = self._routes()
@@ -120,13 +132,19 @@ class HttpApi(Construct):
         http_api.add_routes(
             path=OVERRIDE_PATH, methods=[apigwv2.HttpMethod.PUT, apigwv2.HttpMethod.DELETE], integration=ops
         )
+        # GET and DELETE reach the function too, which answers them 405 as Streamable HTTP asks.
+        http_api.add_routes(
+            path=MCP_PATH,
+            methods=[apigwv2.HttpMethod.POST, apigwv2.HttpMethod.GET, apigwv2.HttpMethod.DELETE],
+            integration=HttpLambdaIntegration("Mcp", self.mcp.function),
+        )
         for route in http_api.node.find_all():
             if isinstance(route, apigwv2.CfnRoute):
                 acknowledge(
                     route,
                     "AwsSolutions-APIG4",
-                    "Lookups are public by design; the operator routes check the health-check secret in the "
-                    "function (Bearer or x-health-check-key, constant time).",
+                    "Lookups (REST and MCP) are public by design; the operator routes check the health-check "
+                    "secret in the function (Bearer or x-health-check-key, constant time).",
                 )
         return http_api
 

@@ -111,7 +111,7 @@ STORE_FAILURE_LINES = (
 LOGS_QUERIES = (
     LogsQuery(
         "why-did-a-route-go-relay",
-        ("api", "probe", "ops"),
+        ("api", "mcp", "probe", "ops"),
         logs.QueryString(
             fields=["@timestamp", "route", "message", "reason", "rule", "@logStream"],
             filter_statements=[
@@ -127,7 +127,7 @@ LOGS_QUERIES = (
     ),
     LogsQuery(
         "failures-by-reason",
-        ("api", "probe", "ops"),
+        ("api", "mcp", "probe", "ops"),
         logs.QueryString(
             filter_statements=['message in ["direct failed", "probe check failed", "relay check failed"]'],
             stats_statements=["count(*) as failures by message, route, group, reason"],
@@ -136,7 +136,7 @@ LOGS_QUERIES = (
     ),
     LogsQuery(
         "direct-failures-by-route",
-        ("api",),
+        ("api", "mcp"),
         logs.QueryString(
             filter_statements=['message = "direct failed"'],
             stats_statements=[
@@ -169,7 +169,7 @@ LOGS_QUERIES = (
     ),
     LogsQuery(
         "store-errors-by-operation",
-        ("api", "probe", "ops"),
+        ("api", "mcp", "probe", "ops"),
         logs.QueryString(
             filter_statements=["message in [" + ", ".join(f'"{line}"' for line in STORE_FAILURE_LINES) + "]"],
             stats_statements=["count(*) as errors, max(@timestamp) as last by operation, error_type"],
@@ -188,7 +188,7 @@ LOGS_QUERIES = (
     ),
     LogsQuery(
         "503s-by-route",
-        ("api",),
+        ("api", "mcp"),
         logs.QueryString(
             filter_statements=['message = "route unavailable"'],
             stats_statements=["count(*) as answers503 by route"],
@@ -463,6 +463,7 @@ class Observability(Construct):
             ],
             [daily_quota_widget(), overrides_widget()],
             lambda_widgets(functions),
+            [mcp_widget(functions["mcp"])],
             [http_api_widget(http_api)],
         ]
         for row in rows:
@@ -625,6 +626,23 @@ def lambda_widgets(functions: Mapping[str, lambda_.Function]) -> list[cloudwatch
             width=8,
         ),
     ]
+
+
+def mcp_widget(mcp: lambda_.Function) -> cloudwatch.IWidget:
+    """The MCP endpoint's calls, errors and duration; its lookups count with the others in the custom metrics
+    (they run the lookup function's handler) and log to its own log group, which the lookup queries read."""
+    return cloudwatch.GraphWidget(
+        title="MCP endpoint (POST /mcp): calls, errors, duration",
+        left=[
+            mcp.metric_invocations(period=PERIOD, statistic="Sum", label="calls"),
+            mcp.metric_errors(period=PERIOD, statistic="Sum", label="errors"),
+        ],
+        right=[
+            mcp.metric_duration(period=PERIOD, statistic="p50", label="duration p50 (ms)"),
+            mcp.metric_duration(period=PERIOD, statistic="p99", label="duration p99 (ms)"),
+        ],
+        width=24,
+    )
 
 
 def http_api_widget(http_api: apigwv2.HttpApi) -> cloudwatch.IWidget:

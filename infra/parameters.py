@@ -16,8 +16,8 @@ from typing import cast
 
 import aws_cdk as cdk
 
-from functions.core.quota import FLUSH_INTERVAL_MS
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
+from functions.services.quota import FLUSH_INTERVAL_MS
 from infra.environment import DEFAULT_LOG_LEVEL
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

@@ -88,12 +88,15 @@ class RouteHealthStack(cdk.Stack):
             throttle_rate=parameters.number("ThrottleRateLimit"),
             throttle_burst=parameters.number("ThrottleBurstLimit"),
         )
+        # The MCP function runs the lookups in process: the same settings as the lookup function.
         for variable, value in parameters.environment(LOOKUP_FUNCTION).items():
             self.api.lookup.function.add_environment(variable, value)
+            self.api.mcp.function.add_environment(variable, value)
         functions = {
             "probe": self.probe.handler.function,
             "api": self.api.lookup.function,
             "ops": self.api.ops.function,
+            "mcp": self.api.mcp.function,
         }
         self._apply_tracing(parameters, functions.values())
         self.observability = Observability(

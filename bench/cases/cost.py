@@ -23,7 +23,6 @@ from typing import Any
 
 from bench.common import LOOKUP_ENDPOINTS
 from functions.core.model import PROBE_SLOT_MS
-from functions.core.snapshot_cache import REFRESH_DUE_AFTER_MS
 from functions.handlers.metrics import (
     PROBE_METRICS,
     RESERVED_SERIES,
@@ -32,6 +31,7 @@ from functions.handlers.metrics import (
     worst_case_series,
 )
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
+from functions.services.snapshot_cache import REFRESH_DUE_AFTER_MS
 
 ROOT = Path(__file__).resolve().parents[2]
 

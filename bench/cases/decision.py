@@ -13,7 +13,7 @@ from typing import Any
 from bench.common import all_healthy_checks, median, progress
 from functions.core import RelayGroup, RouteKey, RouteVerdict, Snapshot
 from functions.core.decision import CachedSnapshot, decide
-from functions.core.routing import Router
+from functions.services.routing import Router
 
 REPEATS = 15
 CALLS_PER_REPEAT = 20_000

@@ -72,10 +72,11 @@ from functions.adapters.dynamo_store import (
 from functions.adapters.http import new_http_client
 from functions.adapters.secrets import Secrets
 from functions.core.model import SECOND_MS
-from functions.core.quota import FLUSH_INTERVAL_MS, korea_day
+from functions.core.quota import korea_day
 from functions.handlers.daily_quota import LimitedLookups, limited_lookups
 from functions.handlers.settings import ApiSettings
 from functions.handlers.wiring import BACKGROUND_WORKERS
+from functions.services.quota import FLUSH_INTERVAL_MS
 
 PER_BATCH = 100
 OVERHEAD_REPEATS = 2 * REPEATS + 1

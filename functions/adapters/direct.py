@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from functions.adapters.http import Answer, ExchangeFailed, decode_json, exchange, reason_for_status
-from functions.catalog.spec import OperationSpec, ResponseRejected
+from functions.adapters.http import Answer, decode_json, exchange, reason_for_status
+from functions.catalog.spec import OperationSpec
 from functions.core import PINNED_TO_RELAY, Reason, RouteFailure, UpstreamRejected
 
 CREDENTIAL_HEADERS = frozenset({"authorization", "cf-access-client-id", "cf-access-client-secret"})
@@ -44,13 +44,8 @@ class DirectTransport:
         leaked = CREDENTIAL_HEADERS.intersection(name.lower() for name in request.headers)
         if leaked:
             raise RuntimeError(f"refusing to send {sorted(leaked)} to a retailer")
-        try:
-            answer = exchange(self._client, request, timeout_ms=timeout_ms)
-            return spec.validate(decode_json(_body_of(answer)))
-        except ExchangeFailed as failure:
-            raise RouteFailure(failure.reason) from None
-        except ResponseRejected as rejected:
-            raise RouteFailure(rejected.reason) from None
+        answer = exchange(self._client, request, timeout_ms=timeout_ms)
+        return spec.validate(decode_json(_body_of(answer)))
 
 
 def _body_of(answer: Answer) -> bytes:

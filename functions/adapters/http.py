@@ -35,7 +35,7 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 import httpcore
 import httpx
 
-from functions.core import MAX_BODY_BYTES, Reason
+from functions.core import MAX_BODY_BYTES, Reason, RouteFailure
 
 PER_HOST_LIMITS = httpx.Limits(max_connections=16, max_keepalive_connections=4, keepalive_expiry=30)
 ACCEPT_ENCODING = "gzip, deflate"
@@ -45,14 +45,6 @@ MAX_JSON_DEPTH = 64
 """Arrays and objects nested deeper than this are not a retailer's or a relay's answer."""
 
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("exchange_deadline", default=None)
-
-
-class ExchangeFailed(Exception):
-    """The exchange produced no usable answer. `reason` is one of the fixed transport reasons."""
-
-    def __init__(self, reason: Reason) -> None:
-        super().__init__(reason.value)
-        self.reason = reason
 
 
 OK_ONLY = frozenset({200})
@@ -79,7 +71,7 @@ def exchange(
     """Sends `request` and reads a `body_statuses` (200) body within `timeout_ms` in total, never more than
     `max_bytes`.
 
-    Raises `ExchangeFailed` with TIMEOUT, NETWORK_ERROR, RESPONSE_TOO_LARGE or INVALID_RESPONSE (a content
+    Raises `RouteFailure` with TIMEOUT, NETWORK_ERROR, RESPONSE_TOO_LARGE or INVALID_RESPONSE (a content
     coding that is stacked, unknown or corrupt). Bodies of other answers are not read: they are often large
     HTML pages, and few callers need them.
     """
@@ -97,9 +89,9 @@ def exchange(
         finally:
             response.close()  # a body not read to its end closes the connection
     except httpx.TimeoutException:
-        raise ExchangeFailed(Reason.TIMEOUT) from None
+        raise RouteFailure(Reason.TIMEOUT) from None
     except httpx.HTTPError:  # refused, reset, or not speaking HTTP/1.1 as h11 understands it
-        raise ExchangeFailed(Reason.NETWORK_ERROR) from None
+        raise RouteFailure(Reason.NETWORK_ERROR) from None
     finally:
         _deadline.reset(token)
 
@@ -107,7 +99,7 @@ def exchange(
 def _read_body(response: httpx.Response, deadline: float, max_bytes: int) -> bytes:
     decoder = _Decoder(response.headers)
     if _declared_length(response.headers) > max_bytes:
-        raise ExchangeFailed(Reason.RESPONSE_TOO_LARGE)
+        raise RouteFailure(Reason.RESPONSE_TOO_LARGE)
     stream = response.stream  # the bytes as received: httpx would decode each chunk whole, without a cap
     if not isinstance(stream, httpx.SyncByteStream):
         raise TypeError("exchange needs a synchronous client")
@@ -115,11 +107,11 @@ def _read_body(response: httpx.Response, deadline: float, max_bytes: int) -> byt
     body = bytearray()
     for chunk in stream:
         if time.monotonic() > deadline:  # sockets end at the deadline; this also catches a test transport
-            raise ExchangeFailed(Reason.TIMEOUT)
+            raise RouteFailure(Reason.TIMEOUT)
         received += len(chunk)
         body += decoder.decode(chunk, room=max_bytes - len(body))
         if received > max_bytes or len(body) > max_bytes:
-            raise ExchangeFailed(Reason.RESPONSE_TOO_LARGE)
+            raise RouteFailure(Reason.RESPONSE_TOO_LARGE)
     decoder.end()
     return bytes(body)
 
@@ -131,7 +123,7 @@ class _Decoder:
         named = (value.strip().lower() for value in headers.get_list("content-encoding", split_commas=True))
         codings = [coding for coding in named if coding not in ("", "identity")]
         if len(codings) > 1 or (codings and codings[0] not in _WINDOW_BITS):
-            raise ExchangeFailed(Reason.INVALID_RESPONSE)  # stacked codings multiply a bomb's ratio
+            raise RouteFailure(Reason.INVALID_RESPONSE)  # stacked codings multiply a bomb's ratio
         self._zlib = zlib.decompressobj(_WINDOW_BITS[codings[0]]) if codings else None
 
     def decode(self, raw: bytes, *, room: int) -> bytes:
@@ -145,11 +137,11 @@ class _Decoder:
         try:
             return self._zlib.decompress(raw, room + 1)
         except zlib.error:
-            raise ExchangeFailed(Reason.INVALID_RESPONSE) from None
+            raise RouteFailure(Reason.INVALID_RESPONSE) from None
 
     def end(self) -> None:
         if self._zlib is not None and not self._zlib.eof:
-            raise ExchangeFailed(Reason.INVALID_RESPONSE)  # the coded body was cut short
+            raise RouteFailure(Reason.INVALID_RESPONSE)  # the coded body was cut short
 
 
 def _declared_length(headers: httpx.Headers) -> int:
@@ -175,13 +167,13 @@ def decode_json(body: bytes) -> object:
     `MAX_JSON_DEPTH` raises INVALID_RESPONSE."""
     head = body[:64].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith((b"<!doctype html", b"<html")):
-        raise ExchangeFailed(Reason.INVALID_RESPONSE)
+        raise RouteFailure(Reason.INVALID_RESPONSE)
     try:
         decoded: object = json.loads(body)
     except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, and too deep for the parser
-        raise ExchangeFailed(Reason.INVALID_RESPONSE) from None
+        raise RouteFailure(Reason.INVALID_RESPONSE) from None
     if not _nested_at_most(decoded, MAX_JSON_DEPTH):
-        raise ExchangeFailed(Reason.INVALID_RESPONSE)
+        raise RouteFailure(Reason.INVALID_RESPONSE)
     return decoded
 
 

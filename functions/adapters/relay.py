@@ -33,17 +33,11 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from functions.adapters.http import OK_ONLY, ExchangeFailed, decode_json, exchange, reason_for_status
+from functions.adapters.http import OK_ONLY, decode_json, exchange, reason_for_status
 from functions.catalog.relay_inputs import API_KEY
-from functions.catalog.spec import OperationSpec, ResponseRejected
-from functions.core import Clock, Reason, RelayCheck, RelayGroup, RouteKey, ServiceError, group_of
-from functions.core.errors import (
-    gs25_session_unavailable,
-    relay_quota_exceeded,
-    route_unavailable,
-    upstream_bad_response,
-    upstream_timeout,
-)
+from functions.catalog.spec import OperationSpec
+from functions.core import ApiError, Clock, Reason, RelayCheck, RelayGroup, RouteFailure, RouteKey, group_of
+from functions.core.errors import GS25_SESSION_UNAVAILABLE, ErrorCode
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_RETRY_AFTER_S = 86_400
@@ -177,10 +171,10 @@ class RelayTransport:
         self._events: RelayEvents = events if events is not None else NoRelayEvents()
 
     def fetch(self, spec: OperationSpec[Any, Any], params: BaseModel, *, timeout_ms: int) -> Any:
-        """The validated body of the relay's answer; raises `ServiceError` (429, 502, 503 or 504)."""
+        """The validated body of the relay's answer; raises `ApiError` (429, 502, 503 or 504)."""
         endpoint = self._endpoints.get(group_of(spec.key))
         if not isinstance(endpoint, RelayEndpoint):
-            raise route_unavailable()
+            raise ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE)
         group = endpoint.group
         payload = dict(spec.relay_body(params))
         api_key = endpoint.credentials.api_key
@@ -204,22 +198,22 @@ class RelayTransport:
                 timeout_ms=timeout_ms,
                 body_statuses=OK_AND_AUTH if passes_on_gs25_auth else OK_ONLY,
             )
-        except ExchangeFailed as failure:
+        except RouteFailure as failure:
             if failure.reason is Reason.TIMEOUT:
-                raise upstream_timeout() from None
-            raise upstream_bad_response() from None
+                raise ApiError(ErrorCode.UPSTREAM_TIMEOUT) from None
+            raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
         if passes_on_gs25_auth and answer.status in UPSTREAM_AUTH_STATUSES and _is_relay_failure(answer.body):
             self._events.gs25_session_expired()
-            raise gs25_session_unavailable()
+            raise ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE, GS25_SESSION_UNAVAILABLE)
         if answer.status != 200:
             raise self._status_error(answer.status, answer.headers)
         try:
             body = decode_json(answer.body)
             if is_failure_envelope(group, body):
-                raise upstream_bad_response()
+                raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE)
             return spec.validate(body)
-        except (ExchangeFailed, ResponseRejected):
-            raise upstream_bad_response() from None
+        except RouteFailure:
+            raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
 
     def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck:
         """One health check of the group's relay; `now` is taken by the caller before the request. Never raises."""
@@ -234,7 +228,7 @@ class RelayTransport:
             if answer.status != 200:
                 return RelayCheck(group, False, now, reason_for_status(answer.status))
             body = decode_json(answer.body)
-        except ExchangeFailed as failure:
+        except RouteFailure as failure:
             return RelayCheck(group, healthy=False, checked_at=now, reason=failure.reason)
         except Exception:  # a health check reports; it never takes the probe down
             return RelayCheck(group, healthy=False, checked_at=now, reason=Reason.NETWORK_ERROR)
@@ -244,21 +238,24 @@ class RelayTransport:
             return RelayCheck(group, healthy=False, checked_at=now, reason=Reason.UNAVAILABLE)
         return RelayCheck(group, healthy=True, checked_at=now, reason=Reason.OK)
 
-    def _status_error(self, status: int, headers: httpx.Headers) -> ServiceError:
+    def _status_error(self, status: int, headers: httpx.Headers) -> ApiError:
         if status == 429:
             retry_after = parse_retry_after(headers.get("retry-after"), now=self._clock())
-            return relay_quota_exceeded(DEFAULT_RETRY_AFTER_S if retry_after is None else retry_after)
+            return ApiError(
+                ErrorCode.RELAY_QUOTA_EXCEEDED,
+                retry_after=DEFAULT_RETRY_AFTER_S if retry_after is None else retry_after,
+            )
         if status == 503:
-            return route_unavailable()
+            return ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE)
         if status == 504:
-            return upstream_timeout()
-        return upstream_bad_response()
+            return ApiError(ErrorCode.UPSTREAM_TIMEOUT)
+        return ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE)
 
 
 def _is_relay_failure(body: bytes) -> bool:
     try:
         return decode_json(body) == RELAY_FAILURE_BODY
-    except ExchangeFailed:
+    except RouteFailure:
         return False
 
 

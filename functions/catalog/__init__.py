@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from functions.catalog import cu, dtryx, gs25, oliveyoung, seveneleven
-from functions.catalog.spec import HttpRequest, OperationSpec, ResponseRejected
+from functions.catalog.spec import HttpRequest, OperationSpec
 from functions.core import RouteKey
 
 _ALL_SPECS: tuple[OperationSpec[Any, Any], ...] = (
@@ -31,4 +31,4 @@ def spec_for(key: RouteKey) -> OperationSpec[Any, Any]:
     return CATALOG[key]
 
 
-__all__ = ["CATALOG", "HttpRequest", "OperationSpec", "ResponseRejected", "spec_for"]
+__all__ = ["CATALOG", "HttpRequest", "OperationSpec", "spec_for"]

@@ -7,7 +7,16 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    with_config,
+)
+from typing_extensions import TypedDict
 
 StockStatus = Literal["in_stock", "out_of_stock", "not_sold", "unknown"]
 
@@ -178,10 +187,29 @@ def require_success_not_false(data: Any) -> Any:
     return data
 
 
+# --- answers: the `data` of the lookup API, built by the normalizers ---------------------------------
+
+answer = with_config(ConfigDict(extra="forbid"))
+"""An answer type: a TypedDict (no cost at run time) whose JSON Schema allows no other key. Every key is always
+present (null when unknown) unless it is NotRequired."""
+Number = float
+"""A JSON number (integers stay integers on the wire)."""
+Tally = Annotated[int, Field(ge=0)]
+"""A count in an answer: 0 or more."""
+
+
+@answer
+class Stock(TypedDict):
+    """A stock figure. -1 and null upstream are `unknown`, never 0 and never `out_of_stock`."""
+
+    quantity: Tally | None
+    status: StockStatus
+
+
 # --- normalization helpers ------------------------------------------------------------------------
 
 
-def stock(quantity: int | None, *, sold_here: bool = True) -> dict[str, Any]:
+def stock(quantity: int | None, *, sold_here: bool = True) -> Stock:
     """The API's stock shape. -1 and null are unknown (never 0, never out of stock)."""
     known = quantity if quantity is not None and quantity >= 0 else None
     status: StockStatus

@@ -2,22 +2,27 @@
 
 import re
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
+from typing_extensions import TypedDict
 
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     YN,
     Count,
     NonEmptyStr,
+    Number,
     Numeric,
     OptionalCode,
     OptionalText,
     Quantity,
     SearchText,
+    Stock,
     StrictParams,
+    Tally,
     UpstreamModel,
+    answer,
     decimal_text,
     defaults_from,
     frozen_headers,
@@ -223,6 +228,46 @@ class StoreResponse(CuResponse):
     totalCnt: Count | None = None
 
 
+# --- answers (the lookup API's `data`) ---------------------------------------------------------------
+
+
+@answer
+class CuProduct(TypedDict):
+    itemCode: str
+    itemName: str
+    price: Number
+    onlineItemNo: str | None
+    pickup: bool | None
+    delivery: bool | None
+    reservation: bool | None
+
+
+@answer
+class CuProducts(TypedDict):
+    totalCount: Tally | None
+    products: list[CuProduct]
+
+
+@answer
+class CuStore(TypedDict):
+    storeCode: str
+    storeName: str
+    latitude: Number | None
+    longitude: Number | None
+    distance: Number | None
+    delivery: bool | None
+    deliveryPickup: bool | None
+    storePickup: bool | None
+    reservation: bool | None
+    stock: NotRequired[Annotated[Stock, Field(description="Only when `itemCd` was given")]]
+
+
+@answer
+class CuStores(TypedDict):
+    totalCount: Tally | None
+    stores: list[CuStore]
+
+
 # --- normalizers ----------------------------------------------------------------------------------
 
 
@@ -230,7 +275,7 @@ def normalize_prime(body: PrimeResponse) -> dict[str, Any]:
     return {"categories": [{"code": row.menuCd, "name": row.menuNm} for row in body.areaCateList]}
 
 
-def normalize_stock(body: StockSearchResponse) -> dict[str, Any]:
+def normalize_stock(body: StockSearchResponse) -> CuProducts:
     result = body.data.stockResult.result
     return {
         "totalCount": result.total_count,
@@ -249,7 +294,7 @@ def normalize_stock(body: StockSearchResponse) -> dict[str, Any]:
     }
 
 
-def normalize_store(body: StoreResponse) -> dict[str, Any]:
+def normalize_store(body: StoreResponse) -> CuStores:
     return {
         "totalCount": body.totalCnt,
         "stores": [

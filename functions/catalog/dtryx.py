@@ -2,22 +2,26 @@
 the date, compact) as JSON."""
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import partial
 from typing import Annotated, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AfterValidator, BeforeValidator, StrictStr, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringConstraints
+from typing_extensions import TypedDict
 
 from functions.catalog.common import (
     YN,
     Count,
     NonEmptyStr,
+    Number,
     Numeric,
     Quantity,
     StrictParams,
+    Tally,
     UpstreamModel,
+    answer,
     frozen_headers,
     optional_text,
     yn,
@@ -169,6 +173,63 @@ class TimetableResponse(DtryxResponse):
     Recordset: list[ShowtimeRow]
 
 
+# --- answers (the lookup API's `data`) ---------------------------------------------------------------
+
+
+HourMinute = Annotated[str, Field(pattern=r"^[0-9]{2}:[0-9]{2}$")]
+
+
+@answer
+class DtryxMovie(TypedDict):
+    movieCode: str
+    movieName: str
+    runningTime: Annotated[Number | None, Field(description="Minutes")]
+    rating: str | None
+
+
+@answer
+class DtryxMovies(TypedDict):
+    totalCount: Tally | None
+    movies: list[DtryxMovie]
+
+
+@answer
+class DtryxPlayDate(TypedDict):
+    date: Annotated[str, Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    hidden: bool | None
+    closed: bool | None
+
+
+@answer
+class DtryxPlayDates(TypedDict):
+    playDates: list[DtryxPlayDate]
+
+
+@answer
+class DtryxShowtime(TypedDict):
+    movieCode: str
+    movieName: str
+    cinemaCode: str
+    cinemaName: str | None
+    screenCode: str
+    screenName: str | None
+    playDate: str | None
+    showSeq: str | None
+    startTime: HourMinute | None
+    endTime: HourMinute | None
+    totalSeats: Tally | None
+    remainingSeats: Tally | None
+    runningTime: Number | None
+    rating: str | None
+    status: str | None
+
+
+@answer
+class DtryxTimetable(TypedDict):
+    totalCount: Tally | None
+    showtimes: list[DtryxShowtime]
+
+
 # --- normalizers ----------------------------------------------------------------------------------
 
 
@@ -183,7 +244,7 @@ def _seats(value: int | None) -> int | None:
     return value if value is not None and value >= 0 else None  # -1 / null: unknown, never 0
 
 
-def normalize_movies(body: MoviesResponse) -> dict[str, Any]:
+def normalize_movies(body: MoviesResponse) -> DtryxMovies:
     return {
         "totalCount": body.RecordCount,
         "movies": [
@@ -198,7 +259,7 @@ def normalize_movies(body: MoviesResponse) -> dict[str, Any]:
     }
 
 
-def normalize_play_dates(body: PlayDatesResponse) -> dict[str, Any]:
+def normalize_play_dates(body: PlayDatesResponse) -> DtryxPlayDates:
     return {
         "playDates": [
             {
@@ -211,8 +272,8 @@ def normalize_play_dates(body: PlayDatesResponse) -> dict[str, Any]:
     }
 
 
-def normalize_timetable(body: TimetableResponse) -> dict[str, Any]:
-    showtimes = []
+def normalize_timetable(body: TimetableResponse) -> DtryxTimetable:
+    showtimes: list[DtryxShowtime] = []
     for row in body.Recordset:
         extra = row.model_extra or {}
         showtimes.append(
@@ -264,7 +325,7 @@ def _cinema_spec(
     key: RouteKey,
     endpoint: str,
     response: type[ResponseT],
-    normalizer: Callable[[ResponseT], dict[str, Any]],
+    normalizer: Callable[[ResponseT], Mapping[str, Any]],
     relay_operation: str,
 ) -> OperationSpec[CinemaParams, ResponseT]:
     """A listing for one cinema: the relay takes the cinema's codes as they are."""
@@ -298,7 +359,8 @@ TIMETABLE = spec(
     relay_input=TimetableRelayInput,
     query=lambda p: _query(TIMETABLE_ENDPOINT, p, play_date=p.playDate),
     relay_operation="timetable",
-    relay_body=lambda p: {**same_body(p), "playDate": p.playDate.strftime("%Y%m%d")},
+    # Not strftime("%Y%m%d"): the C library writes year 991 as "991", not "0991".
+    relay_body=lambda p: {**same_body(p), "playDate": p.playDate.isoformat().replace("-", "")},
 )
 
 SPECS = (MOVIES, PLAY_DATES, TIMETABLE)

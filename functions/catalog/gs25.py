@@ -5,6 +5,7 @@ from functools import partial
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
+from typing_extensions import TypedDict
 
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
@@ -13,13 +14,17 @@ from functions.catalog.common import (
     Latitude,
     Longitude,
     NonEmptyStr,
+    Number,
     Numeric,
     NumericOrBlank,
     OptionalCode,
     Quantity,
     SearchText,
+    Stock,
     StrictParams,
+    Tally,
     UpstreamModel,
+    answer,
     decimal_text,
     defaults_from,
     frozen_headers,
@@ -177,10 +182,47 @@ class StoreStockResponse(UpstreamModel):
     stores: list[StockStoreRow]
 
 
+# --- answers (the lookup API's `data`) ---------------------------------------------------------------
+
+
+@answer
+class Gs25Product(TypedDict):
+    itemCode: str
+    itemName: str
+    shortItemName: str | None
+    rating: Number | None
+    stockCheckable: bool | None
+
+
+@answer
+class Gs25Products(TypedDict):
+    totalCount: Tally | None
+    products: list[Gs25Product]
+
+
+@answer
+class Gs25StockStore(TypedDict):
+    storeCode: str | None
+    storeName: str | None
+    address: str | None
+    latitude: Number | None
+    longitude: Number | None
+    itemName: str | None
+    price: Number | None
+    stock: Stock
+    pickupStock: Stock
+    deliveryStock: Stock
+
+
+@answer
+class Gs25Stock(TypedDict):
+    stores: list[Gs25StockStore]
+
+
 # --- normalizers ----------------------------------------------------------------------------------
 
 
-def normalize_products(body: ProductSearchResponse) -> dict[str, Any]:
+def normalize_products(body: ProductSearchResponse) -> Gs25Products:
     collections = body.SearchQueryResult.Collection
     counts = [c.Documentset.totalCount for c in collections if c.Documentset.totalCount is not None]
     return {
@@ -199,7 +241,7 @@ def normalize_products(body: ProductSearchResponse) -> dict[str, Any]:
     }
 
 
-def normalize_stock(body: StoreStockResponse) -> dict[str, Any]:
+def normalize_stock(body: StoreStockResponse) -> Gs25Stock:
     return {
         "stores": [
             {

@@ -2,9 +2,10 @@
 own operation names."""
 
 from functools import partial
-from typing import Annotated, Any, Generic, Literal, Self, TypeVar
+from typing import Annotated, Generic, Literal, Self, TypeVar
 
 from pydantic import AfterValidator, Field, StrictBool, StrictStr, StringConstraints, model_validator
+from typing_extensions import TypedDict
 
 from functions.catalog.common import (
     Latitude,
@@ -12,10 +13,14 @@ from functions.catalog.common import (
     NonEmptyStr,
     NonNegativeFloat,
     NonNegativeNumber,
+    Number,
     OptionalText,
     SearchText,
+    Stock,
     StrictParams,
+    Tally,
     UpstreamModel,
+    answer,
     defaults_from,
     frozen_headers,
     stock,
@@ -222,10 +227,68 @@ class StockStoresResponse(OliveyoungResponse):
     data: StoreListData[StockStoreRow]
 
 
+# --- answers (the lookup API's `data`) ---------------------------------------------------------------
+
+
+@answer
+class OliveyoungStore(TypedDict):
+    storeCode: str
+    storeName: str
+    address: str | None
+    latitude: Number | None
+    longitude: Number | None
+    distance: Number | None
+    open: bool | None
+    pickup: bool | None
+
+
+@answer
+class OliveyoungStores(TypedDict):
+    totalCount: Tally | None
+    stores: list[OliveyoungStore]
+
+
+@answer
+class OliveyoungProduct(TypedDict):
+    goodsNumber: str
+    goodsName: str
+    price: Number
+    originalPrice: Number
+    discountRate: Number
+    imagePath: str | None
+    todayDelivery: bool
+    onlineStock: Stock
+
+
+@answer
+class OliveyoungProducts(TypedDict):
+    totalCount: Tally | None
+    nextPage: bool | int | None
+    products: list[OliveyoungProduct]
+
+
+@answer
+class OliveyoungGoods(TypedDict):
+    masterGoodsNumber: Annotated[str, Field(description="The `productId` of /api/oliveyoung/stock")]
+    goodsNumber: str | None
+    goodsName: str | None
+
+
+@answer
+class OliveyoungStockStore(OliveyoungStore):
+    stock: Stock
+
+
+@answer
+class OliveyoungStock(TypedDict):
+    totalCount: Tally | None
+    stores: list[OliveyoungStockStore]
+
+
 # --- normalizers ----------------------------------------------------------------------------------
 
 
-def _store(row: StoreRow) -> dict[str, Any]:
+def _store(row: StoreRow) -> OliveyoungStore:
     return {
         "storeCode": row.storeCode,
         "storeName": row.storeName,
@@ -244,11 +307,11 @@ def _store_quantity(row: StoreRow) -> int | None:
     return max(known) if known else None
 
 
-def normalize_find_store(body: FindStoreResponse) -> dict[str, Any]:
+def normalize_find_store(body: FindStoreResponse) -> OliveyoungStores:
     return {"totalCount": body.data.totalCount, "stores": [_store(row) for row in body.data.storeList]}
 
 
-def normalize_product_search(body: ProductSearchResponse) -> dict[str, Any]:
+def normalize_product_search(body: ProductSearchResponse) -> OliveyoungProducts:
     next_page = (body.data.model_extra or {}).get("nextPage")
     return {
         "totalCount": body.data.totalCount,
@@ -269,7 +332,7 @@ def normalize_product_search(body: ProductSearchResponse) -> dict[str, Any]:
     }
 
 
-def normalize_goods_info(body: GoodsInfoResponse) -> dict[str, Any]:
+def normalize_goods_info(body: GoodsInfoResponse) -> OliveyoungGoods:
     info = body.data.goodsInfo
     extra = info.model_extra or {}
     return {
@@ -279,7 +342,7 @@ def normalize_goods_info(body: GoodsInfoResponse) -> dict[str, Any]:
     }
 
 
-def normalize_stock_stores(body: StockStoresResponse) -> dict[str, Any]:
+def normalize_stock_stores(body: StockStoresResponse) -> OliveyoungStock:
     return {
         "totalCount": body.data.totalCount,
         "stores": [

@@ -1,10 +1,11 @@
 """7-Eleven (new.7-elevenapp.co.kr): eight operations; the relay takes each one's params as JSON."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Annotated, Any, Final, Generic, Literal, Self, TypeVar
 
 from pydantic import ConfigDict, Field, RootModel, StrictStr, StringConstraints, model_validator
+from typing_extensions import TypedDict
 
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
@@ -12,12 +13,16 @@ from functions.catalog.common import (
     Count,
     FiniteFloat,
     NonEmptyStr,
+    Number,
     Numeric,
     NumericOrBlank,
     RequiredQuantity,
     SearchText,
+    Stock,
     StrictParams,
+    Tally,
     UpstreamModel,
+    answer,
     frozen_headers,
     optional_float,
     optional_text,
@@ -374,6 +379,84 @@ class ExhibitionListingResponse(ListingResponse[AnyRow]):
     """The promotions."""
 
 
+# --- answers (the lookup API's `data`) ---------------------------------------------------------------
+
+
+@answer
+class SevenElevenProduct(TypedDict):
+    itemCode: str
+    itemName: str
+    price: Number | None
+    cost: Number | None
+    productNo: str | None
+    imageUrl: str | None
+    event: str | None
+    rating: Number | None
+    reviewCount: Number | None
+
+
+@answer
+class SevenElevenProducts(TypedDict):
+    totalCount: Tally | None
+    products: list[SevenElevenProduct]
+
+
+@answer
+class SevenElevenStore(TypedDict):
+    storeCode: str
+    storeName: str
+    address: str | None
+    latitude: Number | None
+    longitude: Number | None
+    pickup: bool | None
+    delivery: bool | None
+    closed: bool | None
+
+
+@answer
+class SevenElevenStores(TypedDict):
+    totalCount: Tally | None
+    stores: list[SevenElevenStore]
+
+
+@answer
+class PopularKeyword(TypedDict):
+    rank: Annotated[int, Field(ge=1)]
+    keyword: str
+
+
+@answer
+class SevenElevenPopwords(TypedDict):
+    keywords: list[PopularKeyword]
+
+
+@answer
+class SevenElevenStock(TypedDict):
+    itemCode: str
+    itemName: str | None
+    storeCode: str
+    stock: Stock
+
+
+@answer
+class SevenElevenCatalogProducts(TypedDict):
+    products: list[SevenElevenProduct]
+
+
+@answer
+class SevenElevenExhibition(TypedDict):
+    id: str | int | None
+    name: str | None
+    startDate: str | None
+    endDate: str | None
+    productCount: Tally | None
+
+
+@answer
+class SevenElevenExhibitions(TypedDict):
+    exhibitions: list[SevenElevenExhibition]
+
+
 # --- normalizers ----------------------------------------------------------------------------------
 
 _LAT_KEYS = ("lat", "latitude", "gpsLat", "yCoord", "ycoord")
@@ -393,7 +476,7 @@ def _yn_field(row: StoreRow, key: str) -> bool | None:
     return value == "Y" if value in ("Y", "N") else None
 
 
-def _product(row: GoodsRow) -> dict[str, Any]:
+def _product(row: GoodsRow) -> SevenElevenProduct:
     extra = row.model_extra or {}
     product_no = extra.get("prdNo")
     return {
@@ -409,12 +492,12 @@ def _product(row: GoodsRow) -> dict[str, Any]:
     }
 
 
-def normalize_goods(body: GoodsSearchResponse) -> dict[str, Any]:
+def normalize_goods(body: GoodsSearchResponse) -> SevenElevenProducts:
     return {"totalCount": body.data.total_count(), "products": [_product(row) for row in body.data.rows()]}
 
 
-def normalize_store(body: StoreSearchResponse) -> dict[str, Any]:
-    stores = []
+def normalize_store(body: StoreSearchResponse) -> SevenElevenStores:
+    stores: list[SevenElevenStore] = []
     for row in body.data.rows():
         code, name = row.identity()
         address = " ".join(part for part in (row.field("addr1"), row.field("addr2")) if optional_text(part))
@@ -437,7 +520,7 @@ def _word(item: PopwordEntry) -> str | None:
     return optional_text(item) if isinstance(item, str) else item.word()
 
 
-def normalize_popwords(body: PopwordsResponse) -> dict[str, Any]:
+def normalize_popwords(body: PopwordsResponse) -> SevenElevenPopwords:
     items = body.data if isinstance(body.data, list) else body.data.words()
     words = [word for word in map(_word, items) if word is not None]
     return {"keywords": [{"rank": rank, "keyword": word} for rank, word in enumerate(words, start=1)]}
@@ -460,12 +543,12 @@ def normalize_stock(body: StockResponse) -> dict[str, Any]:
     return {"stores": [{"storeCode": row.storeCd, "stock": stock(row.stock)} for row in body.data.storeList]}
 
 
-def normalize_products(body: ProductListingResponse) -> dict[str, Any]:
+def normalize_products(body: ProductListingResponse) -> SevenElevenCatalogProducts:
     return {"products": [_product(row) for row in body.rows()]}
 
 
-def normalize_exhibitions(body: ExhibitionListingResponse) -> dict[str, Any]:
-    exhibitions = []
+def normalize_exhibitions(body: ExhibitionListingResponse) -> SevenElevenExhibitions:
+    exhibitions: list[SevenElevenExhibition] = []
     for row in body.rows():
         extra = row.model_extra or {}
         products = extra.get("exhibitionProductList")
@@ -551,7 +634,7 @@ ListingT = TypeVar("ListingT", ProductListingResponse, ExhibitionListingResponse
 
 
 def _listing_spec(
-    key: RouteKey, path: str, response: type[ListingT], normalizer: Callable[[ListingT], dict[str, Any]]
+    key: RouteKey, path: str, response: type[ListingT], normalizer: Callable[[ListingT], Mapping[str, Any]]
 ) -> OperationSpec[NoParams, ListingT]:
     """A catalog listing: a GET without parameters; the relay takes `{}`."""
     return spec(

@@ -9,21 +9,10 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, ValidationError
 
-from functions.core import Reason, RouteKey
+from functions.core import Reason, RouteFailure, RouteKey
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
 BodyT = TypeVar("BodyT", bound=BaseModel)
-
-
-class ResponseRejected(Exception):
-    """A 200 answer that is not a usable response: HTML, a failure envelope, or a schema mismatch.
-
-    `reason` is `Reason.INVALID_RESPONSE` (not JSON / HTML) or `Reason.SHAPE` (schema or soft failure).
-    """
-
-    def __init__(self, reason: Reason) -> None:
-        super().__init__(reason.value)
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +59,8 @@ class OperationSpec(Generic[ParamsT, BodyT]):
     """The fixed representative parameters for the probe; takes `now` (epoch ms) for date-based probes."""
     response: type[BodyT]
     """The validated response: every soft failure (failure envelope, missing field) fails its validation."""
-    normalizer: Callable[[BodyT], dict[str, Any]]
+    normalizer: Callable[[BodyT], Mapping[str, Any]]
+    """The answer's `data`: its return type is the answer model (a TypedDict beside the spec)."""
     """The validated response -> the API's `data`."""
     relay_input: type[BaseModel]
     """The relay's input rule for this operation: the relay refuses any body that fails it."""
@@ -104,14 +94,14 @@ class OperationSpec(Generic[ParamsT, BodyT]):
     def validate(self, body: object) -> BodyT:
         """Decoded JSON -> the response model. Not an object: INVALID_RESPONSE; schema or soft failure: SHAPE."""
         if not isinstance(body, dict):
-            raise ResponseRejected(Reason.INVALID_RESPONSE)
+            raise RouteFailure(Reason.INVALID_RESPONSE)
         try:
             return self.response.model_validate(body)
         except ValidationError:
             # `from None`: the pydantic error quotes upstream body values; keep them out of tracebacks/logs.
-            raise ResponseRejected(Reason.SHAPE) from None
+            raise RouteFailure(Reason.SHAPE) from None
 
-    def normalize(self, body: BaseModel) -> dict[str, Any]:
+    def normalize(self, body: BaseModel) -> Mapping[str, Any]:
         """The API's `data` from what `validate` returned: clear names, numbers as numbers, stock as
         `{"quantity", "status"}`. Only validated bodies get here, so a failed answer never becomes an empty
         list or "stock 0"."""

@@ -1,13 +1,16 @@
-"""The pure core: route keys, verdicts, the route decision and `route_operation`.
+"""The pure core: route keys, verdicts, the route decision, overrides, the quota's arithmetic, the error model.
 
-Imports nothing from boto3, botocore, httpx, aws_lambda_powertools or os, and never reads a clock.
+Rules and models only: no AWS, HTTP or Powertools imports, no os, no threads, never a clock read
+(tests/unit/core/test_core_purity.py). What keeps state — the router's blocks, the snapshot cache, the quota's
+counts, background reports — is in `functions/services/`.
 """
 
 from functions.core.decision import CachedSnapshot, Decision, Path, Rule, decide
 from functions.core.errors import (
+    ApiError,
+    ErrorCode,
     LookupCancelled,
     RouteFailure,
-    ServiceError,
     StoreError,
     UpstreamRejected,
 )
@@ -32,10 +35,7 @@ from functions.core.model import (
     Snapshot,
     group_of,
 )
-from functions.core.ports import Clock, FailureReporter, RoutingEvents, VerdictStore
-from functions.core.reporting import BackgroundFailureReporter
-from functions.core.routing import NoRoutingEvents, Router
-from functions.core.snapshot_cache import SnapshotCache
+from functions.core.ports import Clock, VerdictStore
 
 __all__ = [
     "COOLDOWN_MS",
@@ -47,13 +47,12 @@ __all__ = [
     "PROBE_SLOT_MS",
     "SNAPSHOT_TTL_MS",
     "VERDICT_MAX_AGE_MS",
-    "BackgroundFailureReporter",
+    "ApiError",
     "CachedSnapshot",
     "Clock",
     "Decision",
-    "FailureReporter",
+    "ErrorCode",
     "LookupCancelled",
-    "NoRoutingEvents",
     "OverrideMode",
     "Path",
     "Reason",
@@ -64,12 +63,8 @@ __all__ = [
     "RouteKey",
     "RouteOverride",
     "RouteVerdict",
-    "Router",
-    "RoutingEvents",
     "Rule",
-    "ServiceError",
     "Snapshot",
-    "SnapshotCache",
     "StoreError",
     "UpstreamRejected",
     "VerdictStore",

@@ -1,14 +1,15 @@
-"""The lookup API (docs/design.md, "HTTP API"): 18 GET endpoints over the 20 route keys, documented at
-`GET /api/openapi.json` (`functions/handlers/openapi.py`, from the table `ENDPOINTS` below, from which the
-routes are registered too).
+"""The lookup API (docs/design.md, "HTTP API"): a GET endpoint per lookup query model in
+`functions.services.queries.LOOKUPS`, on Powertools' resolver with its own validation, documented at
+`GET /api/openapi.json` (`functions/handlers/openapi.py`).
 
-Query parameters (or an endpoint's path parameters) are validated with the endpoints' query models
-(`functions.services.queries`); bad input answers 400 `INVALID_INPUT` with the field errors before any upstream
-call. Each endpoint's query fetches its data through one `Lookup`, whose every upstream call goes through the
-router. Responses are `{"success": true, "data": ...}` or `{"success": false, "error": {...}}` and never say
-which path served them: routing shows up in logs and metrics only. Before any of that, lookups under the
-limited prefixes count against the per-client daily rate limit (`functions.handlers.daily_quota`): past it, 429
-`DAILY_RATE_LIMIT_EXCEEDED`; every answer of a limited endpoint carries the `X-RateLimit-*` headers.
+Each endpoint's parameters are its query model's fields, one annotated parameter each, so Powertools validates
+them (with every constraint) and documents them; a rule across parameters is the query model's own. Bad input
+answers 400 `INVALID_INPUT` with the field errors before any upstream call. The query's `fetch` does the
+lookup, every upstream call through the router. Responses are `{"success": true, "data": ...}` or
+`{"success": false, "error": {...}}` and never say which path served them: routing shows up in logs and metrics
+only. Before any of that, lookups under the limited prefixes count against the per-client daily rate limit
+(`functions.handlers.daily_quota`): past it, 429 `DAILY_RATE_LIMIT_EXCEEDED`; every answer of a limited endpoint
+carries the `X-RateLimit-*` headers.
 """
 
 from __future__ import annotations
@@ -17,25 +18,29 @@ from functions.handlers.init_collection import pause_for_init
 
 pause_for_init()  # until INIT is done: everything INIT creates stays (functions/handlers/init_collection.py)
 
+import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import re
+import types
+from collections.abc import Callable, Mapping
 from functools import cache, partial
-from typing import Any, Literal
-from urllib.parse import parse_qs
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import to_json
 
-from functions.core import LookupCancelled, ServiceError
-from functions.core.errors import daily_rate_limit_exceeded, upstream_timeout
+from functions.core import ApiError, ErrorCode, LookupCancelled
+from functions.core.errors import field_errors
+from functions.core.input_rules import broken_rules_message
 from functions.core.quota import QuotaDecision
 from functions.handlers.daily_quota import rate_limit_headers
-from functions.handlers.lookup_endpoint import LookupEndpoint, path_parameters
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import (
     count_error_answer,
@@ -45,59 +50,35 @@ from functions.handlers.telemetry import (
     report_unexpected_error,
 )
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
-from functions.services import queries
-from functions.services.lookup import InvalidParams, Lookup
+from functions.services.lookup import Lookup
+from functions.services.queries import LOOKUPS, LookupQuery, description_of, retailer_of
 
 OPENAPI_PATH = "/api/openapi.json"
 LAMBDA_SAFETY_MS = 500
 """Leave this much of the invocation's time to answer with an error instead of being killed."""
 
 app = APIGatewayHttpResolver(
+    enable_validation=True,
     # Korean names stay readable (and shorter) on the wire instead of \uXXXX escapes.
     serializer=partial(json.dumps, ensure_ascii=False, separators=(",", ":"), cls=Encoder),
 )
 
 
-# --- response envelope ---------------------------------------------------------------------------
+# --- answers -------------------------------------------------------------------------------------
 
 
-class FieldError(BaseModel):
-    location: str
-    """`query` or `path`."""
-    field: str | None
-    """The parameter name; None for a rule across parameters (e.g. "itemCode or keyword")."""
-    message: str
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-    fields: list[FieldError] | None = None
-
-
-class ErrorResponse(BaseModel):
-    success: Literal[False] = False
-    error: ErrorBody
-
-
-def _error(status: int, body: ErrorBody, headers: Mapping[str, str] | None = None) -> Response[str]:
+def _error(error: ApiError, headers: Mapping[str, str] | None = None) -> Response[str]:
     return Response(
-        status_code=status,
+        status_code=error.status,
         content_type=content_types.APPLICATION_JSON,
-        body=_error_json(body),
-        headers=dict(headers or {}),
+        body=_error_json(error),
+        headers={**error.headers(), **(headers or {})},
     )
 
 
-def _error_json(body: ErrorBody) -> str:
-    count_error_answer(body.code)  # every error answer's body is made here
-    # `fields` only when there are field errors; a field error's `field` may be null.
-    return ErrorResponse(error=body).model_dump_json(
-        exclude={"error": {"fields"}} if body.fields is None else None
-    )
-
-
-# --- the lookup of one request -------------------------------------------------------------------
+def _error_json(error: ApiError) -> str:
+    count_error_answer(error.code)  # every error answer's body is made here
+    return to_json(error.envelope()).decode()
 
 
 def _lookup() -> Lookup:
@@ -115,247 +96,92 @@ def _lookup() -> Lookup:
     )
 
 
-def _answer(query: queries.LookupQuery) -> Response[str]:
-    # Serialized here, once, by pydantic-core: the bytes an envelope model's `model_dump_json` gives, without
-    # validating `data` (any dict: that checks nothing; the tests check each endpoint's real `data` against the
-    # document), 10.6 → 8.2 µs for a 2.7 KB answer. Returned as a model, Powertools would validate it again and
-    # serialize it twice over; that was about a tenth of a lookup's overhead.
+def _answer(query: LookupQuery) -> Response[str]:
+    # Serialized here, once, by pydantic-core, without validating `data` against its answer type (a TypedDict
+    # the normalizer is checked against by mypy; the tests check every endpoint's real `data` against the
+    # document): returned as a model, Powertools would validate it again and serialize it twice over.
     body = to_json({"success": True, "data": query.fetch(_lookup())}).decode()
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=body)
 
 
-# --- the lookup endpoints ------------------------------------------------------------------------
+# --- the lookup endpoints, derived from the query models ------------------------------------------
+
+_PATH_PARAMETER = re.compile(r"{(\w+)}")
 
 
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """One GET lookup endpoint: the rest of its registration is derived from this row."""
-
-    name: str
-    """Its function's name; the OpenAPI operationId is this name in camelCase, so it must not change."""
-    path: str
-    """OpenAPI form: `/api/oliveyoung/products/{goodsNo}`."""
-    query: type[queries.LookupQuery]
-    """Validates the caller's parameters (from the query string, or the path's parameters) and fetches."""
-    data: str
-    """The model of its 200 answer's `data` in `functions/handlers/lookup_data.py`, by name: only the OpenAPI
-    document loads those models."""
-    summary: str
+def path_parameters(path: str) -> list[str]:
+    """The path's parameters, in order: `["goodsNo"]` for `/api/oliveyoung/products/{goodsNo}`."""
+    return _PATH_PARAMETER.findall(path)
 
 
-ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
-    "Olive Young": (
-        Endpoint(
-            "oliveyoung_stores",
-            "/api/oliveyoung/stores",
-            queries.OliveyoungStoresQuery,
-            "OliveyoungStores",
-            "Olive Young stores",
-        ),
-        Endpoint(
-            "oliveyoung_products",
-            "/api/oliveyoung/products",
-            queries.OliveyoungProductsQuery,
-            "OliveyoungProducts",
-            "Olive Young product search",
-        ),
-        Endpoint(
-            "oliveyoung_goods_info",
-            "/api/oliveyoung/products/{goodsNo}",
-            queries.OliveyoungGoodsQuery,
-            "OliveyoungGoods",
-            "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
-        ),
-        Endpoint(
-            "oliveyoung_stock",
-            "/api/oliveyoung/stock",
-            queries.OliveyoungStockQuery,
-            "OliveyoungStock",
-            "Olive Young stock per store",
-        ),
-    ),
-    "CU": (
-        Endpoint(
-            "cu_products",
-            "/api/cu/products",
-            queries.CuProductsQuery,
-            "CuProducts",
-            "CU product search",
-        ),
-        Endpoint(
-            "cu_stores",
-            "/api/cu/stores",
-            queries.CuStoresQuery,
-            "CuStores",
-            "CU stores near a point (with one item's stock)",
-        ),
-    ),
-    "GS25": (
-        Endpoint(
-            "gs25_products",
-            "/api/gs25/products",
-            queries.Gs25ProductsQuery,
-            "Gs25Products",
-            "GS25 product search",
-        ),
-        Endpoint(
-            "gs25_stock",
-            "/api/gs25/stock",
-            queries.Gs25StockQuery,
-            "Gs25Stock",
-            "GS25 stock per store near a point (`itemCode` or `keyword` required)",
-        ),
-    ),
-    "7-Eleven": (
-        Endpoint(
-            "seveneleven_products",
-            "/api/seveneleven/products",
-            queries.SevenElevenProductsQuery,
-            "SevenElevenProducts",
-            "7-Eleven product search",
-        ),
-        Endpoint(
-            "seveneleven_stores",
-            "/api/seveneleven/stores",
-            queries.SevenElevenStoresQuery,
-            "SevenElevenStores",
-            "7-Eleven store search",
-        ),
-        Endpoint(
-            "seveneleven_popwords",
-            "/api/seveneleven/popwords",
-            queries.SevenElevenPopwordsQuery,
-            "SevenElevenPopwords",
-            "7-Eleven popular keywords",
-        ),
-        Endpoint(
-            "seveneleven_stock",
-            "/api/seveneleven/stock",
-            queries.SevenElevenStockQuery,
-            "SevenElevenStock",
-            "7-Eleven stock of one item in one store",
-        ),
-        Endpoint(
-            "seveneleven_pages",
-            "/api/seveneleven/catalog/pages",
-            queries.SevenElevenPagesQuery,
-            "SevenElevenCatalogProducts",
-            "7-Eleven product pages",
-        ),
-        Endpoint(
-            "seveneleven_issues",
-            "/api/seveneleven/catalog/issues",
-            queries.SevenElevenIssuesQuery,
-            "SevenElevenCatalogProducts",
-            "7-Eleven featured products",
-        ),
-        Endpoint(
-            "seveneleven_exhibitions",
-            "/api/seveneleven/catalog/exhibitions",
-            queries.SevenElevenExhibitionsQuery,
-            "SevenElevenExhibitions",
-            "7-Eleven promotions",
-        ),
-    ),
-    "Dtryx cinemas": (
-        Endpoint(
-            "dtryx_movies",
-            "/api/dtryx/movies",
-            queries.DtryxMoviesQuery,
-            "DtryxMovies",
-            "Films now showing at a cinema",
-        ),
-        Endpoint(
-            "dtryx_play_dates",
-            "/api/dtryx/play-dates",
-            queries.DtryxPlayDatesQuery,
-            "DtryxPlayDates",
-            "Bookable screening dates",
-        ),
-        Endpoint(
-            "dtryx_timetable",
-            "/api/dtryx/timetable",
-            queries.DtryxTimetableQuery,
-            "DtryxTimetable",
-            "Showtimes and seats for one date",
-        ),
-    ),
-}
-"""Every lookup endpoint by its OpenAPI tag, in the document's order."""
+def operation_id(query: type[LookupQuery]) -> str:
+    """The query's name in camelCase: `cu_products` -> `cuProducts`."""
+    first, *rest = query.name.split("_")
+    return first + "".join(part.title() for part in rest)
 
 
-class InvalidQuery(Exception):
-    """The caller's query string (or path parameters) fails the endpoint's query model: a 400."""
-
-    def __init__(self, location: Literal["query", "path"], errors: Sequence[Mapping[str, Any]]) -> None:
-        super().__init__(f"invalid {location} parameters")
-        self.location = location
-        self.errors = errors
-
-
-def _query_values(event: Mapping[str, Any]) -> dict[str, str]:
-    """The query string's values as Powertools' validation reads them: API Gateway joins a repeated key's values
-    with commas, and of those only the first counts; any other value is whole, commas and all."""
-    values: dict[str, str] = event.get("queryStringParameters") or {}
-    if not any("," in value for value in values.values()):
-        return values
-    repeated = {
-        name
-        for name, found in parse_qs(event.get("rawQueryString") or "", keep_blank_values=True).items()
-        if len(found) > 1
-    }
-    return {name: value.partition(",")[0] if name in repeated else value for name, value in values.items()}
-
-
-def _handler(endpoint: Endpoint) -> Callable[..., Response[str]]:
-    """The endpoint's function: validates the query model itself, from the values Powertools' validation of the
-    signature the OpenAPI document describes (`LookupEndpoint.arguments`) would give it (the path's parameters,
-    or `_query_values`): its validation middleware re-derives every parameter from the signature on each
-    request, about three quarters of a bare route's cost. tests/unit/handlers/test_query_validation.py holds
-    the two to the same answers."""
-    query = endpoint.query
-    location: Literal["query", "path"] = "path" if path_parameters(endpoint.path) else "query"
-
-    def handler(**path_values: str) -> Response[str]:
-        values = path_values if location == "path" else _query_values(app.current_event.raw_event)
-        try:
-            validated = query.model_validate(values)
-        except ValidationError as error:
-            raise InvalidQuery(location, error.errors(include_url=False, include_input=False)) from None
-        return _answer(validated)
-
-    handler.__name__ = handler.__qualname__ = endpoint.name
-    return handler
-
-
-def _register(tag: str, endpoint: Endpoint) -> LookupEndpoint:
-    handler = _handler(endpoint)
-    app.get(endpoint.path.replace("{", "<").replace("}", ">"), include_in_schema=False)(handler)
-    return LookupEndpoint(
-        path=endpoint.path,
-        handler=handler,
-        query=endpoint.query,
-        summary=endpoint.summary,
-        tag=tag,
-        data=endpoint.data,
+def _parameter(name: str, field: FieldInfo, *, in_path: bool) -> inspect.Parameter:
+    """One field of a query model as a Powertools parameter: its type with every constraint, where it is sent,
+    its description and default. An optional field is absent or a value, never null."""
+    annotation = field.annotation
+    if not field.is_required() and get_origin(annotation) in (Union, types.UnionType):
+        given = [arm for arm in get_args(annotation) if arm is not type(None)]
+        annotation = given[0] if len(given) == 1 else annotation
+    where = Path if in_path else Query
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else None
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=Annotated[
+            (annotation, *field.metadata, where(description=field.description, json_schema_extra=extra))
+        ],
+        default=inspect.Parameter.empty
+        if field.is_required()
+        else field.get_default(call_default_factory=True),
     )
 
 
-LOOKUP_ENDPOINTS: tuple[LookupEndpoint, ...] = tuple(
-    _register(tag, endpoint) for tag, endpoints in ENDPOINTS.items() for endpoint in endpoints
-)
-"""Every lookup endpoint as registered: what the OpenAPI document describes."""
+def _handler(query: type[LookupQuery]) -> Callable[..., Response[str]]:
+    """The endpoint's function, with the signature Powertools validates and documents; the query model then
+    applies its own rules across parameters."""
+    in_path = set(path_parameters(query.path))
+
+    def handler(**values: Any) -> Response[str]:
+        try:
+            validated = query.model_validate(values)
+        except ValidationError as error:
+            location = "path" if in_path else "query"
+            errors = error.errors(include_url=False, include_input=False)
+            message = broken_rules_message(query.cross_rules, errors)
+            raise ApiError(ErrorCode.INVALID_INPUT, message, fields=field_errors(location, errors)) from None
+        return _answer(validated)
+
+    handler.__name__ = handler.__qualname__ = query.name
+    handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [_parameter(name, field, in_path=name in in_path) for name, field in query.model_fields.items()]
+    )
+    return handler
 
 
-# --- OpenAPI -----------------------------------------------------------------------------------
+for _query in LOOKUPS:
+    app.get(
+        _query.path.replace("{", "<").replace("}", ">"),
+        summary=_query.summary,
+        description=description_of(_query),
+        tags=[retailer_of(_query)],
+        operation_id=operation_id(_query),
+    )(_handler(_query))
+
+
+# --- OpenAPI -------------------------------------------------------------------------------------
 
 
 @cache
 def _openapi_document() -> str:
-    # Built on the first request for it: importing the builder and the data models would cost every INIT.
+    # Built on the first request for it: the document's schemas would cost every INIT.
     from functions.handlers.openapi import openapi_document
 
-    return json.dumps(openapi_document(LOOKUP_ENDPOINTS), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(openapi_document(app), ensure_ascii=False, separators=(",", ":"))
 
 
 @app.get(OPENAPI_PATH, include_in_schema=False)
@@ -366,51 +192,37 @@ def openapi_json() -> Response[str]:
 # --- errors ------------------------------------------------------------------------------------
 
 
-def _field_error(error: Mapping[str, Any], *, skip: int, location: str) -> FieldError:
-    """One pydantic error; `skip`: the leading `loc` parts that are not the field's name."""
-    loc: Sequence[Any] = error.get("loc", ())
-    name = ".".join(str(part) for part in loc[skip:]) or None
-    return FieldError(location=location, field=name, message=str(error.get("msg", "invalid")))
+def invalid_request(error: RequestValidationError) -> Response[str]:
+    # Powertools' own validation of the parameters: each error's `loc` is (location, name).
+    fields = [
+        field
+        for item in error.errors()
+        for field in field_errors(str(item["loc"][0]), [{**item, "loc": item["loc"][1:]}])
+    ]
+    return _error(ApiError(ErrorCode.INVALID_INPUT, fields=fields))
 
 
-def _invalid_input(fields: list[FieldError]) -> Response[str]:
-    return _error(
-        400, ErrorBody(code="INVALID_INPUT", message="The request parameters are invalid.", fields=fields)
-    )
-
-
-def invalid_query(error: InvalidQuery) -> Response[str]:
-    return _invalid_input([_field_error(item, skip=0, location=error.location) for item in error.errors])
-
-
-def invalid_params(error: InvalidParams) -> Response[str]:
-    # The query passed the API's own checks but not the operation's (`field` then names the upstream field).
-    return _invalid_input([_field_error(item, skip=0, location="query") for item in error.errors])
-
-
-def service_error(error: ServiceError) -> Response[str]:
-    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
-    return _error(error.status, ErrorBody(code=error.code, message=error.message), headers)
+def api_error(error: ApiError) -> Response[str]:
+    return _error(error)
 
 
 def lookup_cancelled(_: LookupCancelled) -> Response[str]:
     # API Gateway callers cannot cancel; a cancelled lookup ran out of time, so answer as a timeout.
-    return service_error(upstream_timeout())
+    return _error(ApiError(ErrorCode.UPSTREAM_TIMEOUT))
 
 
 def not_found(_: NotFoundError) -> Response[str]:
-    return _error(404, ErrorBody(code="NOT_FOUND", message="No such endpoint."))
+    return _error(ApiError(ErrorCode.NOT_FOUND))
 
 
 def unexpected_error(error: Exception) -> Response[str]:
     report_unexpected_error(error)
-    return _error(500, ErrorBody(code="INTERNAL_ERROR", message="Something went wrong; try again later."))
+    return _error(ApiError(ErrorCode.INTERNAL_ERROR))
 
 
 # Registered by call: Powertools' decorator is untyped, and mypy --strict would lose these functions' types.
-app.exception_handler(InvalidQuery)(invalid_query)
-app.exception_handler(InvalidParams)(invalid_params)
-app.exception_handler(ServiceError)(service_error)
+app.exception_handler(RequestValidationError)(invalid_request)
+app.exception_handler(ApiError)(api_error)
 app.exception_handler(LookupCancelled)(lookup_cancelled)
 app.not_found(not_found)
 app.exception_handler(Exception)(unexpected_error)
@@ -451,13 +263,9 @@ def _daily_quota(container: Container, event: dict[str, Any]) -> QuotaDecision |
 
 def _daily_limit_exceeded(quota: QuotaDecision) -> dict[str, Any]:
     """The 429 in the API's error envelope, as API Gateway (payload 2.0) expects it from the function."""
-    error = daily_rate_limit_exceeded(quota.retry_after_s)
-    headers = {
-        "Content-Type": content_types.APPLICATION_JSON,
-        **rate_limit_headers(quota),
-        "Retry-After": str(error.retry_after),
-    }
-    body = _error_json(ErrorBody(code=error.code, message=error.message))
+    error = ApiError(ErrorCode.DAILY_RATE_LIMIT_EXCEEDED, retry_after=quota.retry_after_s)
+    headers = {"Content-Type": content_types.APPLICATION_JSON, **rate_limit_headers(quota), **error.headers()}
+    body = _error_json(error)
     return {
         "statusCode": error.status,
         "body": body,

@@ -1,7 +1,7 @@
 """The daily lookup quota at the API's edge: which requests count, who bypasses it, what the answers carry.
 
 Lookups under `DAILY_RATE_LIMIT_PREFIXES` count against `DAILY_RATE_LIMIT` per client per Korea day
-(functions/core/quota.py: counted in the container, shared through DynamoDB in the background, never waited
+(functions/services/quota.py: counted in the container, shared through DynamoDB in the background, never waited
 for). The client is the SHA-256 of API Gateway's source IP; the raw IP is neither kept nor logged. A request
 carrying the operator key does not count. The check runs before routing and input validation.
 """
@@ -15,11 +15,13 @@ from typing import Any
 
 from functions.adapters.secrets import Secrets
 from functions.core.model import SECOND_MS
-from functions.core.ports import Clock, QuotaStore
-from functions.core.quota import DailyQuota, QuotaDecision, client_of
+from functions.core.ports import Clock
+from functions.core.quota import QuotaDecision, client_of
 from functions.handlers.operator_auth import carries_operator_key
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import emit_metric, logger
+from functions.services.ports import QuotaStore
+from functions.services.quota import DailyQuota
 
 
 @dataclass(frozen=True)

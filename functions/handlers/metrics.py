@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from functions.core import RouteKey
+from functions.core import ErrorCode, RouteKey
 from functions.core.decision import Path
 from functions.core.model import OverrideMode
 
@@ -36,20 +36,7 @@ STORE_OPERATIONS = frozenset(
 )
 """The store's calls (`functions.core.ports.VerdictStore`, and the daily quota's `QuotaStore`): the
 `operation` of every log line that comes with a `StoreError`."""
-LOOKUP_ERROR_CODES = frozenset(
-    {
-        "INVALID_INPUT",
-        "NOT_FOUND",
-        "UPSTREAM_NOT_FOUND",
-        "UPSTREAM_REJECTED",
-        "RELAY_QUOTA_EXCEEDED",
-        "DAILY_RATE_LIMIT_EXCEEDED",
-        "INTERNAL_ERROR",
-        "UPSTREAM_BAD_RESPONSE",
-        "UPSTREAM_ROUTE_UNAVAILABLE",
-        "UPSTREAM_TIMEOUT",
-    }
-)
+LOOKUP_ERROR_CODES = frozenset(code.value for code in ErrorCode if code.lookup)
 """Every `error.code` the lookup API answers with."""
 
 

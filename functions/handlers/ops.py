@@ -32,7 +32,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
 from functions.adapters.secrets import SecretsError
-from functions.core import PROBE_SLOT_MS, RouteKey, ServiceError, Snapshot, StoreError, VerdictStore
+from functions.core import PROBE_SLOT_MS, ApiError, ErrorCode, RouteKey, Snapshot, StoreError, VerdictStore
+from functions.core.errors import FieldError, field_errors
 from functions.core.overrides import OverrideRefused, new_override, with_active_overrides
 from functions.core.ports import OverrideStore
 from functions.core.quota import client_of
@@ -48,30 +49,6 @@ ROUTES_PATH = "/api/health/routes"
 OVERRIDE_PATH = "/api/health/routes/<key>/override"
 
 app = APIGatewayHttpResolver()
-
-
-class OpsError(ServiceError):
-    """An operator API refusal, answered as the error envelope."""
-
-
-class InvalidInput(OpsError):
-    """400 `INVALID_INPUT` naming each field at fault: `{"location": "body", "field", "message"}`."""
-
-    def __init__(self, fields: Sequence[Mapping[str, str | None]]) -> None:
-        super().__init__("INVALID_INPUT", 400, "The request body is invalid.")
-        self.fields = [dict(field) for field in fields]
-
-
-SECRET_NOT_CONFIGURED = OpsError(
-    "HEALTH_CHECK_SECRET_NOT_CONFIGURED", 503, "The health check secret is not configured."
-)
-UNAUTHORIZED = OpsError("UNAUTHORIZED_HEALTH_CHECK", 401, "A valid health check secret is required.")
-NOT_CONFIGURED = OpsError("ROUTE_HEALTH_NOT_CONFIGURED", 503, "The route verdict store is not configured.")
-FAILED = OpsError("ROUTE_HEALTH_FAILED", 503, "The route health state could not be read or updated.")
-INPUT_REFUSED = OpsError("INVALID_INPUT", 400, "This endpoint takes no body and no query parameters.")
-QUERY_REFUSED = OpsError("INVALID_INPUT", 400, "This endpoint takes no query parameters.")
-UNKNOWN_ROUTE_KEY = OpsError("UNKNOWN_ROUTE_KEY", 404, "No such route key.")
-NO_OVERRIDE = OpsError("NO_OVERRIDE", 404, "The route has no override to clear.")
 
 
 @app.get(ROUTES_PATH)
@@ -91,12 +68,10 @@ def probe_routes() -> Response[Any]:
     if summary.ran:
         return _json(200, {"success": True, "data": data})
     retry_after = max(1, math.ceil((summary.slot_start + PROBE_SLOT_MS - now) / 1000))
-    error = {
-        "code": "PROBE_SLOT_TAKEN",
-        "message": "The routes were already checked in this 5-minute slot; try again later.",
-        "retryAfter": retry_after,
-    }
-    return _json(429, {"success": False, "error": error, "data": data}, {"Retry-After": str(retry_after)})
+    slot_taken = ApiError(ErrorCode.PROBE_SLOT_TAKEN, retry_after=retry_after)
+    body = slot_taken.envelope()
+    body["error"]["retryAfter"] = retry_after
+    return _json(slot_taken.status, {**body, "data": data}, slot_taken.headers())
 
 
 @app.put(OVERRIDE_PATH)
@@ -104,13 +79,13 @@ def set_override(key: str) -> Response[Any]:
     container = get_container(OpsSettings)
     overrides = _authorized_overrides(container)
     route = _route_key(key)
-    request = _override_request(app.current_event.decoded_body)
+    request = _override_request(_body_text())
     try:
         override = new_override(
             route, request.mode, request.reason, request.ttl_seconds, now=container.clock()
         )
     except OverrideRefused as refused:
-        raise InvalidInput([_body_field(refused.field, refused.message)]) from None
+        raise _invalid_body([_body_field(refused.field, refused.message)]) from None
     overrides.put_override(override)
     audit_override_change("set", override, caller=_caller_hash())
     return _json(200, {"success": True, "data": override_to_wire(override)})
@@ -122,7 +97,7 @@ def clear_override(key: str) -> Response[Any]:
     overrides = _authorized_overrides(container)
     removed = overrides.clear_override(_route_key(key), now=container.clock())
     if removed is None:
-        raise NO_OVERRIDE
+        raise ApiError(ErrorCode.NO_OVERRIDE)
     audit_override_change("clear", removed, caller=_caller_hash())
     return _json(200, {"success": True, "data": override_to_wire(removed)})
 
@@ -136,21 +111,31 @@ def _route_key(name: str) -> RouteKey:
     try:
         return RouteKey(name)
     except ValueError:
-        raise UNKNOWN_ROUTE_KEY from None
+        raise ApiError(ErrorCode.UNKNOWN_ROUTE_KEY) from None
+
+
+def _body_text() -> str | None:
+    """The body as text: one that is not UTF-8 (API Gateway passes it on base64-encoded) is no JSON either."""
+    try:
+        return app.current_event.decoded_body
+    except UnicodeDecodeError:
+        raise _invalid_body([_body_field(None, "the body must be a JSON object in UTF-8")]) from None
 
 
 def _override_request(body: str | None) -> OverrideRequest:
     if not body:
-        raise InvalidInput([_body_field(None, "a JSON object with mode, reason and ttlSeconds is required")])
+        raise _invalid_body([_body_field(None, "a JSON object with mode, reason and ttlSeconds is required")])
     try:
         return OverrideRequest.model_validate_json(body)
     except ValidationError as error:
-        raise InvalidInput(
-            [_body_field(".".join(str(part) for part in e["loc"]) or None, e["msg"]) for e in error.errors()]
-        ) from None
+        raise _invalid_body(field_errors("body", error.errors())) from None
 
 
-def _body_field(field: str | None, message: str) -> dict[str, str | None]:
+def _invalid_body(fields: Sequence[FieldError]) -> ApiError:
+    return ApiError(ErrorCode.INVALID_INPUT, "The request body is invalid.", fields=fields)
+
+
+def _body_field(field: str | None, message: str) -> FieldError:
     return {"location": "body", "field": field, "message": message}
 
 
@@ -162,7 +147,7 @@ def _caller_hash() -> str:
 def _authorized_overrides(container: Container) -> OverrideStore:
     _authorized_store(container)
     if container.overrides is None:
-        raise NOT_CONFIGURED
+        raise ApiError(ErrorCode.ROUTE_HEALTH_NOT_CONFIGURED)
     return container.overrides
 
 
@@ -170,42 +155,42 @@ def _authorized_store(container: Container) -> VerdictStore:
     """Checks, in order: secret configured, caller authorized, input allowed, store configured."""
     expected = container.secrets.health_check_secret
     if expected is None:
-        raise SECRET_NOT_CONFIGURED
+        raise ApiError(ErrorCode.HEALTH_CHECK_SECRET_NOT_CONFIGURED)
     presented = presented_secret(app.current_event.headers)
     if presented is None or not secrets_match(presented, expected.get_secret_value()):
-        raise UNAUTHORIZED
+        raise ApiError(ErrorCode.UNAUTHORIZED_HEALTH_CHECK)
     event = app.current_event
     query = event.get("rawQueryString") or event.query_string_parameters
     if event.http_method in ("POST", "DELETE") and (event.body or query):
-        raise INPUT_REFUSED
+        raise ApiError(ErrorCode.INVALID_INPUT, "This endpoint takes no body and no query parameters.")
     if event.http_method == "PUT" and query:
-        raise QUERY_REFUSED
+        raise ApiError(ErrorCode.INVALID_INPUT, "This endpoint takes no query parameters.")
     if container.store is None:
-        raise NOT_CONFIGURED
+        raise ApiError(ErrorCode.ROUTE_HEALTH_NOT_CONFIGURED)
     return container.store
 
 
-def _service_error(error: ServiceError) -> Response[Any]:
+def _api_error(error: ApiError) -> Response[Any]:
     return _error(error)
 
 
 def _store_error(error: StoreError) -> Response[Any]:
     logger.error("verdict store failed", extra={"error_type": type(error.__cause__ or error).__name__})
-    return _error(FAILED)
+    return _error(ApiError(ErrorCode.ROUTE_HEALTH_FAILED))
 
 
 def _secrets_error(error: SecretsError) -> Response[Any]:
     logger.error("secrets unavailable", extra={"problem": str(error)})
-    return _error(SECRET_NOT_CONFIGURED)
+    return _error(ApiError(ErrorCode.HEALTH_CHECK_SECRET_NOT_CONFIGURED))
 
 
 def _unexpected(error: Exception) -> Response[Any]:
     report_unexpected_error(error)
-    return _error(ServiceError("INTERNAL_ERROR", 500, "Something went wrong."))
+    return _error(ApiError(ErrorCode.INTERNAL_ERROR))
 
 
 # Registered by call: Powertools' exception_handler decorator is untyped (mypy --strict).
-app.exception_handler(ServiceError)(_service_error)
+app.exception_handler(ApiError)(_api_error)
 app.exception_handler(StoreError)(_store_error)
 app.exception_handler(SecretsError)(_secrets_error)
 app.exception_handler(Exception)(_unexpected)
@@ -213,16 +198,13 @@ app.exception_handler(Exception)(_unexpected)
 
 @app.not_found
 def _not_found(_: Exception) -> Response[Any]:
-    return _error(ServiceError("NOT_FOUND", 404, "No such endpoint."))
+    return _error(ApiError(ErrorCode.NOT_FOUND))
 
 
-def _error(error: ServiceError) -> Response[Any]:
-    details: dict[str, Any] = {"code": error.code, "message": error.message}
-    if isinstance(error, InvalidInput):
-        details["fields"] = error.fields
+def _error(error: ApiError) -> Response[Any]:
     # RFC 9110: a 401 names the scheme it wants (the x-health-check-key header works too).
-    challenge = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
-    return _json(error.status, {"success": False, "error": details}, challenge)
+    challenge = {"WWW-Authenticate": "Bearer"} if error.status == 401 else {}
+    return _json(error.status, error.envelope(), {**error.headers(), **challenge})
 
 
 def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Response[Any]:

@@ -13,7 +13,7 @@ from typing import Annotated, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from functions.core.quota import FLUSH_INTERVAL_MS
+from functions.services.quota import FLUSH_INTERVAL_MS
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
 DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/")

@@ -31,8 +31,8 @@ from aws_lambda_powertools.shared import constants
 from pydantic_core import to_json
 
 from functions.core import PINNED_TO_RELAY, Path, Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride
-from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers.metrics import METRICS
+from functions.services.snapshot_cache import SnapshotCache
 
 if TYPE_CHECKING:  # the lookup function never loads the probe's code
     from functions.services.probe_run import ProbeSummary

@@ -39,9 +39,6 @@ from functions.catalog import CATALOG
 from functions.core import DIRECT_TIMEOUT_MS, LOOKUP_BUDGET_MS, Clock, RelayGroup, VerdictStore
 from functions.core.model import SECOND_MS
 from functions.core.ports import OverrideStore
-from functions.core.reporting import BackgroundFailureReporter
-from functions.core.routing import Router
-from functions.core.snapshot_cache import SnapshotCache
 from functions.handlers.daily_quota import LimitedLookups, limited_lookups
 from functions.handlers.init_collection import resume_after_init
 from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
@@ -52,6 +49,9 @@ from functions.handlers.telemetry import (
     emit_metric,
     logger,
 )
+from functions.services.reporting import BackgroundFailureReporter
+from functions.services.routing import Router
+from functions.services.snapshot_cache import SnapshotCache
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

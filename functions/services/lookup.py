@@ -16,14 +16,16 @@ from pydantic import BaseModel, ValidationError
 
 from functions.catalog import spec_for
 from functions.core import Clock, RouteKey
+from functions.core.errors import ApiError, ErrorCode, field_errors
 from functions.services.ports import Fetcher, OperationRouter
 
 
-class InvalidParams(Exception):
-    """The caller's input does not make valid params for the operation (a 400, before any upstream call)."""
+class InvalidParams(ApiError):
+    """The caller's input does not make valid params for the operation (a 400, before any upstream call);
+    a field error names the operation's own (upstream) field."""
 
     def __init__(self, key: RouteKey, errors: Sequence[Mapping[str, Any]]) -> None:
-        super().__init__(f"invalid params for {key}")
+        super().__init__(ErrorCode.INVALID_INPUT, fields=field_errors("query", errors))
         self.key = key
         self.errors = errors
 
@@ -53,7 +55,7 @@ class Lookup:
         self._deadline = self.clock() + self.budget_ms
 
     def __call__(self, key: RouteKey, params: BaseModel) -> Any:
-        """Fetch `key` with already validated params; raises ServiceError or LookupCancelled."""
+        """Fetch `key` with already validated params; raises ApiError or LookupCancelled."""
         spec = spec_for(key)
 
         def direct(timeout_ms: int) -> Any:
@@ -66,6 +68,6 @@ class Lookup:
         remaining_ms = self._deadline - self.clock()
         return self.router.route_operation(key, direct, relay, budget_ms=remaining_ms, cancel=self.cancel)
 
-    def data(self, key: RouteKey, params: BaseModel) -> dict[str, Any]:
+    def data(self, key: RouteKey, params: BaseModel) -> Mapping[str, Any]:
         """Fetch `key` and normalize the answer: the API's `data`."""
         return spec_for(key).normalize(self(key, params))

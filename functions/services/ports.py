@@ -1,6 +1,6 @@
-"""Every interface the services need from the outside world: the transports, the router, the probe's checkers
-and the probe's events. Adapters and handlers implement them; the core's own ports (clock, verdict store,
-failure reporter, routing events) are in `functions/core/ports.py`.
+"""Every interface the services need from the outside world: the transports, the router and its events, the
+failure reporter, the quota store, the probe's checkers and events. Adapters and handlers implement them; the
+core's own (clock, verdict and override stores) are in `functions/core/ports.py`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from functions.catalog.spec import OperationSpec
-from functions.core import RelayCheck, RelayGroup, RouteCheck, RouteKey
+from functions.core import Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey
+from functions.core.decision import Path
 
 if TYPE_CHECKING:
     from functions.services.probe_run import ProbeSummary
@@ -60,3 +61,33 @@ class ProbeEvents(Protocol):
     def run_finished(self, summary: ProbeSummary) -> None: ...
 
     def store_failed(self, operation: str, error_type: str) -> None: ...
+
+
+class QuotaStore(Protocol):
+    """Where the per-client daily lookup counts are shared by every container (implemented beside
+    VerdictStore by the same store).
+    """
+
+    def add_daily_lookups(self, day: int, client: str, lookups: int) -> int:
+        """Atomically add `lookups` to `client`'s count for Korea day `day` (days since 1970-01-01 in Seoul)
+        and return the new total. Failures raise `StoreError`."""
+        ...
+
+
+class FailureReporter(Protocol):
+    """Hands a live direct failure to the store without the caller waiting for it."""
+
+    def report(self, key: RouteKey, at: int) -> None: ...
+
+
+class RoutingEvents(Protocol):
+    """What the router tells the outside world (logs and metrics); must not raise or block."""
+
+    def decided(self, key: RouteKey, path: Path, rule: str) -> None: ...
+
+    def answered(self, key: RouteKey, path: Path) -> None:
+        """Once per lookup when it ends: the decided path, or UNAVAILABLE for any 503 answer."""
+
+    def direct_failed(self, key: RouteKey, reason: Reason) -> None: ...
+
+    def relay_fallback(self, key: RouteKey) -> None: ...

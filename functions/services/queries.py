@@ -1,5 +1,10 @@
-"""The lookup API's endpoints, one query model each: what a caller may send (validated, documented in
-OpenAPI) and `fetch`, the operations it becomes.
+"""The lookup contract, written once: one query model per lookup endpoint (docs/design.md, "HTTP API").
+
+Each endpoint's query model is its contract: `@lookup(name, path, summary)` gives its operation name, path and
+summary; its fields (with every constraint) are its parameters; `answer_type()` is its `data` (the return type
+of its operation's normalizer, or of its own `fetch`); the errors it can answer with follow from
+`functions.core.errors.ErrorCode`. REST routes, the OpenAPI document, MCP tools and the CLI are derived from
+`LOOKUPS`; `fetch` is what the endpoint does: the operations it becomes.
 
 An endpoint that is one operation (`OperationQuery`) says which one and maps its fields onto the operation's
 upstream parameter names; a composite endpoint writes its steps out. Every operation's params are built and
@@ -10,18 +15,31 @@ one `Lookup` (one time budget) serves all of an endpoint's calls.
 from __future__ import annotations
 
 import re
+import typing
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self, TypeVar, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from functions.catalog import common, dtryx, oliveyoung, seveneleven
+from functions.catalog import common, cu, dtryx, oliveyoung, seveneleven, spec_for
 from functions.catalog.common import stock
-from functions.core import RouteKey
-from functions.core.errors import upstream_bad_response
+from functions.core import RouteKey, input_rules
+from functions.core.errors import ApiError, ErrorCode
+from functions.core.input_rules import CONTROL, CrossRule
 from functions.services.lookup import InvalidParams, Lookup, operation_params
 
 SEOUL_CITY_HALL_LAT = 37.5665
@@ -29,43 +47,70 @@ SEOUL_CITY_HALL_LON = 126.9780
 """Where a store search looks when the caller gives no coordinates."""
 
 
-def _trimmed(value: object) -> object:
-    return value.strip() if isinstance(value, str) else value
+def _explained(message: str) -> WrapValidator:
+    """A value that fails its pattern is refused with `message` (pydantic's own would quote the pattern)."""
+
+    def explain(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+        try:
+            return handler(value)
+        except ValidationError as error:
+            if any(item["type"] == "string_pattern_mismatch" for item in error.errors()):
+                raise PydanticCustomError("string_pattern_mismatch", message) from None
+            raise
+
+    return WrapValidator(explain)
 
 
-# The catalog's own value types, trimmed first: whatever passes here also passes the operation's params, so
-# a 400 always names a field the caller sent.
-Trimmed = BeforeValidator(_trimmed)
-SearchText = Annotated[common.SearchText, Trimmed]
-"""Free text: trimmed, 1..200 characters, no control characters (the upstream engines reject them)."""
-Code = Annotated[common.Code, Trimmed]
+# Every rule a parameter has is in its schema, which the OpenAPI document shows (a pattern, lengths, a range):
+# the value is checked as the caller sent it, and what passes here also passes the operation's params, so a
+# 400 always names a field the caller sent.
+MAX_SEARCH_CHARS = 100
+"""Any 100 characters fit the retailers' 200 UTF-16 code units (a character beyond the BMP counts twice
+there), which no JSON Schema keyword can count."""
+SearchText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_SEARCH_CHARS, pattern=input_rules.visible_text(CONTROL)),
+    _explained("must hold a visible character and no control characters"),
+    AfterValidator(str.strip),
+]
+"""Free text: 1..100 characters, no control characters, not blank; searched for without the whitespace
+around it."""
+Code = common.Code
 """Retailer codes (item codes, store codes, labels): short and plain, so they are safe in any URL."""
-GoodsNumber = Annotated[oliveyoung.GoodsCode, Trimmed]
+GoodsNumber = oliveyoung.GoodsCode
 """Olive Young goods numbers and master goods numbers (letters and digits only)."""
 Latitude = Annotated[common.Latitude, Field(description="WGS84 latitude")]
 Longitude = Annotated[common.Longitude, Field(description="WGS84 longitude")]
-Page = Annotated[int, Field(ge=1, le=1000, description="1-based page number")]
-PageSize = Annotated[int, Field(ge=1, le=100, description="Rows per page")]
-BrandCode = Annotated[dtryx.BrandCode, Trimmed]
-CinemaCode = Annotated[dtryx.CinemaCode, Trimmed]
+WholeNumber = BeforeValidator(input_rules.whole_number_text)
+"""An integer parameter takes what JSON Schema calls one: `3`, and also `3.0` or `3e0` (never `3.5`). After
+the range (pydantic would not show a range behind a validator in the schema)."""
+Page = Annotated[int, Field(ge=1, le=1000, description="1-based page number"), WholeNumber]
+PageSize = Annotated[int, Field(ge=1, le=100, description="Rows per page"), WholeNumber]
+BrandCode = dtryx.BrandCode
+CinemaCode = dtryx.CinemaCode
 
-_DASHED_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_DASHED_DATE = re.compile(input_rules.DASHED_DATE)
 
 
 def _dashed_date_only(value: object) -> object:
     # pydantic's lax `date` also takes "20240131" or epoch numbers; the API promises YYYY-MM-DD only.
-    if isinstance(value, str) and not _DASHED_DATE.fullmatch(value.strip()):
+    if isinstance(value, str) and not _DASHED_DATE.fullmatch(value):
         raise ValueError("must be a date in YYYY-MM-DD form")
-    return value.strip() if isinstance(value, str) else value
+    return value
 
 
-DashedDate = Annotated[date, BeforeValidator(_dashed_date_only), Field(description="YYYY-MM-DD")]
+DashedDate = Annotated[
+    date,
+    BeforeValidator(_dashed_date_only),
+    # pydantic's schema of a date is `format: date`, which JSON Schema only annotates; the pattern asserts.
+    Field(description="YYYY-MM-DD", json_schema_extra={"pattern": input_rules.DASHED_DATE}),
+]
 
 
 UNKNOWN_QUANTITY = -1
 
 
-def fetch_operation(lookup: Lookup, key: RouteKey, values: Mapping[str, Any]) -> dict[str, Any]:
+def fetch_operation(lookup: Lookup, key: RouteKey, values: Mapping[str, Any]) -> Mapping[str, Any]:
     """One operation: its params from `values` (upstream names), the lookup, the normalized `data`."""
     return lookup.data(key, operation_params(key, values))
 
@@ -81,9 +126,65 @@ class LookupQuery(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
 
+    name: ClassVar[str]
+    """The operation's name: the REST handler's, the MCP tool's and the CLI's (`cu_products`; camelCase as
+    the OpenAPI operationId)."""
+    path: ClassVar[str]
+    """`/api/cu/products`; a parameter in braces is a path parameter (`/api/oliveyoung/products/{goodsNo}`)."""
+    summary: ClassVar[str]
+    description: ClassVar[str]
+    """What it finds, where, and what its parameters mean, in English and Korean: assistants (MCP) and people
+    (the CLI's help, the document) read it."""
+    cross_rules: ClassVar[tuple[CrossRule, ...]] = ()
+    """Its rules across parameters: a break of one raises a pydantic error whose type is the rule's name."""
+
     @abstractmethod
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
-        """The endpoint's `data`; raises InvalidParams (400), ServiceError or LookupCancelled."""
+    def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
+        """The endpoint's `data`; raises InvalidParams (400), ApiError or LookupCancelled."""
+
+
+LOOKUPS: list[type[LookupQuery]] = []
+"""Every lookup endpoint's query model, in the document's order."""
+RETAILERS = {
+    "oliveyoung": "Olive Young",
+    "cu": "CU",
+    "gs25": "GS25",
+    "seveneleven": "7-Eleven",
+    "dtryx": "Dtryx cinemas",
+}
+"""The retailer segment of a lookup's path (`/api/<retailer>/...`) and its name (the OpenAPI tag)."""
+
+Q = TypeVar("Q", bound=type[LookupQuery])
+
+
+def lookup(name: str, path: str, summary: str, description: str) -> Callable[[Q], Q]:
+    """Declares a query model a lookup endpoint (see the module docstring) and adds it to `LOOKUPS`."""
+
+    def declare(query: Q) -> Q:
+        query.name, query.path, query.summary, query.description = name, path, summary, description
+        LOOKUPS.append(query)
+        return query
+
+    return declare
+
+
+def description_of(query: type[LookupQuery]) -> str:
+    """Its description and the rules across its parameters, which their own schemas cannot state."""
+    return " ".join([query.description, *(rule.note for rule in query.cross_rules)])
+
+
+def retailer_of(query: type[LookupQuery]) -> str:
+    """The name of the retailer whose lookup this is (its OpenAPI tag)."""
+    return RETAILERS[query.path.split("/")[2]]
+
+
+def answer_type(query: type[LookupQuery]) -> Any:
+    """The endpoint's `data` type: its own `fetch`'s return type, else its operation's normalizer's."""
+    owner = next(klass for klass in query.__mro__ if "fetch" in vars(klass))
+    if owner is OperationQuery:
+        key: RouteKey = query.key  # type: ignore[attr-defined]
+        return typing.get_type_hints(spec_for(key).normalizer)["return"]
+    return typing.get_type_hints(query.fetch)["return"]
 
 
 class OperationQuery(LookupQuery):
@@ -97,13 +198,20 @@ class OperationQuery(LookupQuery):
         default."""
         return self.model_dump(by_alias=True, exclude_none=True)
 
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+    def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
         return fetch_operation(lookup, self.key, self.values())
 
 
 # --- Olive Young -------------------------------------------------------------------------------
 
 
+@lookup(
+    "oliveyoung_stores",
+    "/api/oliveyoung/stores",
+    "Olive Young stores",
+    "Finds Olive Young (올리브영) stores near `lat`/`lon` (default: Seoul City Hall), optionally "
+    "by name, area or store code in `keyword` (e.g. 명동, Gangnam). 올리브영 매장 검색.",
+)
 class OliveyoungStoresQuery(OperationQuery):
     key = RouteKey.OY_FIND_STORE
     keyword: SearchText | None = Field(
@@ -114,6 +222,14 @@ class OliveyoungStoresQuery(OperationQuery):
     page: Page = Field(default=1, serialization_alias="pageIdx")
 
 
+@lookup(
+    "oliveyoung_products",
+    "/api/oliveyoung/products",
+    "Olive Young product search",
+    "Searches Olive Young's online catalogue by `keyword` (a product or brand name; Korean "
+    "matches best, e.g. 립밤), with prices, discounts and online stock. The `goodsNumber` of a "
+    "result is the `goodsNo` of oliveyoungGoodsInfo. 올리브영 상품 검색.",
+)
 class OliveyoungProductsQuery(OperationQuery):
     key = RouteKey.OY_PRODUCT_SEARCH
     keyword: SearchText
@@ -121,6 +237,13 @@ class OliveyoungProductsQuery(OperationQuery):
     size: PageSize = 20
 
 
+@lookup(
+    "oliveyoung_goods_info",
+    "/api/oliveyoung/products/{goodsNo}",
+    "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+    "Turns an Olive Young goods number (`goodsNo`, from a product search) into its master "
+    "goods number, the `productId` that oliveyoungStock asks for. 올리브영 상품번호 → 마스터 상품번호.",
+)
 class OliveyoungGoodsQuery(OperationQuery):
     """A goods number (a path parameter) -> its master goods number."""
 
@@ -128,6 +251,14 @@ class OliveyoungGoodsQuery(OperationQuery):
     goodsNo: GoodsNumber
 
 
+@lookup(
+    "oliveyoung_stock",
+    "/api/oliveyoung/stock",
+    "Olive Young stock per store",
+    "Stock of one Olive Young product (`productId`: its master goods number, from "
+    "oliveyoungGoodsInfo) in each store near `lat`/`lon` (default: Seoul City Hall), "
+    "optionally only stores matching `keyword`. 올리브영 매장별 재고.",
+)
 class OliveyoungStockQuery(OperationQuery):
     key = RouteKey.OY_STOCK_STORES
     productId: GoodsNumber = Field(description="Master goods number (see /api/oliveyoung/products/{goodsNo})")
@@ -143,20 +274,36 @@ class OliveyoungStockQuery(OperationQuery):
 
 
 # The PocketCU client primes the stock-search display before every search; so do we.
+@lookup(
+    "cu_products",
+    "/api/cu/products",
+    "CU product search",
+    "Searches CU (씨유) convenience-store products by `keyword` (a product name; Korean matches "
+    "best, e.g. 레쓰비), with prices and pickup, delivery and reservation options. "
+    "`offset`/`limit` page through results. CU 상품 검색.",
+)
 class CuProductsQuery(LookupQuery):
     keyword: SearchText
-    offset: Annotated[int, Field(ge=0, le=9999)] = 0
+    offset: Annotated[int, Field(ge=0, le=9999), WholeNumber] = 0
     limit: PageSize = 20
 
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+    def fetch(self, lookup: Lookup) -> cu.CuProducts:
         prime = operation_params(RouteKey.CU_PRIME, {})
         search = operation_params(
             RouteKey.CU_STOCK, {"searchWord": self.keyword, "offset": self.offset, "limit": self.limit}
         )
         lookup(RouteKey.CU_PRIME, prime)
-        return lookup.data(RouteKey.CU_STOCK, search)
+        return cast(cu.CuProducts, lookup.data(RouteKey.CU_STOCK, search))
 
 
+@lookup(
+    "cu_stores",
+    "/api/cu/stores",
+    "CU stores near a point (with one item's stock)",
+    "Finds CU (씨유) stores near `lat`/`lon` (required; WGS84), optionally by name in "
+    "`keyword`; with `itemCd` (an `itemCode` from cuProducts) each store also shows that "
+    "item's stock. CU 매장 검색 및 매장별 재고.",
+)
 class CuStoresQuery(OperationQuery):
     key = RouteKey.CU_STORE
     lat: Latitude = Field(serialization_alias="latVal")
@@ -167,25 +314,50 @@ class CuStoresQuery(OperationQuery):
     def values(self) -> dict[str, Any]:
         return _given(**super().values(), item_cd=self.itemCd)  # the app sends the item under both names
 
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
-        data = super().fetch(lookup)
+    def fetch(self, lookup: Lookup) -> cu.CuStores:
+        data = cast(cu.CuStores, super().fetch(lookup))
         if not self.itemCd:
             # Without an item there is no stock to report; "unknown" on every store would only mislead.
-            data["stores"] = [{k: v for k, v in store.items() if k != "stock"} for store in data["stores"]]
+            for store in data["stores"]:
+                del store["stock"]
         return data
 
 
 # --- GS25 --------------------------------------------------------------------------------------
 
 
+@lookup(
+    "gs25_products",
+    "/api/gs25/products",
+    "GS25 product search",
+    "Searches GS25 (지에스25) convenience-store products by `keyword` (a product name; Korean "
+    "matches best, e.g. 코카콜라). The `itemCode` of a result is what gs25Stock asks for. GS25 상품 "
+    "검색.",
+)
 class Gs25ProductsQuery(OperationQuery):
     key = RouteKey.GS25_PRODUCTS
     keyword: SearchText = Field(serialization_alias="query")
 
 
+ITEM_CODE_OR_KEYWORD = CrossRule("itemCodeOrKeyword", "give `itemCode` or `keyword` (or both)")
+SEARCH_WINDOW = CrossRule(
+    "searchWindow",
+    f"`(page - 1) * size` must be at most {seveneleven.MAX_START_COUNT} (the search goes no deeper)",
+)
+
+
 # Pinned to the relay (the app session lives there): the router decides that, not this query.
+@lookup(
+    "gs25_stock",
+    "/api/gs25/stock",
+    "GS25 stock per store near a point (`itemCode` or `keyword` required)",
+    "Stock of one GS25 product in stores near `lat`/`lon` (required; WGS84): give its "
+    "`itemCode` (from gs25Products) or a `keyword` naming it; at least one of the two. GS25 "
+    "매장별 재고.",
+)
 class Gs25StockQuery(OperationQuery):
     key = RouteKey.GS25_STOCK
+    cross_rules = (ITEM_CODE_OR_KEYWORD,)
     itemCode: Code | None = Field(default=None, description="GS25 item code; or give `keyword`")
     keyword: SearchText | None = Field(default=None, description="Product keyword; or give `itemCode`")
     lat: Latitude = Field(serialization_alias="myPositionYCoordination")
@@ -194,15 +366,24 @@ class Gs25StockQuery(OperationQuery):
     @model_validator(mode="after")
     def _item_code_or_keyword(self) -> Self:
         if self.itemCode is None and self.keyword is None:
-            raise ValueError("give itemCode or keyword")
+            raise PydanticCustomError(ITEM_CODE_OR_KEYWORD.name, ITEM_CODE_OR_KEYWORD.text)
         return self
 
 
 # --- 7-Eleven ----------------------------------------------------------------------------------
 
 
+@lookup(
+    "seveneleven_products",
+    "/api/seveneleven/products",
+    "7-Eleven product search",
+    "Searches 7-Eleven (세븐일레븐) products by `keyword` (a product name; Korean matches best, "
+    "e.g. 코카콜라), with prices, events (1+1, 2+1) and ratings. `page`/`size` page through "
+    "results. 세븐일레븐 상품 검색.",
+)
 class SevenElevenProductsQuery(OperationQuery):
     key = RouteKey.SEVEN_GOODS
+    cross_rules = (SEARCH_WINDOW,)
     keyword: SearchText
     page: Page = 1
     size: PageSize = 20
@@ -211,10 +392,7 @@ class SevenElevenProductsQuery(OperationQuery):
     def _within_the_search_window(self) -> Self:
         # The upstream search starts at row (page-1)*size and goes no deeper than MAX_START_COUNT.
         if (self.page - 1) * self.size > seveneleven.MAX_START_COUNT:
-            limit = seveneleven.MAX_START_COUNT
-            error = PydanticCustomError(
-                "search_window", "(page - 1) * size must be at most {limit}", {"limit": limit}
-            )
+            error = PydanticCustomError(SEARCH_WINDOW.name, SEARCH_WINDOW.text)
             raise ValidationError.from_exception_data(
                 type(self).__name__,
                 [
@@ -234,12 +412,26 @@ class SevenElevenProductsQuery(OperationQuery):
         }
 
 
+@lookup(
+    "seveneleven_stores",
+    "/api/seveneleven/stores",
+    "7-Eleven store search",
+    "Finds 7-Eleven (세븐일레븐) stores by name or area in `keyword` (e.g. 강남), with their "
+    "location and services; `limit` caps the rows. 세븐일레븐 매장 검색.",
+)
 class SevenElevenStoresQuery(OperationQuery):
     key = RouteKey.SEVEN_STORE
     keyword: SearchText = Field(serialization_alias="query")
     limit: PageSize = Field(default=20, serialization_alias="listCount")
 
 
+@lookup(
+    "seveneleven_popwords",
+    "/api/seveneleven/popwords",
+    "7-Eleven popular keywords",
+    "7-Eleven's (세븐일레븐) most searched keywords right now, ranked; `label` picks the list "
+    "(default `home`). 세븐일레븐 인기 검색어.",
+)
 class SevenElevenPopwordsQuery(OperationQuery):
     key = RouteKey.SEVEN_POPWORDS
     label: Code = "home"
@@ -248,15 +440,27 @@ class SevenElevenPopwordsQuery(OperationQuery):
 # The item's stock metadata first (it names the stock request's codes), then one store's stock. One store per
 # request: asking for several at once is rejected upstream. A management quantity of -1 means the item's stock
 # is unknown: that is the answer, and no stock request is made (the relays refuse -1 in one).
+@lookup(
+    "seveneleven_stock",
+    "/api/seveneleven/stock",
+    "7-Eleven stock of one item in one store",
+    "Stock of one 7-Eleven item (`itemCd`: an `itemCode` from sevenelevenProducts) in one "
+    "store (`storeCd`: a `storeCode` from sevenelevenStores). 세븐일레븐 매장 재고.",
+)
 class SevenElevenStockQuery(LookupQuery):
     itemCd: Code
     storeCd: Code
 
-    def fetch(self, lookup: Lookup) -> dict[str, Any]:
+    def fetch(self, lookup: Lookup) -> seveneleven.SevenElevenStock:
         item = fetch_operation(lookup, RouteKey.SEVEN_STOCK_META, {"itemCd": self.itemCd})
-        result = {"itemCode": item["itemCd"], "itemName": item["itemName"], "storeCode": self.storeCd}
+        result: seveneleven.SevenElevenStock = {
+            "itemCode": item["itemCd"],
+            "itemName": item["itemName"],
+            "storeCode": self.storeCd,
+            "stock": stock(None),
+        }
         if item["stokMngQty"] == UNKNOWN_QUANTITY:
-            return {**result, "stock": stock(None)}
+            return result
         try:
             stock_params = operation_params(
                 RouteKey.SEVEN_STOCK,
@@ -270,25 +474,46 @@ class SevenElevenStockQuery(LookupQuery):
             )
         except InvalidParams:
             # The codes came from the upstream, not from the caller: an unusable answer, not bad input.
-            raise upstream_bad_response() from None
+            raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
         stores = lookup.data(RouteKey.SEVEN_STOCK, stock_params)["stores"]
         store = next((row for row in stores if row["storeCode"] == self.storeCd), None)
-        # A store missing from the answer is "unknown", never "out of stock".
-        return {**result, "stock": store["stock"] if store is not None else stock(None)}
+        if store is not None:  # a store missing from the answer is "unknown", never "out of stock"
+            result["stock"] = store["stock"]
+        return result
 
 
 class SevenElevenListingQuery(OperationQuery):
     """`seven-pages`, `seven-issues` or `seven-exhibitions`: listings that take no parameters."""
 
 
+@lookup(
+    "seveneleven_pages",
+    "/api/seveneleven/catalog/pages",
+    "7-Eleven product pages",
+    "7-Eleven's (세븐일레븐) product listing pages: the products the app shows on its catalogue "
+    "pages. No parameters. 세븐일레븐 상품 목록.",
+)
 class SevenElevenPagesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_PAGES
 
 
+@lookup(
+    "seveneleven_issues",
+    "/api/seveneleven/catalog/issues",
+    "7-Eleven featured products",
+    "7-Eleven's (세븐일레븐) featured products of the moment. No parameters. 세븐일레븐 추천 상품.",
+)
 class SevenElevenIssuesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_ISSUES
 
 
+@lookup(
+    "seveneleven_exhibitions",
+    "/api/seveneleven/catalog/exhibitions",
+    "7-Eleven promotions",
+    "7-Eleven's (세븐일레븐) current promotions, with their dates and number of products. No "
+    "parameters. 세븐일레븐 기획전.",
+)
 class SevenElevenExhibitionsQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_EXHIBITIONS
 
@@ -302,14 +527,35 @@ class DtryxCinemaQuery(OperationQuery):
     cinemaCode: CinemaCode = Field(description="Six-digit cinema code, e.g. 000067")
 
 
+@lookup(
+    "dtryx_movies",
+    "/api/dtryx/movies",
+    "Films now showing at a cinema",
+    "Films now showing at one cinema of the Dtryx booking system (Korean independent cinemas, "
+    "독립영화관): `brandCode` (e.g. indieart) and six-digit `cinemaCode` (e.g. 000067). 상영 중인 영화.",
+)
 class DtryxMoviesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_MOVIES
 
 
+@lookup(
+    "dtryx_play_dates",
+    "/api/dtryx/play-dates",
+    "Bookable screening dates",
+    "Dates with bookable screenings at one Dtryx cinema (`brandCode`, `cinemaCode`); a date "
+    "from here is the `playDate` of dtryxTimetable. 예매 가능한 상영일.",
+)
 class DtryxPlayDatesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_PLAY_DATES
 
 
+@lookup(
+    "dtryx_timetable",
+    "/api/dtryx/timetable",
+    "Showtimes and seats for one date",
+    "Showtimes of one Dtryx cinema (`brandCode`, `cinemaCode`) on one date (`playDate`, "
+    "YYYY-MM-DD), with screens, start and end times and remaining seats. 상영 시간표와 잔여 좌석.",
+)
 class DtryxTimetableQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_TIMETABLE
     playDate: DashedDate

@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from functions.adapters.direct import DirectTransport
-from functions.adapters.http import MAX_JSON_DEPTH, ExchangeFailed, decode_json, new_http_client
+from functions.adapters.http import MAX_JSON_DEPTH, decode_json, new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog import CATALOG
 from functions.catalog.spec import OperationSpec
@@ -362,7 +362,7 @@ def test_stacked_unknown_or_broken_content_codings_are_invalid_responses(coding:
 
 def test_json_nested_up_to_the_limit_is_decoded_and_one_deeper_is_not() -> None:
     assert decode_json(b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH) is not None
-    with pytest.raises(ExchangeFailed) as caught:
+    with pytest.raises(RouteFailure) as caught:
         decode_json(b'{"a":' * MAX_JSON_DEPTH + b"[]" + b"}" * MAX_JSON_DEPTH)
     assert caught.value.reason is Reason.INVALID_RESPONSE
 

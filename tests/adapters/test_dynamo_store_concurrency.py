@@ -37,7 +37,8 @@ from functions.core.model import (
     RouteKey,
     Snapshot,
 )
-from functions.core.quota import FLUSH_INTERVAL_MS, DailyQuota, korea_day
+from functions.core.quota import korea_day
+from functions.services.quota import FLUSH_INTERVAL_MS, DailyQuota
 
 T0 = 1_750_000_000_000
 KEYS = (RouteKey.CU_STOCK, RouteKey.SEVEN_STOCK, RouteKey.DTRYX_TIMETABLE)

@@ -25,7 +25,7 @@ from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.http import PER_HOST_LIMITS, new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog.spec import OperationSpec
-from functions.core import DIRECT_PROBED, PINNED_TO_RELAY, RouteFailure, ServiceError
+from functions.core import DIRECT_PROBED, PINNED_TO_RELAY, ApiError, RouteFailure
 from functions.core.model import Reason, RelayCheck, RelayGroup, RouteKey
 from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
 from tests.support.core_fakes import RecordingProbeEvents
@@ -196,7 +196,7 @@ def relay_lookup(
     """The relay lookup's error (status, code, Retry-After), or None when it succeeded."""
     try:
         relays.fetch(spec_at("unused"), Params(q="x"), timeout_ms=timeout_ms)
-    except ServiceError as error:
+    except ApiError as error:
         return error.status, error.code, error.retry_after
     return None
 

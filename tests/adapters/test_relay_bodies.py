@@ -18,10 +18,10 @@ from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTrans
 from functions.catalog import CATALOG
 from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
 from functions.core import RelayGroup, RouteKey
-from functions.core.routing import Router
 from functions.services import queries
 from functions.services.lookup import InvalidParams, Lookup
 from functions.services.queries import LookupQuery
+from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import relay_route
 from tests.support.examples import examples

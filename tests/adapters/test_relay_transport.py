@@ -26,11 +26,11 @@ from functions.catalog import CATALOG
 from functions.catalog.spec import OperationSpec
 from functions.core import (
     MAX_BODY_BYTES,
+    ApiError,
     Reason,
     RelayCheck,
     RelayGroup,
     RouteKey,
-    ServiceError,
     group_of,
 )
 from sandbox.simulator.payloads import realistic_payload, soft_failure_payloads
@@ -105,8 +105,8 @@ def fetch(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES, **kwargs: Any
     )
 
 
-def service_error(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES, **kwargs: Any) -> ServiceError:
-    with pytest.raises(ServiceError) as caught:
+def service_error(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES, **kwargs: Any) -> ApiError:
+    with pytest.raises(ApiError) as caught:
         fetch(handler, key, **kwargs)
     return caught.value
 
@@ -206,7 +206,7 @@ def test_credentials_that_cannot_be_header_values_are_a_configuration_error(cred
     assert transport.check_health(RelayGroup.DTRYX, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(
         RelayGroup.DTRYX, healthy=False, checked_at=NOW, reason=Reason.CONFIGURATION
     )
-    with pytest.raises(ServiceError) as lookup:
+    with pytest.raises(ApiError) as lookup:
         transport.fetch(make_spec(RouteKey.DTRYX_MOVIES), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
     assert lookup.value.status == 503
     assert calls == []
@@ -228,10 +228,10 @@ def test_an_unusable_or_missing_relay_answers_503() -> None:
         new_http_client(httpx.MockTransport(reply(200, DTRYX_OK))),
         {RelayGroup.DTRYX: RelayConfigError("dtryx relay token is missing")},
     )
-    with pytest.raises(ServiceError) as caught:
+    with pytest.raises(ApiError) as caught:
         transport.fetch(make_spec(RouteKey.DTRYX_MOVIES), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
     assert caught.value.status == 503
-    with pytest.raises(ServiceError) as caught:
+    with pytest.raises(ApiError) as caught:
         transport.fetch(make_spec(RouteKey.OY_FIND_STORE), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
     assert caught.value.status == 503
 

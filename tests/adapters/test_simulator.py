@@ -21,12 +21,12 @@ from functions.catalog import CATALOG
 from functions.core import (
     DIRECT_PROBED,
     MAX_BODY_BYTES,
+    ApiError,
     Reason,
     RelayCheck,
     RelayGroup,
     RouteFailure,
     RouteKey,
-    ServiceError,
     UpstreamRejected,
     group_of,
 )
@@ -472,9 +472,9 @@ def test_the_real_transports_leak_nothing(server: SimulatorServer, simulator: Si
     simulator.faults.set("relay:oliveyoung", "bad-shape")
     for key in DIRECT_PROBED:  # failures are expected with stub payloads; only the requests matter here
         spec = CATALOG[key]
-        with pytest.raises((RouteFailure, ServiceError)):
+        with pytest.raises((RouteFailure, ApiError)):
             direct(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
-        with pytest.raises(ServiceError):
+        with pytest.raises(ApiError):
             relays(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
     calls = simulator.calls()
     assert calls["leakedSecrets"] == 0
@@ -649,7 +649,7 @@ def test_simulated_gs25_stock_needs_the_gs25_api_key(api_key: str | None, status
 def test_a_gs25_refusal_of_the_relays_session_is_a_503_for_the_lambda(server: SimulatorServer) -> None:
     wrong_key = {RelayGroup.CONVENIENCE: RelayCredentials("conv-token-2", api_key="expired-key")}
     spec = CATALOG[RouteKey.GS25_STOCK]
-    with pytest.raises(ServiceError) as caught:
+    with pytest.raises(ApiError) as caught:
         relays(server, wrong_key).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS * 10)
     assert (caught.value.status, caught.value.code) == (503, "UPSTREAM_ROUTE_UNAVAILABLE")
 
@@ -698,7 +698,7 @@ def test_relay_faults_reach_the_relay_transport(
 ) -> None:
     simulator.faults.set("relay:convenience", fault)
     spec = CATALOG[RouteKey.SEVEN_STOCK]
-    with pytest.raises(ServiceError) as caught:
+    with pytest.raises(ApiError) as caught:
         relays(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
     assert (caught.value.status, caught.value.code, caught.value.retry_after) == (status, code, retry_after)
     assert simulator.calls()["relay:seven-stock"] == 1
@@ -783,7 +783,7 @@ def test_relay_upstream_faults_are_the_retailer_as_the_relay_sees_it(
     simulator.faults.set("relay-upstream:dtryx-movies", "http-403")
     spec = CATALOG[RouteKey.DTRYX_MOVIES]
     assert direct_reason(server, RouteKey.DTRYX_MOVIES) is Reason.SHAPE  # the Lambda still reaches it
-    with pytest.raises(ServiceError) as caught:
+    with pytest.raises(ApiError) as caught:
         relays(server).fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS * 10)
     assert caught.value.status == 502  # the relay's answer to the retailer's 403
     calls = simulator.calls()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infra.api import API_HANDLER, OPS_HANDLER
+from infra.api import API_HANDLER, MCP_HANDLER, OPS_HANDLER
 from infra.secret import HEALTH_CHECK_SECRET_KEY
 from ops_cli.connection import API_URL_OUTPUT, SECRET_ARN_OUTPUT, SECRET_KEY
 
@@ -60,8 +60,12 @@ def _route_for(method: str, path: str, route_keys: set[str]) -> str:
 def test_routes_go_to_the_right_function(synthesized):
     functions = synthesized.functions_by_handler()
     lookup_id, ops_id = functions[API_HANDLER][0], functions[OPS_HANDLER][0]
+    mcp_id = functions[MCP_HANDLER][0]
 
     assert _route_targets(synthesized) == {
+        "POST /mcp": mcp_id,
+        "GET /mcp": mcp_id,  # answered 405 by the function, as Streamable HTTP asks
+        "DELETE /mcp": mcp_id,
         "GET /api/{proxy+}": lookup_id,
         "GET /api/health/routes": ops_id,
         "POST /api/health/routes": ops_id,

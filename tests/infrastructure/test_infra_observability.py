@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from functions.handlers.metrics import METRICS
-from infra.api import API_HANDLER, OPS_HANDLER
+from infra.api import API_HANDLER, MCP_HANDLER, OPS_HANDLER
 from infra.probe import PROBE_HANDLER
 
 pytestmark = pytest.mark.infra
@@ -96,6 +96,13 @@ def test_lambda_metrics_are_graphed_for_every_function(synthesized, widgets, nam
     }
     function_ids = {logical_id for logical_id, _ in synthesized.functions_by_handler().values()}
     assert graphed_functions == {f"Ref:{logical_id}" for logical_id in function_ids}
+
+
+def test_the_mcp_endpoints_calls_errors_and_duration_are_graphed_together(synthesized, widgets):
+    mcp = f"Ref:{synthesized.functions_by_handler()[MCP_HANDLER][0]}"
+    (widget,) = [w for w in widgets if w.get("properties", {}).get("title", "").startswith("MCP endpoint")]
+    graphed = {metric for namespace, metric, dims in _graphed(widget) if dims.get("FunctionName") == mcp}
+    assert graphed == {"Invocations", "Errors", "Duration"}
 
 
 def test_metrics_with_a_dimension_are_graphed_with_search_expressions(widgets):
@@ -293,11 +300,14 @@ def test_saved_logs_insights_queries(synthesized):
     assert '"direct failed"' in why["QueryString"]
     assert '"probe check failed"' in why["QueryString"]
     assert "by message, route, group, reason" in queries["failures-by-reason"]["QueryString"]
-    assert queries["503s-by-route"]["LogGroupNames"] == [log_group_of[API_HANDLER]]
+    # MCP tool calls run the lookup function's handler and log to the MCP function's group.
+    lookups = [log_group_of[API_HANDLER], log_group_of[MCP_HANDLER]]
+    assert queries["503s-by-route"]["LogGroupNames"] == lookups
+    assert all(group in why["LogGroupNames"] for group in lookups)
     # The probe's checks run on schedule (probe) and on demand (POST /api/health/routes: ops).
     for name in ("probe-checks-by-route", "relay-checks"):
         assert queries[name]["LogGroupNames"] == [log_group_of[PROBE_HANDLER], log_group_of[OPS_HANDLER]]
-    assert len(queries["store-errors-by-operation"]["LogGroupNames"]) == 3
+    assert len(queries["store-errors-by-operation"]["LogGroupNames"]) == 4
     overrides = queries["override-changes"]
     assert overrides["LogGroupNames"] == [log_group_of[OPS_HANDLER]]
     assert 'filter audit = "route-override"' in overrides["QueryString"]
@@ -341,7 +351,7 @@ def test_the_alarms_read_few_metrics(synthesized):
         "RouteHealth-prod-snapshot-stale": 2,
         "RouteHealth-prod-store-errors": 1,
         "RouteHealth-prod-unexpected-errors": 1,
-        "RouteHealth-prod-function-errors": 3,
+        "RouteHealth-prod-function-errors": 4,  # one Errors metric per function
     }
 
 

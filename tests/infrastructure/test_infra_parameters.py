@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from functions.handlers.settings import ApiSettings, CommonSettings
-from infra.api import API_HANDLER
+from infra.api import API_HANDLER, MCP_HANDLER
 from infra.environment import POWERTOOLS_ENVIRONMENT
 from infra.parameters import LOOKUP_FUNCTION, PARAMETERS
 from tests.infrastructure.test_infra_deploy_settings import REPO_ROOT
@@ -75,11 +75,11 @@ def test_a_value_below_the_parameters_minimum_would_stop_the_function_too(variab
         _lookup_settings(**{variable: value})
 
 
-def test_the_lookup_settings_reach_the_lookup_function_only(synthesized):
+def test_the_lookup_settings_reach_the_lookup_functions_only(synthesized):
     lookup_only = {str(parameter.variable) for parameter in LOOKUP_FUNCTION}
     for handler, (_, props) in synthesized.deployed().functions_by_handler().items():
         variables = props["Environment"]["Variables"]
-        if handler == API_HANDLER:
+        if handler in (API_HANDLER, MCP_HANDLER):  # a tool call is a lookup
             assert {name: variables[name] for name in sorted(lookup_only)} == {
                 "DAILY_RATE_LIMIT": "3000",
                 "DAILY_RATE_LIMIT_FLUSH_SECONDS": "0.25",

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from functions.catalog import spec_for
-from functions.catalog.spec import ResponseRejected
-from functions.core import Reason, RouteKey
+from functions.core import Reason, RouteFailure, RouteKey
 
 CU_STOCK_BODY = {
     "searchWord": "레쓰비",
@@ -363,6 +362,6 @@ DELETE = object()
 
 def rejection(key: RouteKey, body: object) -> Reason:
     """Why `key`'s spec rejects `body` (it must)."""
-    with pytest.raises(ResponseRejected) as caught:
+    with pytest.raises(RouteFailure) as caught:
         spec_for(key).validate(body)
     return caught.value.reason

@@ -16,13 +16,13 @@ from functions.core import (
     RelayGroup,
     RouteCheck,
     RouteKey,
-    Router,
     RouteVerdict,
     Snapshot,
-    SnapshotCache,
     decide,
 )
 from functions.services.probe_run import ProbeSummary
+from functions.services.routing import Router
+from functions.services.snapshot_cache import SnapshotCache
 from tests.support.clock import ManualClock
 from tests.support.executor import ManualExecutor
 

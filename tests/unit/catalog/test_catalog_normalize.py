@@ -14,7 +14,7 @@ from tests.support.catalog_fixtures import OY_STORE, VALID
 
 def _data(key: RouteKey, body: dict[str, Any] | None = None) -> dict[str, Any]:
     spec = spec_for(key)
-    return spec.normalize(spec.validate(VALID[key] if body is None else body))
+    return dict(spec.normalize(spec.validate(VALID[key] if body is None else body)))
 
 
 def columns(rows: list[dict[str, Any]], *fields: str) -> list[tuple[Any, ...]]:

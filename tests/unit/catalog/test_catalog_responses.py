@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from functions.catalog import spec_for
-from functions.catalog.spec import ResponseRejected
-from functions.core import Reason, RouteKey
+from functions.core import Reason, RouteFailure, RouteKey
 from tests.support.catalog_fixtures import DELETE, VALID, changed, rejection
 
 SEVEN_ENVELOPED = [
@@ -319,7 +318,7 @@ def test_non_finite_numbers_are_shape(value: float) -> None:
 
 def test_rejection_does_not_chain_the_upstream_body() -> None:
     body = changed(RouteKey.OY_GOODS_INFO, ("status",), "secret-looking upstream text")
-    with pytest.raises(ResponseRejected) as caught:
+    with pytest.raises(RouteFailure) as caught:
         spec_for(RouteKey.OY_GOODS_INFO).validate(body)
     assert caught.value.__cause__ is None
     assert caught.value.__suppress_context__

@@ -13,9 +13,7 @@ import pytest
 
 from functions.catalog import CATALOG
 from functions.catalog.relay_inputs import read_relay_input
-from functions.catalog.spec import ResponseRejected
-from functions.core import Reason, RouteKey, group_of
-from functions.handlers import api
+from functions.core import Reason, RouteFailure, RouteKey, group_of
 from functions.services import queries
 from sandbox.simulator.payloads import SIMULATED, probe_request, realistic_payload, soft_failure_payloads
 from sandbox.simulator.routes import relay_route, retailer_route
@@ -37,21 +35,12 @@ def route_keys_named_in(source: str) -> set[RouteKey]:
 
 
 def endpoint_keys() -> set[RouteKey]:
-    """The route keys the lookup API's endpoints use: named in `api.py` or in the query models it routes."""
-    api_source = inspect.getsource(api)
-    named = {
-        node.attr if isinstance(node, ast.Attribute) else node.id
-        for node in ast.walk(ast.parse(api_source))
-        if isinstance(node, ast.Name | ast.Attribute)
-    }
-    routed = [
-        query
-        for name, query in vars(queries).items()
-        if name in named and isinstance(query, type) and issubclass(query, queries.LookupQuery)
-    ]
-    keys = route_keys_named_in(api_source)
-    for query in routed:
-        keys |= route_keys_named_in(inspect.getsource(query))
+    """The route keys the lookup API's endpoints use: named in the query models of the lookup contract."""
+    keys: set[RouteKey] = set()
+    for query in queries.LOOKUPS:
+        for klass in query.__mro__:
+            if issubclass(klass, queries.LookupQuery) and klass is not queries.LookupQuery:
+                keys |= route_keys_named_in(inspect.getsource(klass))
     return keys
 
 
@@ -80,7 +69,7 @@ def test_the_simulated_upstream_answers_and_fails_softly(key: RouteKey) -> None:
     failures = soft_failure_payloads(key)
     assert failures
     for body in failures.values():
-        with pytest.raises(ResponseRejected) as rejected:
+        with pytest.raises(RouteFailure) as rejected:
             spec.validate(body)
         assert rejected.value.reason is Reason.SHAPE
 
@@ -96,3 +85,22 @@ def test_the_simulator_routes_the_specs_url_and_relay_operation_to_the_key(key: 
 def test_every_route_key_has_an_api_endpoint_or_a_reason_why_not() -> None:
     assert endpoint_keys() | set(WITHOUT_AN_ENDPOINT) == set(RouteKey)
     assert not endpoint_keys() & set(WITHOUT_AN_ENDPOINT)
+
+
+def test_every_endpoint_is_a_rest_route_an_mcp_tool_and_a_lookup_command() -> None:
+    # The tools and the commands are read from the OpenAPI document of the registered REST endpoints: an
+    # endpoint needs nothing more for them (tests/unit/mcp/test_lookup_document.py adds one to the document).
+    from functions.handlers import api
+    from functions.lookup_document import lookup_document, lookup_operations
+    from functions.mcp.tools import LookupTools
+    from ops_cli.lookup import parser
+
+    operations = lookup_operations(lookup_document())
+    registered = [api.operation_id(query) for query in queries.LOOKUPS]
+    tools = LookupTools(operations, api.lambda_handler).definitions
+    command = parser(operations)
+
+    assert [tool["name"] for tool in tools] == registered
+    for operation in operations:
+        required = [f"--{p.name}=x" for p in operation.parameters if p.required]
+        assert command.parse_args([operation.name, *required]).operation == operation.name

@@ -13,11 +13,11 @@ from functions.core import (
     PINNED_TO_RELAY,
     SNAPSHOT_TTL_MS,
     VERDICT_MAX_AGE_MS,
+    ApiError,
     Decision,
     Path,
     RouteFailure,
     Rule,
-    ServiceError,
     group_of,
 )
 from functions.core.model import (
@@ -100,6 +100,9 @@ def test_force_direct_on_the_pinned_key_is_refused_and_force_relay_is_allowed() 
         "",
         "   ",
         "x" * (MAX_REASON_CHARS + 1),
+        " " + "x" * MAX_REASON_CHARS,  # the limit counts the reason as sent
+        "\u3000\u00a0",  # blank in any script
+        "soft\u00adhyphen",  # a format character
         "line\nbreak",
         "nul\x00",
         "bell\x07",
@@ -359,7 +362,7 @@ def test_property_under_force_relay_nothing_goes_direct(
     answer: object
     try:
         answer = router.route_operation(key, direct, ScriptedCall(clock, "relay"))
-    except ServiceError as error:  # the relay is known unhealthy
+    except ApiError as error:  # the relay is known unhealthy
         answer = error.status
     assert answer in ("relay", 503)
     assert direct.calls == 0

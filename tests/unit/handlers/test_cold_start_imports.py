@@ -1,7 +1,7 @@
 """A function's INIT imports only what its invocations use. None loads pydantic-settings (the settings are plain
-pydantic models) or, as deployed by default, the X-Ray SDK; the lookup function loads neither the OpenAPI
-builder, Powertools' OpenAPI parameters nor the documented data models (the first `GET /api/openapi.json` does)
-nor the probe's code. INIT never runs the garbage collector."""
+pydantic models) or, as deployed by default, the X-Ray SDK; the lookup function loads neither the document's
+correction step (the first `GET /api/openapi.json` does) nor the probe's code; only the MCP function loads the
+MCP protocol. INIT never runs the garbage collector."""
 
 from __future__ import annotations
 
@@ -14,12 +14,7 @@ import pytest
 from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT
 
 NEVER_AT_INIT = ("pydantic_settings", "aws_xray_sdk")
-NOT_IN_THE_LOOKUP_FUNCTION = (
-    "aws_lambda_powertools.event_handler.openapi.params",
-    "functions.handlers.openapi",
-    "functions.handlers.lookup_data",
-    "functions.services.probe_run",
-)
+NOT_IN_THE_LOOKUP_FUNCTION = ("functions.handlers.openapi", "functions.services.probe_run")
 LOADED = 'print(" ".join(sorted(name for name in sys.modules if name in {names!r})))'
 
 
@@ -35,7 +30,7 @@ def _loaded(script: str, names: tuple[str, ...]) -> list[str]:
     return result.stdout.splitlines()
 
 
-@pytest.mark.parametrize("function", ["api", "probe", "ops"])
+@pytest.mark.parametrize("function", ["api", "probe", "ops", "mcp"])
 def test_no_function_imports_pydantic_settings_or_the_xray_sdk(function: str) -> None:
     assert _loaded(f"import sys, functions.handlers.{function}\nLOADED", NEVER_AT_INIT) == [""]
 
@@ -46,12 +41,17 @@ def test_the_lookup_function_loads_the_openapi_builder_only_to_serve_the_documen
     at_init, after_document = _loaded(script, NOT_IN_THE_LOOKUP_FUNCTION)
 
     assert at_init == ""
-    assert after_document == (
-        "aws_lambda_powertools.event_handler.openapi.params functions.handlers.lookup_data functions.handlers.openapi"
-    )
+    assert after_document == "functions.handlers.openapi"
 
 
 @pytest.mark.parametrize("function", ["api", "probe", "ops"])
+def test_only_the_mcp_function_loads_the_mcp_protocol(function: str) -> None:
+    names = ("mcp_types", "functions.mcp", "functions.lookup_document")
+    assert _loaded(f"import sys, functions.handlers.{function}\nLOADED", names) == [""]
+    assert _loaded("import sys, functions.handlers.mcp\nLOADED", names) == [" ".join(sorted(names))]
+
+
+@pytest.mark.parametrize("function", ["api", "probe", "ops", "mcp"])
 def test_the_garbage_collector_never_runs_during_a_functions_init_and_runs_after_it(function: str) -> None:
     script = (
         "import gc, sys\n"

@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from functions.catalog.spec import OperationSpec
-from functions.core import RelayGroup, RouteKey, ServiceError, group_of
-from functions.core.routing import Router
+from functions.core import ApiError, RelayGroup, RouteKey, group_of
 from functions.services.lookup import InvalidParams, Lookup, operation_params
 from functions.services.queries import (
     SEOUL_CITY_HALL_LAT,
@@ -34,6 +33,7 @@ from functions.services.queries import (
     SevenElevenStockQuery,
     SevenElevenStoresQuery,
 )
+from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from tests.support.clock import ManualClock
 from tests.support.examples import examples
@@ -266,7 +266,7 @@ def test_seven_stock_with_unusable_meta_codes_is_502_and_never_asks_for_stock(cl
     }
     transport = RecordingTransport(clock, answers={RouteKey.SEVEN_STOCK_META: lambda _f: meta})
 
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         SevenElevenStockQuery(itemCd="8801056018979", storeCd="64676").fetch(lookup_with(transport, clock))
 
     assert raised.value.status == 502
@@ -332,7 +332,7 @@ def test_composite_steps_share_one_budget(clock: ManualClock) -> None:
 def test_no_budget_left_for_the_second_step_is_a_timeout_without_calling(clock: ManualClock) -> None:
     transport = RecordingTransport(clock, takes_ms=10_000)
 
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         CuProductsQuery(keyword="레쓰비").fetch(lookup_with(transport, clock, via_relay=True))
 
     assert (raised.value.status, raised.value.code) == (504, "UPSTREAM_TIMEOUT")

@@ -16,16 +16,7 @@ from functions.core.decision import (
     fresh_snapshot,
     relay_known_unhealthy,
 )
-from functions.core.errors import (
-    LookupCancelled,
-    RouteFailure,
-    ServiceError,
-    UpstreamRejected,
-    route_unavailable,
-    upstream_bad_response,
-    upstream_not_found,
-    upstream_timeout,
-)
+from functions.core.errors import ApiError, ErrorCode, LookupCancelled, RouteFailure, UpstreamRejected
 from functions.core.model import (
     COOLDOWN_MS,
     DIRECT_TIMEOUT_MS,
@@ -35,8 +26,9 @@ from functions.core.model import (
     RouteKey,
     group_of,
 )
-from functions.core.ports import Clock, FailureReporter, RoutingEvents
-from functions.core.snapshot_cache import SnapshotCache
+from functions.core.ports import Clock
+from functions.services.ports import FailureReporter, RoutingEvents
+from functions.services.snapshot_cache import SnapshotCache
 
 T = TypeVar("T")
 
@@ -103,7 +95,7 @@ class Router:
         budget_ms: int = LOOKUP_BUDGET_MS,
         cancel: threading.Event | None = None,
     ) -> T:
-        """Run the lookup; raises only ServiceError or LookupCancelled. The callables get their time in ms."""
+        """Run the lookup; raises only ApiError or LookupCancelled. The callables get their time in ms."""
         started = self._clock()
         _raise_if_cancelled(cancel)
         cached = self._peek_snapshot()
@@ -119,7 +111,7 @@ class Router:
         answered = decision.path
         try:
             return self._follow(decision, _Lookup(key, direct, relay, cached, started, budget_ms, cancel))
-        except ServiceError as error:
+        except ApiError as error:
             # The decision, a direct failure with the relay known unhealthy, or the relay itself: every 503
             # counts as unavailable, so the 503-rate alarm sees every one.
             if error.status == 503:
@@ -130,9 +122,9 @@ class Router:
 
     def _follow(self, decision: Decision, lookup: _Lookup[T]) -> T:
         if decision.path is Path.UNAVAILABLE:
-            raise route_unavailable()
+            raise ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE)
         if lookup.budget_ms <= 0:
-            raise upstream_timeout()
+            raise ApiError(ErrorCode.UPSTREAM_TIMEOUT)
         if decision.path is Path.RELAY:
             return _call_relay(lookup.relay, lookup.budget_ms, lookup.cancel)
 
@@ -144,7 +136,7 @@ class Router:
             _raise_if_cancelled(lookup.cancel)
             if failure.reason is Reason.TIMEOUT and granted_ms < DIRECT_TIMEOUT_MS:
                 # The lookup's budget ran out before the route's 3 s did: no evidence against the route.
-                raise upstream_timeout() from None
+                raise ApiError(ErrorCode.UPSTREAM_TIMEOUT) from None
             return self._fall_back(lookup, failure.reason)
 
     def _fall_back(self, lookup: _Lookup[T], reason: Reason) -> T:
@@ -161,10 +153,10 @@ class Router:
         group = group_of(key)
         # The snapshot must still be fresh now, after the direct attempt: a stale one never means 503.
         if relay_known_unhealthy(fresh_snapshot(lookup.cached, failed_at), group, failed_at):
-            raise route_unavailable()
+            raise ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE)
         remaining = lookup.budget_ms - (failed_at - lookup.started)
         if remaining <= 0:
-            raise upstream_timeout()
+            raise ApiError(ErrorCode.UPSTREAM_TIMEOUT)
         if not self._relay_configured(group):
             raise _route_failure_error(reason)
         self._events.relay_fallback(key)
@@ -193,21 +185,23 @@ def _call(operation: Callable[[int], T], time_ms: int, cancel: threading.Event |
 
 
 def _call_relay(relay: Callable[[int], T], time_ms: int, cancel: threading.Event | None) -> T:
-    # Relay transports answer with ServiceError; a RouteFailure from one still must not escape.
+    # Relay transports answer with ApiError; a RouteFailure from one still must not escape.
     try:
         return _call(relay, time_ms, cancel)
     except RouteFailure as failure:
         raise _route_failure_error(failure.reason) from None
 
 
-def _route_failure_error(reason: Reason) -> ServiceError:
-    return upstream_timeout() if reason is Reason.TIMEOUT else upstream_bad_response()
+def _route_failure_error(reason: Reason) -> ApiError:
+    return ApiError(
+        ErrorCode.UPSTREAM_TIMEOUT if reason is Reason.TIMEOUT else ErrorCode.UPSTREAM_BAD_RESPONSE
+    )
 
 
-def _rejected_error(status: int) -> ServiceError:
+def _rejected_error(status: int) -> ApiError:
     if status == 404:
-        return upstream_not_found()
-    return ServiceError("UPSTREAM_REJECTED", status, "The upstream service rejected the request.")
+        return ApiError(ErrorCode.UPSTREAM_NOT_FOUND)
+    return ApiError(ErrorCode.UPSTREAM_REJECTED, status=status)
 
 
 def _raise_if_cancelled(cancel: threading.Event | None) -> None:

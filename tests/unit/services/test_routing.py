@@ -12,21 +12,21 @@ from functions.core import (
     DIRECT_TIMEOUT_MS,
     LOOKUP_BUDGET_MS,
     SNAPSHOT_TTL_MS,
-    BackgroundFailureReporter,
+    ApiError,
     LookupCancelled,
     Path,
     Reason,
     RouteFailure,
     RouteKey,
-    Router,
     Rule,
-    ServiceError,
     Snapshot,
-    SnapshotCache,
     UpstreamRejected,
     group_of,
 )
-from functions.core.errors import relay_quota_exceeded, route_unavailable, upstream_bad_response
+from functions.core.errors import ErrorCode
+from functions.services.reporting import BackgroundFailureReporter
+from functions.services.routing import Router
+from functions.services.snapshot_cache import SnapshotCache
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import (
     T0,
@@ -169,7 +169,7 @@ def test_route_failure_with_a_known_unhealthy_relay_is_unavailable(
     via_relay = ScriptedCall(clock, "relay")
     router = direct_router(clock, reporter, events, snapshot)
 
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.SHAPE)), via_relay)
 
     assert (raised.value.code, raised.value.status) == ("UPSTREAM_ROUTE_UNAVAILABLE", 503)
@@ -184,7 +184,7 @@ def test_route_failure_with_no_budget_left_is_a_timeout(
     direct = ScriptedCall(clock, RouteFailure(Reason.TIMEOUT), takes_ms=DIRECT_TIMEOUT_MS)
     via_relay = ScriptedCall(clock, "relay")
 
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(KEY, direct, via_relay, budget_ms=DIRECT_TIMEOUT_MS)
 
     assert (raised.value.code, raised.value.status) == ("UPSTREAM_TIMEOUT", 504)
@@ -211,7 +211,7 @@ def test_route_failure_without_a_relay_is_an_upstream_error(
     router = direct_router(clock, reporter, events, relay_configured=False)
     via_relay = ScriptedCall(clock, "relay")
 
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(KEY, ScriptedCall(clock, RouteFailure(reason)), via_relay)
 
     assert (raised.value.code, raised.value.status) == (code, status)
@@ -235,7 +235,7 @@ def test_upstream_rejection_from_direct_passes_its_meaning_and_never_blocks(
 ) -> None:
     via_relay = ScriptedCall(clock, "relay")
 
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(KEY, ScriptedCall(clock, UpstreamRejected(status)), via_relay)
 
     assert (raised.value.code, raised.value.status) == (code, status)
@@ -248,7 +248,7 @@ def test_upstream_rejection_from_direct_passes_its_meaning_and_never_blocks(
 @pytest.mark.parametrize("status", [400, 404, 422])
 def test_upstream_rejection_from_the_relay_passes_its_meaning(clock: ManualClock, status: int) -> None:
     router = make_router(clock, None)
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(
             KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, UpstreamRejected(status))
         )
@@ -325,8 +325,12 @@ def test_relay_quota_answer_passes_through_unchanged_and_is_not_reported(
     clock: ManualClock, reporter: RecordingReporter
 ) -> None:
     router = make_router(clock, None, reporter=reporter)
-    with pytest.raises(ServiceError) as raised:
-        router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, relay_quota_exceeded(30)))
+    with pytest.raises(ApiError) as raised:
+        router.route_operation(
+            KEY,
+            ScriptedCall(clock, "d"),
+            ScriptedCall(clock, ApiError(ErrorCode.RELAY_QUOTA_EXCEEDED, retry_after=30)),
+        )
     assert (raised.value.status, raised.value.retry_after) == (429, 30)
     assert reporter.reports == []
     assert router.local_block_until(KEY) is None
@@ -337,7 +341,7 @@ def test_a_route_failure_from_the_relay_becomes_a_service_error(
     clock: ManualClock, reason: Reason, status: int
 ) -> None:
     router = make_router(clock, None)
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, RouteFailure(reason)))
     assert raised.value.status == status
 
@@ -347,7 +351,7 @@ def test_unavailable_decision_calls_nothing(clock: ManualClock, events: Recordin
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
     router = make_router(clock, snapshot, events=events)
 
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(KEY, direct, via_relay)
 
     assert raised.value.status == 503
@@ -366,7 +370,7 @@ def test_pinned_key_goes_to_the_relay_with_the_full_budget(clock: ManualClock) -
 
 def test_an_exhausted_budget_is_a_timeout_without_calls(clock: ManualClock) -> None:
     direct, via_relay = ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         make_router(clock, DIRECT_OK).route_operation(KEY, direct, via_relay, budget_ms=0)
     assert raised.value.status == 504
     assert direct.calls == via_relay.calls == 0
@@ -405,7 +409,7 @@ def test_a_direct_failure_answers_503_when_a_fresh_snapshot_knows_the_relay_is_u
     snapshot = snapshot_of(route(KEY), relay(GROUP, healthy=False))
     router = make_router(clock, snapshot, fetched_at=T0 - SNAPSHOT_TTL_MS + 1_000, events=events)
     via_relay = ScriptedCall(clock, "relay")
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), via_relay)
     assert raised.value.status == 503
     assert via_relay.calls == 0
@@ -437,8 +441,12 @@ def test_each_lookup_is_answered_once_on_its_decided_path(
 
 def test_a_relay_503_is_answered_as_unavailable(clock: ManualClock, events: RecordingEvents) -> None:
     router = make_router(clock, None, events=events)
-    with pytest.raises(ServiceError) as raised:
-        router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, route_unavailable()))
+    with pytest.raises(ApiError) as raised:
+        router.route_operation(
+            KEY,
+            ScriptedCall(clock, "direct"),
+            ScriptedCall(clock, ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE)),
+        )
     assert raised.value.status == 503
     assert events.decisions == [(KEY, Path.RELAY, Rule.NO_SNAPSHOT)]
     assert events.answers == [(KEY, Path.UNAVAILABLE)]
@@ -446,8 +454,10 @@ def test_a_relay_503_is_answered_as_unavailable(clock: ManualClock, events: Reco
 
 def test_other_errors_keep_their_path(clock: ManualClock, events: RecordingEvents) -> None:
     router = make_router(clock, None, events=events)
-    with pytest.raises(ServiceError):
-        router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, upstream_bad_response()))
+    with pytest.raises(ApiError):
+        router.route_operation(
+            KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE))
+        )
     with pytest.raises(LookupCancelled):
         router.route_operation(KEY, ScriptedCall(clock, "d"), ScriptedCall(clock, LookupCancelled()))
     assert events.answers == [(KEY, Path.RELAY), (KEY, Path.RELAY)]
@@ -468,7 +478,7 @@ def test_legacy_mode_without_a_relay_goes_direct_and_fails_cleanly(clock: Manual
     assert (
         router.route_operation(KEY, ScriptedCall(clock, "direct"), ScriptedCall(clock, "relay")) == "direct"
     )
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(
             KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), ScriptedCall(clock, "r")
         )
@@ -525,7 +535,7 @@ def test_a_timeout_under_a_short_budget_is_the_lookups_not_the_routes(
     direct = ScriptedCall(clock, RouteFailure(Reason.TIMEOUT), takes_ms=150)
     via_relay = ScriptedCall(clock, "relay")
 
-    with pytest.raises(ServiceError) as raised:
+    with pytest.raises(ApiError) as raised:
         router.route_operation(KEY, direct, via_relay, budget_ms=150)
 
     assert (raised.value.code, raised.value.status) == ("UPSTREAM_TIMEOUT", 504)
@@ -540,7 +550,7 @@ def test_without_a_relay_repeated_failures_report_once_per_block(
     router = direct_router(clock, reporter, events, relay_configured=False)
 
     for _ in range(3):  # no relay: every lookup still goes direct and fails
-        with pytest.raises(ServiceError):
+        with pytest.raises(ApiError):
             router.route_operation(
                 KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), ScriptedCall(clock, "-")
             )
@@ -548,7 +558,7 @@ def test_without_a_relay_repeated_failures_report_once_per_block(
     assert len(events.direct_failures) == 3
 
     clock.advance(COOLDOWN_MS)  # the block is over: the next failure is news again
-    with pytest.raises(ServiceError):
+    with pytest.raises(ApiError):
         router.route_operation(
             KEY, ScriptedCall(clock, RouteFailure(Reason.HTTP_403)), ScriptedCall(clock, "-")
         )

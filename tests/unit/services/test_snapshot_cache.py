@@ -9,9 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from functions.core import SNAPSHOT_TTL_MS, CachedSnapshot, RouteKey, Snapshot, SnapshotCache, StoreError
+from functions.core import SNAPSHOT_TTL_MS, CachedSnapshot, RouteKey, Snapshot, StoreError
 from functions.core.decision import fresh_snapshot
-from functions.core.snapshot_cache import REFRESH_AHEAD_MS, REFRESH_LOST_AFTER_MS, RETRY_AFTER_ERROR_MS
+from functions.services.snapshot_cache import (
+    REFRESH_AHEAD_MS,
+    REFRESH_LOST_AFTER_MS,
+    RETRY_AFTER_ERROR_MS,
+    SnapshotCache,
+)
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import T0, route, snapshot_of
 from tests.support.executor import ClosedExecutor, ManualExecutor

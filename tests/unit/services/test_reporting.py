@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from functions.core import BackgroundFailureReporter, RouteKey, StoreError
+from functions.core import RouteKey, StoreError
+from functions.services.reporting import BackgroundFailureReporter
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import T0, FakeStore
 from tests.support.executor import ClosedExecutor, ManualExecutor

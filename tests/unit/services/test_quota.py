@@ -6,16 +6,8 @@ import hashlib
 from dataclasses import dataclass, field
 
 from functions.core import StoreError
-from functions.core.quota import (
-    DAY_MS,
-    FLUSH_BUDGET_MS,
-    FLUSH_INTERVAL_MS,
-    RETRY_AFTER_ERROR_MS,
-    DailyQuota,
-    client_of,
-    korea_day,
-    korea_day_end,
-)
+from functions.core.quota import DAY_MS, client_of, korea_day, korea_day_end
+from functions.services.quota import FLUSH_BUDGET_MS, FLUSH_INTERVAL_MS, RETRY_AFTER_ERROR_MS, DailyQuota
 from tests.support.clock import ManualClock
 from tests.support.executor import ClosedExecutor, ManualExecutor
 

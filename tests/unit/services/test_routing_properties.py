@@ -12,6 +12,7 @@ from functions.core import (
     DIRECT_TIMEOUT_MS,
     SNAPSHOT_TTL_MS,
     VERDICT_MAX_AGE_MS,
+    ApiError,
     LookupCancelled,
     Path,
     Reason,
@@ -19,12 +20,11 @@ from functions.core import (
     RouteFailure,
     RouteKey,
     RouteVerdict,
-    ServiceError,
     Snapshot,
     UpstreamRejected,
     group_of,
 )
-from functions.core.errors import relay_quota_exceeded, route_unavailable, upstream_bad_response
+from functions.core.errors import ErrorCode
 from functions.core.model import MINUTE_MS
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import (
@@ -48,9 +48,9 @@ relay_outcomes = st.one_of(
     st.just("relay"),
     route_failures,
     never_blocking,
-    st.builds(relay_quota_exceeded, st.integers(1, 300)),
-    st.builds(upstream_bad_response),
-    st.builds(route_unavailable),
+    st.integers(1, 300).map(lambda seconds: ApiError(ErrorCode.RELAY_QUOTA_EXCEEDED, retry_after=seconds)),
+    st.builds(ApiError, st.just(ErrorCode.UPSTREAM_BAD_RESPONSE)),
+    st.builds(ApiError, st.just(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE)),
 )
 any_bool = st.booleans()
 durations = st.integers(min_value=0, max_value=12_000)
@@ -194,7 +194,7 @@ def test_the_budget_is_never_exceeded(scenario: Scenario) -> None:
 @given(any_lookup)
 def test_only_service_errors_or_cancellation_escape(scenario: Scenario) -> None:
     lookup = run_lookup(scenario)
-    assert lookup.error is None or isinstance(lookup.error, ServiceError | LookupCancelled)
+    assert lookup.error is None or isinstance(lookup.error, ApiError | LookupCancelled)
 
 
 @given(
@@ -236,7 +236,7 @@ def test_direct_is_only_tried_on_fresh_evidence_or_without_a_relay(scenario: Sce
 
 
 def answered_503(lookup: Lookup) -> bool:
-    return isinstance(lookup.error, ServiceError) and lookup.error.status == 503
+    return isinstance(lookup.error, ApiError) and lookup.error.status == 503
 
 
 @given(racing_the_snapshot_ttl)

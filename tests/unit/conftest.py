@@ -1,4 +1,4 @@
-"""Fixtures the core's tests share."""
+"""Fixtures the unit tests share."""
 
 from __future__ import annotations
 
