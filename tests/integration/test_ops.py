@@ -252,6 +252,6 @@ def test_the_container_is_built_from_the_environment_with_the_secrets_manager_se
         assert container is wiring.get_container(OpsSettings)  # built once per container
         assert (status, body["success"]) == (200, True)
         assert container.store is not None
-        assert wiring.relay_url(container.settings, RelayGroup.DTRYX) is None
+        assert wiring.relay_url(container.settings, RelayGroup.DTRYX, container.secrets) is None
     finally:
         wiring.reset_container()
