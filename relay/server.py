@@ -22,6 +22,7 @@ import uvicorn
 from functions.adapters.http import new_http_client
 from functions.core import Clock, RelayGroup
 from relay.app import POLICIES, GroupPolicy, GroupRelay, RelayApp
+from relay.cgv import cgv_beside
 from relay.config import ConfigError, RelayConfig
 from relay.gs25 import Gs25Auth, Gs25Session, SessionFileError, load_session_file
 from relay.logs import RelayLog
@@ -43,7 +44,8 @@ def build_apps(
     transport: httpx.BaseTransport | None = None,
     policies: Mapping[RelayGroup, GroupPolicy] = POLICIES,
 ) -> dict[int, RelayApp]:
-    """One app per port. `transport` carries the retailer calls (tests and the sandbox redirect it).
+    """One app per port (the Dtryx relay's with CGV beside it when `config` has CGV's signing key).
+    `transport` carries the retailer calls (tests and the sandbox redirect it).
     Raises `ConfigError` for a ledger or GS25 session file that cannot be used."""
     client = new_http_client(transport)
     relays: dict[int, list[GroupRelay]] = {}
@@ -54,16 +56,22 @@ def build_apps(
         except LedgerUnreadable as error:
             raise ConfigError(str(error)) from None
         gs25 = _gs25_auth(config, client, clock) if group is RelayGroup.CONVENIENCE else None
+        upstream = UpstreamCaller(client, gs25=gs25, keys=config.signing_key, clock=clock)
         relay = GroupRelay(
             group,
             group_config.token,
             ledger=ledger,
-            upstream=UpstreamCaller(client, gs25=gs25),
+            upstream=upstream,
             clock=clock,
             log=log,
             policy=policies[group],
         )
         relays.setdefault(group_config.port, []).append(relay)
+        if group is RelayGroup.DTRYX and config.cgv_signing_key is not None:
+            cgv = cgv_beside(
+                relay, group_config, upstream=upstream, clock=clock, log=log, policy=policies[RelayGroup.CGV]
+            )
+            relays[group_config.port].append(cgv)
     return {port: RelayApp(group_relays, log=log) for port, group_relays in relays.items()}
 
 
