@@ -1,4 +1,4 @@
-"""The lookup API (docs/design.md, "HTTP API"): 18 GET endpoints over the 20 route keys, documented at
+"""The lookup API (docs/design.md, "HTTP API"): 21 GET endpoints over the 24 route keys, documented at
 `GET /api/openapi.json` (`functions/handlers/openapi.py`, from the table `ENDPOINTS` below, from which the
 routes are registered too).
 
@@ -256,6 +256,25 @@ ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
             queries.DtryxTimetableQuery,
             "DtryxTimetable",
             "Showtimes and seats for one date",
+        ),
+    ),
+    "CGV": (
+        Endpoint(
+            "cgv_theaters", "/api/cgv/theaters", queries.CgvTheatersQuery, "CgvTheaters", "CGV theaters"
+        ),
+        Endpoint(
+            "cgv_movies",
+            "/api/cgv/movies",
+            queries.CgvMoviesQuery,
+            "CgvMovies",
+            "Films showing at a CGV theater",
+        ),
+        Endpoint(
+            "cgv_timetable",
+            "/api/cgv/timetable",
+            queries.CgvTimetableQuery,
+            "CgvTimetable",
+            "CGV screenings and seats for one date",
         ),
     ),
 }

@@ -266,3 +266,72 @@ class DtryxShowtime(Data):
 class DtryxTimetable(Data):
     totalCount: Count | None
     showtimes: list[DtryxShowtime]
+
+
+# --- CGV -----------------------------------------------------------------------------------------
+
+CompactDate = Annotated[str, Field(pattern=r"^[0-9]{8}$", description="YYYYMMDD")]
+
+
+class CgvTheater(Data):
+    theaterCode: str
+    theaterName: str
+    regionCode: str | None
+
+
+class CgvTheaterFilters(Data):
+    keyword: str | None
+    regionCode: str | None
+
+
+class CgvTheaters(Data):
+    filters: CgvTheaterFilters
+    theaters: list[CgvTheater]
+
+
+class CgvMovie(Data):
+    movieCode: str
+    movieName: str
+    rating: str | None
+
+
+class CgvMovieFilters(Data):
+    theaterCode: str | None = Field(description="The theater asked for or chosen; null when none matched")
+    keyword: str | None
+
+
+class CgvMovies(Data):
+    playDate: CompactDate
+    filters: CgvMovieFilters
+    resolvedTheater: CgvTheater | None = Field(
+        description="The theater chosen when no theaterCode was given (null when none was, or none matched)"
+    )
+    movies: list[CgvMovie]
+
+
+class CgvScreening(Data):
+    scheduleId: str
+    movieCode: str = Field(description='"" when CGV names a screening by its product only')
+    movieName: str
+    theaterCode: str
+    theaterName: str
+    playDate: str
+    startTime: str = Field(description='HH:MM as a rule; as CGV sent it otherwise; "" when missing')
+    endTime: str
+    totalSeats: Count | None = Field(description="null: unknown (never 0)")
+    remainingSeats: Count | None = Field(description="null: unknown (never 0, which means sold out)")
+
+
+class CgvTimetableFilters(Data):
+    theaterCode: str | None
+    movieCode: str | None
+
+
+class CgvTimetable(Data):
+    playDate: CompactDate
+    filters: CgvTimetableFilters
+    resolvedTheater: CgvTheater | None = Field(
+        description="The theater chosen when no theaterCode was given (the first CGV lists)"
+    )
+    filterRelaxed: Literal[False]
+    timetable: list[CgvScreening]
