@@ -28,6 +28,7 @@ RELAY_URL_PARAMETERS = {
     "OyRelayUrl": "OY_RELAY_URL",
     "ConvenienceRelayUrl": "CONVENIENCE_RELAY_URL",
     "DtryxRelayUrl": "DTRYX_RELAY_URL",
+    "CgvRelayUrl": "CGV_RELAY_URL",  # empty: CGV uses the Dtryx relay's (docs/design.md, "Relay protocol")
 }
 RELAY_URL_PATTERN = r"^(https://[^\s/?#@]+(/[^\s?#@]*)?)?$"
 """https, no userinfo, query or fragment (the relay adapter checks the rest), or empty for no relay."""

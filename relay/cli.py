@@ -9,9 +9,9 @@ import sys
 from functions.core import RelayGroup
 
 DESCRIPTION = """\
-Serve one or more relay groups (oliveyoung, convenience, dtryx) from this machine, speaking the relay
+Serve one or more relay groups (oliveyoung, convenience, dtryx, cgv) from this machine, speaking the relay
 protocol the Route Health Lambda functions use. Without GROUP arguments, every group whose token is set
-is served. Listens on 127.0.0.1 only (put Cloudflare Tunnel + Access in front; see README "Run a relay").
+is served; the Dtryx relay also serves cgv when CGV_SIGNING_KEY is set. Listens on 127.0.0.1 only (put Cloudflare Tunnel + Access in front; see README "Run a relay").
 
 environment:
   OY_RELAY_TOKEN, OY_RELAY_STATE_DIR          Olive Young relay: Bearer token, state directory (required)
@@ -25,6 +25,8 @@ environment:
   GS25_API_KEY                                optional: GS25's key for gs25-stock (else the caller's apiKey)
   GS25_AUTH_SESSION_FILE                      optional: a Woodongs app session file (mode 0600), used
                                               instead of any key; renewed tokens are written back to it
+  CGV_SIGNING_KEY                             optional: CGV's request-signing key; set, the Dtryx relay
+                                              serves /v1/cgv/ too (its token and quota ledger)
 
 Each state directory (created mode 0700) holds quota.json, the group's quota ledger (per UTC minute and
 day), kept across restarts. The Lambda side needs the same token in its secret and the public URL of the
@@ -46,7 +48,7 @@ def add_relay_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         nargs="*",
         type=_group,
         metavar="GROUP",
-        help="oliveyoung, convenience or dtryx (default: every group whose token is set)",
+        help="oliveyoung, convenience, dtryx or cgv (the Dtryx relay; default: every group whose token is set)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
 

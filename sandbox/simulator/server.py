@@ -3,7 +3,7 @@ called in-process.
 
 Layout of the simulator's URL space (P = its port):
 
-- `http://127.0.0.1:P/<retailer-host>/<original path>?<query>`: the retailer APIs of the 19 direct operations
+- `http://127.0.0.1:P/<retailer-host>/<original path>?<query>`: the retailer APIs of the 23 direct operations
   as the Lambda functions reach them (`loopback_transport` sends the specs' real `https://<retailer-host>/...`
   URLs here), counted and faulted as `direct:<key>`;
 - `http://127.0.0.1:P/relay-upstream/<retailer-host>/...`: the same retailers as the relays reach them

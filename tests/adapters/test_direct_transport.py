@@ -411,9 +411,12 @@ def test_a_direct_request_carries_only_its_specs_headers_and_never_announces_the
 def test_a_signed_operation_without_its_key_sends_nothing_and_reports_configuration() -> None:
     spec = CATALOG[RouteKey.CGV_MOVIES]
     seen: list[httpx.Request] = []
-    transport = DirectTransport(
-        new_http_client(httpx.MockTransport(lambda r: seen.append(r) or httpx.Response(200)))
-    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200)
+
+    transport = DirectTransport(new_http_client(httpx.MockTransport(handler)))
     with pytest.raises(RouteFailure) as failed:
         transport.fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
     assert failed.value.reason is Reason.CONFIGURATION

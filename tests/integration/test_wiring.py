@@ -113,9 +113,9 @@ def test_without_settings_of_its_own_cgv_uses_the_dtryx_relays_as_a_whole(lambda
 def test_any_cgv_setting_of_its_own_replaces_the_whole_dtryx_set(
     lambdas: Lambdas, own: dict[str, str], expected: str | None
 ) -> None:
-    url = own.pop("CGV_RELAY_URL", None)
+    url = own.pop("CGV_RELAY_URL", "")
     secrets = Secrets.from_mapping({**TEST_SECRET_VALUES, **own}, source="test")
-    container = lambdas.container(secrets=secrets, **({"CGV_RELAY_URL": url} if url else {}))
+    container = lambdas.container(secrets=secrets, CGV_RELAY_URL=url)  # blank: unset
     cgv = _cgv_relay(container)
     if expected is None:
         assert cgv is None

@@ -106,7 +106,7 @@ def signed_as_cgv_wants(key: RouteKey, request: httpx.Request) -> bool:
     if not timestamp.isdigit():
         return False
     expected = signing.headers(CGV_SIGNING_KEY, request.url.path, int(timestamp) * 1000)
-    return request.headers.get("x-signature") == expected["X-SIGNATURE"]
+    return bool(request.headers.get("x-signature") == expected["X-SIGNATURE"])
 
 
 class AppClient:
