@@ -265,8 +265,13 @@ class _GatewayRequestHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    # Every method is answered the same way: the route table, not the handler, says what a path allows.
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _dispatch
+    def __getattr__(self, name: str) -> Any:
+        # Every method is answered the same way: the route table, not the handler, says what a path allows.
+        # BaseHTTPRequestHandler looks for `do_<METHOD>` and answers its own 501 HTML page without one; API
+        # Gateway answers an unusual method (TRACE, QUERY, ...) as any unmatched route: 404 JSON.
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
 
     def _answer(self) -> tuple[int, list[tuple[str, str]], bytes]:
         length = int(self.headers.get("content-length") or 0)

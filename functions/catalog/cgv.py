@@ -52,12 +52,22 @@ def signature_headers(key: str, path: str, now_ms: int) -> dict[str, str]:
 
 SIGNING = RequestSigning(SIGNING_KEY, signature_headers)
 
+_YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+_LEAP_YEAR = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+_MONTH_DAY = (
+    "(?:(?:0[13578]|1[02])(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)(?:0[1-9]|[12][0-9]|30)"
+    "|02(?:0[1-9]|1[0-9]|2[0-8]))"
+)
+REAL_COMPACT_DATE = f"^(?:{_YEAR}{_MONTH_DAY}|{_LEAP_YEAR}0229)$"
+"""`YYYYMMDD` of a real Gregorian date, year 0001 to 9999, as one pattern (no look-around): the API document
+shows it, so what it calls valid is exactly what the lookup takes."""
+
 THEATER_CODE = StringConstraints(pattern=r"^[0-9]{4}$")
 MOVIE_CODE = StringConstraints(pattern=r"^[0-9]{1,16}$")
 COMPACT_DATE = StringConstraints(pattern=r"^[0-9]{8}$")
 TheaterCode = Annotated[str, THEATER_CODE]
 MovieCode = Annotated[str, MOVIE_CODE]
-PlayDate = Annotated[str, COMPACT_DATE, AfterValidator(real_compact_date)]
+PlayDate = Annotated[str, StringConstraints(pattern=REAL_COMPACT_DATE)]
 """`YYYYMMDD`, a real calendar date (`20260230` is refused before any call)."""
 
 

@@ -33,6 +33,7 @@ from pydantic_core import to_json
 
 from functions.core import ApiError, ErrorCode, LookupCancelled
 from functions.core.errors import field_errors
+from functions.core.input_rules import broken_rules_message
 from functions.core.quota import QuotaDecision
 from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.lookup_endpoint import LookupEndpoint, path_parameters
@@ -309,8 +310,9 @@ def _handler(endpoint: Endpoint) -> Callable[..., Response[str]]:
         try:
             validated = query.model_validate(values)
         except ValidationError as error:
-            fields = field_errors(location, error.errors(include_url=False, include_input=False))
-            raise ApiError(ErrorCode.INVALID_INPUT, fields=fields) from None
+            errors = error.errors(include_url=False, include_input=False)
+            message = broken_rules_message(query.cross_rules, errors)
+            raise ApiError(ErrorCode.INVALID_INPUT, message, fields=field_errors(location, errors)) from None
         return _answer(validated)
 
     handler.__name__ = handler.__qualname__ = endpoint.name

@@ -11,9 +11,10 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from functions.services.queries import LookupQuery
 
 _PATH_PARAMETER = re.compile(r"{(\w+)}")
 
@@ -30,8 +31,9 @@ class LookupEndpoint:
     path: str
     """OpenAPI form: `/api/oliveyoung/products/{goodsNo}`."""
     handler: Callable[..., Any]
-    query: type[BaseModel]
-    """The query model the handler validates the caller's parameters with."""
+    query: type[LookupQuery]
+    """The query model the handler validates the caller's parameters with (and its rules across
+    parameters)."""
     summary: str
     tag: str
     data: str

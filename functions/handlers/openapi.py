@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.json_schema import SkipJsonSchema, models_json_schema
 
 from functions.core import ErrorCode, Reason, RelayGroup, RouteKey
+from functions.core.input_rules import CrossRule
 from functions.core.model import OverrideMode
-from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS
+from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS, PINNED_NEVER_DIRECT, REASON_PATTERN
 from functions.handlers import lookup_data
 from functions.handlers.lookup_endpoint import LookupEndpoint
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
@@ -59,10 +60,11 @@ class RouteOverride(ActiveOverride):
 
 
 class OverrideRequestBody(_Wire):
-    """The body of PUT: the reason is shown to every operator (never a secret)."""
+    """The body of PUT: the reason is shown to every operator (never a secret), without the whitespace around
+    it."""
 
     mode: OverrideMode
-    reason: Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS)]
+    reason: Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS, pattern=REASON_PATTERN)]
     ttlSeconds: Annotated[int, Field(ge=1, le=MAX_TTL_SECONDS)]
 
 
@@ -283,13 +285,21 @@ def _lookup_operation(
             **_error_responses(lookup_errors(endpoint), headers=headers, field_errors=True),
         },
     }
+    notes = [_cross_rule_note(rule) for rule in endpoint.query.cross_rules]
     if limited:
-        operation["description"] = (
+        notes.append(
             "Counts against the per-client daily rate limit (by default; `DAILY_RATE_LIMIT_PREFIXES`)."
         )
+    if notes:
+        operation["description"] = " ".join(notes)
     if not operation["parameters"]:
         del operation["parameters"]
     return operation
+
+
+def _cross_rule_note(rule: CrossRule) -> str:
+    """A rule across parameters, which no parameter's schema can state."""
+    return f"Rule across parameters (else 400 `INVALID_INPUT`): {rule.text}."
 
 
 def _operator_operation(
@@ -332,9 +342,7 @@ def _operator_paths(refs: Mapping[type[BaseModel], dict[str, str]]) -> dict[str,
         "required": True,
         "content": {"application/json": {"schema": refs[OverrideRequestBody]}},
     }
-    put["description"] = (
-        "Replaces any earlier override of the key. `force-direct` on `gs25-stock` is refused (400)."
-    )
+    put["description"] = f"Replaces any earlier override of the key. {_cross_rule_note(PINNED_NEVER_DIRECT)}"
     delete = _operator_operation("delete", "clearRouteOverride", "End a route's override now", override)
     delete["parameters"] = [key]
     return {ROUTES_PATH: {"get": get, "post": post}, OVERRIDE_PATH: {"put": put, "delete": delete}}

@@ -12,12 +12,16 @@ it and `DELETE` answer `override_to_wire`.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
 from functions.core import OverrideMode, RelayCheck, RouteOverride, RouteVerdict, Snapshot
+from functions.core.input_rules import whole_number
+
+WholeSeconds = Annotated[StrictInt, BeforeValidator(whole_number)]
+"""An integer as JSON Schema has them: `60` or `60.0` (never `60.5`, `"60"` or `true`)."""
 
 
 def snapshot_to_wire(snapshot: Snapshot) -> dict[str, Any]:
@@ -47,7 +51,7 @@ class OverrideRequest(BaseModel):
 
     mode: OverrideMode
     reason: StrictStr
-    ttl_seconds: StrictInt = Field(alias="ttlSeconds")
+    ttl_seconds: WholeSeconds = Field(alias="ttlSeconds")
 
 
 def _route(verdict: RouteVerdict, override: RouteOverride | None) -> dict[str, Any]:

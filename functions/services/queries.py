@@ -15,13 +15,25 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from functions.catalog import cgv, common, dtryx, oliveyoung, seveneleven
 from functions.catalog.common import stock
-from functions.core import RouteKey
+from functions.core import RouteKey, input_rules
 from functions.core.errors import ApiError, ErrorCode
+from functions.core.input_rules import CONTROL, CrossRule
 from functions.services import cgv_lookup
 from functions.services.lookup import InvalidParams, Lookup, operation_params
 
@@ -30,37 +42,64 @@ SEOUL_CITY_HALL_LON = 126.9780
 """Where a store search looks when the caller gives no coordinates."""
 
 
-def _trimmed(value: object) -> object:
-    return value.strip() if isinstance(value, str) else value
+def _explained(message: str) -> WrapValidator:
+    """A value that fails its pattern is refused with `message` (pydantic's own would quote the pattern)."""
+
+    def explain(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+        try:
+            return handler(value)
+        except ValidationError as error:
+            if any(item["type"] == "string_pattern_mismatch" for item in error.errors()):
+                raise PydanticCustomError("string_pattern_mismatch", message) from None
+            raise
+
+    return WrapValidator(explain)
 
 
-# The catalog's own value types, trimmed first: whatever passes here also passes the operation's params, so
-# a 400 always names a field the caller sent.
-Trimmed = BeforeValidator(_trimmed)
-SearchText = Annotated[common.SearchText, Trimmed]
-"""Free text: trimmed, 1..200 characters, no control characters (the upstream engines reject them)."""
-Code = Annotated[common.Code, Trimmed]
+# Every rule a parameter has is in its schema, which the OpenAPI document shows (a pattern, lengths, a range):
+# the value is checked as the caller sent it, and what passes here also passes the operation's params, so a
+# 400 always names a field the caller sent.
+MAX_SEARCH_CHARS = 100
+"""Any 100 characters fit the retailers' 200 UTF-16 code units (a character beyond the BMP counts twice
+there), which no JSON Schema keyword can count."""
+SearchText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_SEARCH_CHARS, pattern=input_rules.visible_text(CONTROL)),
+    _explained("must hold a visible character and no control characters"),
+    AfterValidator(str.strip),
+]
+"""Free text: 1..100 characters, no control characters, not blank; searched for without the whitespace
+around it."""
+Code = common.Code
 """Retailer codes (item codes, store codes, labels): short and plain, so they are safe in any URL."""
-GoodsNumber = Annotated[oliveyoung.GoodsCode, Trimmed]
+GoodsNumber = oliveyoung.GoodsCode
 """Olive Young goods numbers and master goods numbers (letters and digits only)."""
 Latitude = Annotated[common.Latitude, Field(description="WGS84 latitude")]
 Longitude = Annotated[common.Longitude, Field(description="WGS84 longitude")]
-Page = Annotated[int, Field(ge=1, le=1000, description="1-based page number")]
-PageSize = Annotated[int, Field(ge=1, le=100, description="Rows per page")]
-BrandCode = Annotated[dtryx.BrandCode, Trimmed]
-CinemaCode = Annotated[dtryx.CinemaCode, Trimmed]
+WholeNumber = BeforeValidator(input_rules.whole_number_text)
+"""An integer parameter takes what JSON Schema calls one: `3`, and also `3.0` or `3e0` (never `3.5`). After
+the range (pydantic would not show a range behind a validator in the schema)."""
+Page = Annotated[int, Field(ge=1, le=1000, description="1-based page number"), WholeNumber]
+PageSize = Annotated[int, Field(ge=1, le=100, description="Rows per page"), WholeNumber]
+BrandCode = dtryx.BrandCode
+CinemaCode = dtryx.CinemaCode
 
-_DASHED_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_DASHED_DATE = re.compile(input_rules.DASHED_DATE)
 
 
 def _dashed_date_only(value: object) -> object:
     # pydantic's lax `date` also takes "20240131" or epoch numbers; the API promises YYYY-MM-DD only.
-    if isinstance(value, str) and not _DASHED_DATE.fullmatch(value.strip()):
+    if isinstance(value, str) and not _DASHED_DATE.fullmatch(value):
         raise ValueError("must be a date in YYYY-MM-DD form")
-    return value.strip() if isinstance(value, str) else value
+    return value
 
 
-DashedDate = Annotated[date, BeforeValidator(_dashed_date_only), Field(description="YYYY-MM-DD")]
+DashedDate = Annotated[
+    date,
+    BeforeValidator(_dashed_date_only),
+    # pydantic's schema of a date is `format: date`, which JSON Schema only annotates; the pattern asserts.
+    Field(description="YYYY-MM-DD", json_schema_extra={"pattern": input_rules.DASHED_DATE}),
+]
 
 
 UNKNOWN_QUANTITY = -1
@@ -81,6 +120,9 @@ class LookupQuery(BaseModel):
     OpenAPI document, so notes on one are comments."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
+
+    cross_rules: ClassVar[tuple[CrossRule, ...]] = ()
+    """Its rules across parameters: a break of one raises a pydantic error whose type is the rule's name."""
 
     @abstractmethod
     def fetch(self, lookup: Lookup) -> dict[str, Any]:
@@ -146,7 +188,7 @@ class OliveyoungStockQuery(OperationQuery):
 # The PocketCU client primes the stock-search display before every search; so do we.
 class CuProductsQuery(LookupQuery):
     keyword: SearchText
-    offset: Annotated[int, Field(ge=0, le=9999)] = 0
+    offset: Annotated[int, Field(ge=0, le=9999), WholeNumber] = 0
     limit: PageSize = 20
 
     def fetch(self, lookup: Lookup) -> dict[str, Any]:
@@ -184,9 +226,17 @@ class Gs25ProductsQuery(OperationQuery):
     keyword: SearchText = Field(serialization_alias="query")
 
 
+ITEM_CODE_OR_KEYWORD = CrossRule("itemCodeOrKeyword", "give `itemCode` or `keyword` (or both)")
+SEARCH_WINDOW = CrossRule(
+    "searchWindow",
+    f"`(page - 1) * size` must be at most {seveneleven.MAX_START_COUNT} (the search goes no deeper)",
+)
+
+
 # Pinned to the relay (the app session lives there): the router decides that, not this query.
 class Gs25StockQuery(OperationQuery):
     key = RouteKey.GS25_STOCK
+    cross_rules = (ITEM_CODE_OR_KEYWORD,)
     itemCode: Code | None = Field(default=None, description="GS25 item code; or give `keyword`")
     keyword: SearchText | None = Field(default=None, description="Product keyword; or give `itemCode`")
     lat: Latitude = Field(serialization_alias="myPositionYCoordination")
@@ -195,7 +245,7 @@ class Gs25StockQuery(OperationQuery):
     @model_validator(mode="after")
     def _item_code_or_keyword(self) -> Self:
         if self.itemCode is None and self.keyword is None:
-            raise ValueError("give itemCode or keyword")
+            raise PydanticCustomError(ITEM_CODE_OR_KEYWORD.name, ITEM_CODE_OR_KEYWORD.text)
         return self
 
 
@@ -204,6 +254,7 @@ class Gs25StockQuery(OperationQuery):
 
 class SevenElevenProductsQuery(OperationQuery):
     key = RouteKey.SEVEN_GOODS
+    cross_rules = (SEARCH_WINDOW,)
     keyword: SearchText
     page: Page = 1
     size: PageSize = 20
@@ -212,10 +263,7 @@ class SevenElevenProductsQuery(OperationQuery):
     def _within_the_search_window(self) -> Self:
         # The upstream search starts at row (page-1)*size and goes no deeper than MAX_START_COUNT.
         if (self.page - 1) * self.size > seveneleven.MAX_START_COUNT:
-            limit = seveneleven.MAX_START_COUNT
-            error = PydanticCustomError(
-                "search_window", "(page - 1) * size must be at most {limit}", {"limit": limit}
-            )
+            error = PydanticCustomError(SEARCH_WINDOW.name, SEARCH_WINDOW.text)
             raise ValidationError.from_exception_data(
                 type(self).__name__,
                 [
@@ -318,10 +366,10 @@ class DtryxTimetableQuery(DtryxCinemaQuery):
 
 # --- CGV ---------------------------------------------------------------------------------------
 
-TheaterCode = Annotated[cgv.TheaterCode, Trimmed]
-MovieCode = Annotated[cgv.MovieCode, Trimmed]
-CompactDate = Annotated[cgv.PlayDate, Trimmed]
-"""YYYYMMDD, a real date."""
+TheaterCode = cgv.TheaterCode
+MovieCode = cgv.MovieCode
+CompactDate = cgv.PlayDate
+"""YYYYMMDD, a real date (the pattern says which)."""
 
 
 def _cgv(lookup: Lookup, key: RouteKey, values: Mapping[str, Any], rows: str) -> list[dict[str, Any]]:

@@ -202,7 +202,7 @@ def test_cgv_has_its_own_bounds(relay: RelayUnderTest) -> None:
 
 
 def _env(tmp_path: Path, **values: str) -> dict[str, str]:
-    return {"DTRYX_RELAY_TOKEN": "dtryx-token", "DTRYX_RELAY_STATE_DIR": str(tmp_path / "dtryx"), **values}
+    return {"DTRYX_RELAY_TOKEN": "d" * 32, "DTRYX_RELAY_STATE_DIR": str(tmp_path / "dtryx"), **values}
 
 
 def test_the_dtryx_process_serves_cgv_with_its_signing_key(tmp_path: Path) -> None:
