@@ -4,6 +4,8 @@ normalizers keep, and what the operations' params refuse before any call."""
 from __future__ import annotations
 
 import base64
+import re
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -182,3 +184,19 @@ def test_an_answer_that_is_not_an_object_is_an_invalid_response(body: object) ->
     with pytest.raises(RouteFailure) as failed:
         spec_for(RouteKey.CGV_MOVIES).validate(body)
     assert failed.value.reason is Reason.INVALID_RESPONSE
+
+
+@pytest.mark.parametrize("year", [0, 1, 4, 100, 400, 1900, 2000, 2023, 2024, 2100, 9996, 9999])
+def test_the_date_pattern_takes_exactly_the_real_dates(year: int) -> None:
+    # One pattern (which the API document shows) instead of a pattern and a date check it cannot show.
+    pattern = re.compile(cgv.REAL_COMPACT_DATE)
+    for month in range(14):
+        for day in range(33):
+            text = f"{year:04d}{month:02d}{day:02d}"
+            try:
+                datetime.strptime(text, "%Y%m%d")
+            except ValueError:
+                real = False
+            else:
+                real = True
+            assert bool(pattern.fullmatch(text)) is real, text
