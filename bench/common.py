@@ -28,6 +28,7 @@ BENCH_SECRET_VALUES: Mapping[str, str] = {
     "OY_ACCESS_CLIENT_SECRET": "bench-oy-access-secret",
     "CONVENIENCE_RELAY_TOKEN": "bench-conv-token",
     "DTRYX_RELAY_TOKEN": "bench-dtryx-token",
+    "CGV_SIGNING_KEY": "bench-cgv-signing-key",
 }
 TODAY_KST = (datetime.now(UTC) + timedelta(hours=9)).date().isoformat()
 SEOUL = {"lat": "37.5635", "lon": "126.9839"}
@@ -52,6 +53,9 @@ LOOKUP_ENDPOINTS: Sequence[tuple[str, Mapping[str, str]]] = (
     ("/api/dtryx/movies", CINEMA),
     ("/api/dtryx/play-dates", CINEMA),
     ("/api/dtryx/timetable", {**CINEMA, "playDate": TODAY_KST}),
+    ("/api/cgv/theaters", {"keyword": "강남"}),
+    ("/api/cgv/movies", {"theaterCode": "0056"}),
+    ("/api/cgv/timetable", {"theaterCode": "0056", "limit": "10"}),
 )
 """Every lookup endpoint with valid parameters, for the load run."""
 

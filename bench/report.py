@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.cases.cost import SCENARIOS
+from functions.core.model import DIRECT_PROBED, DIRECT_TIMEOUT_MS, SECOND_MS, RelayGroup
+from functions.services.probe_run import MAX_IN_FLIGHT
 
 COMPONENTS = (
     "lambda_requests",
@@ -24,6 +26,9 @@ COMPONENTS = (
 )
 
 NOTES = Path(__file__).resolve().parent / "profile_notes.md"
+PROBE_CHECKS = len(DIRECT_PROBED) + len(RelayGroup)
+PROBE_WORST_CASE_S = -(-PROBE_CHECKS // MAX_IN_FLIGHT) * DIRECT_TIMEOUT_MS // SECOND_MS
+"""Every check hanging to its deadline, `MAX_IN_FLIGHT` at a time: 7 rounds of 3 s."""
 
 
 Row = tuple[str, str, str]
@@ -120,7 +125,7 @@ def _cold_start_rows(results: dict[str, Any]) -> list[Row]:
 def _probe_and_load_rows(results: dict[str, Any]) -> list[Row]:
     probe, load = results["probe_run_ms"], results["sandbox_load"]
     return [
-        ("probe_run_ms.all_healthy", f"{probe['all_healthy']} ms", "22 checks, 4 in flight"),
+        ("probe_run_ms.all_healthy", f"{probe['all_healthy']} ms", f"{PROBE_CHECKS} checks, 4 in flight"),
         (
             "probe_run_ms.all_hanging",
             f"{probe['all_hanging']} ms",
@@ -307,7 +312,9 @@ def _meaning(results: dict[str, Any]) -> str:
             "it goes and what would cut it.",
             f"- **The probe finishes in {results['probe_run_ms']['all_healthy']} ms when all is well and in "
             f"{results['probe_run_ms']['all_hanging'] / 1000:.0f} s when every upstream hangs** (against the local "
-            "simulator; real upstreams add their own latency, 4 at a time; 22 checks × 3 s / 4 in flight): give the probe function a timeout of at least 30 s. The `ProbeRunDuration` metric near 18 s "
+            f"simulator; real upstreams add their own latency, 4 at a time; {PROBE_CHECKS} checks × 3 s / 4 in flight, "
+            f"{PROBE_WORST_CASE_S} s at worst): give the probe function a timeout of at least 30 s. The `ProbeRunDuration` "
+            f"metric near {PROBE_WORST_CASE_S} s "
             "means upstreams are hanging, not that the probe is broken.",
             f"- **Under load with a route flipping to 403**, {load['errors']} of {load['requests']} lookups failed "
             f"({load['fault_flip_errors']} around the flip): the first failure blocks direct for that route in the "

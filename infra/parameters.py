@@ -77,6 +77,8 @@ RELAY_URLS = (
     _relay_url("OyRelayUrl", "OY_RELAY_URL", "Olive Young"),
     _relay_url("ConvenienceRelayUrl", "CONVENIENCE_RELAY_URL", "CU, GS25 and 7-Eleven"),
     _relay_url("DtryxRelayUrl", "DTRYX_RELAY_URL", "Dtryx"),
+    # Empty: CGV uses the Dtryx relay (docs/design.md, "Relay protocol").
+    _relay_url("CgvRelayUrl", "CGV_RELAY_URL", "CGV"),
 )
 EVERY_FUNCTION = (
     *RELAY_URLS,

@@ -17,7 +17,7 @@ PROBE_SCHEDULE = "cron(0/5 * * * ? *)"
 PROBE_FUNCTION = FunctionDefinition(
     handler=PROBE_HANDLER,
     description="Route Health probe: checks every direct API and relay, writes verdicts",
-    timeout_s=60,  # 19 checks, 4 in flight, 3 s each, plus relay health and the store writes
+    timeout_s=60,  # 23 direct + 4 relay checks, 4 in flight, 3 s each (21 s at worst), plus the store writes
 )
 
 

@@ -38,9 +38,10 @@ examples:
   route-health ops override set cu-stock force-relay --ttl 2h --reason "CU maintenance 02:00-04:00 KST"
   route-health ops override set dtryx force-direct --ttl 30m --reason "relay host moving; direct verified"
   route-health ops override clear dtryx
+  route-health ops override set cgv force-relay --ttl 1h --reason "CGV blocks our region again"
   route-health ops routes --url http://127.0.0.1:8080 --secret-file .sandbox/health-check-secret
 
-A GROUP (oliveyoung, convenience, dtryx) means each of its route keys; force-direct skips gs25-stock,
+A GROUP (oliveyoung, convenience, dtryx, cgv) means each of its route keys; force-direct skips gs25-stock,
 which is pinned to the relay. Exit status: 0 done, 1 failed (the reason is on stderr), 2 bad usage."""
 
 PROBED = "Probed: every route and relay was checked just now.\n"

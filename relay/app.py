@@ -1,4 +1,4 @@
-"""The relay server as an ASGI app: any subset of the three relay groups, each at its protocol paths
+"""The relay server as an ASGI app: any subset of the relay groups, each at its protocol paths
 (docs/relay.md has the rules, in the order they apply).
 
 One `GroupRelay` per group holds its token, limits, quota ledger, response cache and running jobs. A job is
@@ -104,11 +104,25 @@ POLICIES: Mapping[RelayGroup, GroupPolicy] = {
         quota=QuotaLimits(per_minute=300, per_day=300_000),
         deadline_ms=15_000,
     ),
+    # Served beside Dtryx (relay/cgv.py): its ledger, hence its quota, is the Dtryx relay's.
+    RelayGroup.CGV: GroupPolicy(
+        upstream_slots=4,
+        max_outstanding=32,
+        quota=QuotaLimits(per_minute=300, per_day=300_000),
+        cache_ttl_ms={
+            RouteKey.CGV_THEATERS: _FIVE_MINUTES,
+            RouteKey.CGV_MOVIES: _FIVE_MINUTES,
+            RouteKey.CGV_TIMETABLE: 30_000,
+            RouteKey.CGV_TIMETABLE_MOVIE: 30_000,
+        },
+        deadline_ms=15_000,
+    ),
 }
 HEALTH_PATHS: Mapping[RelayGroup, str] = {
     RelayGroup.OLIVEYOUNG: "/health",
     RelayGroup.CONVENIENCE: "/v1/convenience/health",
     RelayGroup.DTRYX: "/v1/dtryx/health",
+    RelayGroup.CGV: "/v1/cgv/health",
 }
 
 
@@ -498,7 +512,8 @@ async def _disconnected(receive: Receive) -> None:
 
 class RelayApp:
     """The ASGI app for the groups served on one port. Paths pick the group (`/health` and
-    `/v1/oliveyoung/…` Olive Young, `/v1/convenience/…`, `/v1/dtryx/…`); any other path goes to the
+    `/v1/oliveyoung/…` Olive Young, `/v1/convenience/…`, `/v1/dtryx/…`, `/v1/cgv/…`); any other path (a
+    CGV path too, where CGV is not served) goes to the
     first of Dtryx, Olive Young, convenience served here, which answers 401 or 404. A convenience path on a
     port without the convenience relay is 404 without any token check, as on the original relays."""
 

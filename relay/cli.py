@@ -8,9 +8,9 @@ import os
 from functions.core import RelayGroup
 
 DESCRIPTION = """\
-Serve one or more relay groups (oliveyoung, convenience, dtryx) from this machine, speaking the relay
+Serve one or more relay groups (oliveyoung, convenience, dtryx, cgv) from this machine, speaking the relay
 protocol the Route Health Lambda functions use. Without GROUP arguments, every group whose token is set
-is served. Listens on 127.0.0.1 only (put Cloudflare Tunnel + Access in front; see README "Run a relay").
+is served; the Dtryx relay also serves cgv when CGV_SIGNING_KEY is set. Listens on 127.0.0.1 only (put Cloudflare Tunnel + Access in front; see README "Run a relay").
 
 environment:
   OY_RELAY_TOKEN, OY_RELAY_STATE_DIR          Olive Young relay: Bearer token (32+ characters), state
@@ -25,6 +25,8 @@ environment:
   GS25_API_KEY                                optional: GS25's key for gs25-stock (else the caller's apiKey)
   GS25_AUTH_SESSION_FILE                      optional: a Woodongs app session file (mode 0600), used
                                               instead of any key; renewed tokens are written back to it
+  CGV_SIGNING_KEY                             optional: CGV's request-signing key; set, the Dtryx relay
+                                              serves /v1/cgv/ too (its token and quota ledger)
   RELAY_HEADER_TIMEOUT_S                      seconds a connection may wait without a request in
                                               progress for a complete request head (default, at most 10)
 
@@ -50,7 +52,7 @@ def add_relay_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         nargs="*",
         type=_group,
         metavar="GROUP",
-        help="oliveyoung, convenience or dtryx (default: every group whose token is set)",
+        help="oliveyoung, convenience, dtryx or cgv (the Dtryx relay; default: every group whose token is set)",
     )
     parser.add_argument(
         "--host",

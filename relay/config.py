@@ -8,7 +8,8 @@
 
 plus `GS25_API_KEY` and `GS25_AUTH_SESSION_FILE` (convenience, optional), `OY_RELAY_TRANSPORT` (only
 `http`) and `RELAY_HEADER_TIMEOUT_S` (at most 10). Groups on the same port share one listener. Every problem is
-a `ConfigError` naming the variable.
+a `ConfigError` naming the variable. CGV has no settings of its own but `CGV_SIGNING_KEY`: the Dtryx
+relay's process serves it when that key is set (`relay/cgv.py`).
 
 Refused at start, besides malformed values: a token shorter than 32 characters, a state directory that its
 group or others may write (the ledger and its lock live there), and a file-descriptor limit that leaves room
@@ -78,9 +79,15 @@ class RelayConfig:
     gs25_api_key: str | None = None
     gs25_session_file: Path | None = None
     connections: ConnectionSettings = field(default_factory=ConnectionSettings)
+    cgv_signing_key: str | None = None
+    """CGV's request-signing key: set, the Dtryx relay's process serves CGV too."""
 
     def __repr__(self) -> str:
         return f"RelayConfig({self.groups!r}, host={self.host}, gs25_api_key={'***' if self.gs25_api_key else None})"
+
+    def signing_key(self, name: str) -> str | None:
+        """A signing key by its secret value's name, for the specs that sign their requests (CGV's)."""
+        return self.cgv_signing_key if name == "CGV_SIGNING_KEY" else None
 
 
 def visible_ascii(text: str) -> bool:
@@ -124,7 +131,7 @@ def host_warning(host: str) -> str | None:
 
 def configured_groups(env: Mapping[str, str]) -> list[RelayGroup]:
     """The groups whose token is set."""
-    return [group for group in RelayGroup if env.get(f"{ENV_PREFIX[group]}_RELAY_TOKEN", "").strip()]
+    return [group for group, prefix in ENV_PREFIX.items() if env.get(f"{prefix}_RELAY_TOKEN", "").strip()]
 
 
 def load_config(
@@ -139,7 +146,10 @@ def load_config(
             "OY_RELAY_TRANSPORT: this relay calls Olive Young over plain HTTP only (`http`); "
             "it has no browser transport"
         )
-    chosen = list(dict.fromkeys(groups)) or configured_groups(env)
+    cgv_signing_key = _cgv_signing_key(env, groups)
+    # CGV is served by the Dtryx relay's process: asking for it is asking for that process.
+    asked: list[RelayGroup] = [RelayGroup.DTRYX if g is RelayGroup.CGV else g for g in groups]
+    chosen = list(dict.fromkeys(asked)) or configured_groups(env)
     if not chosen:
         raise ConfigError(
             "no relay group configured: set OY_RELAY_TOKEN, CONVENIENCE_RELAY_TOKEN or DTRYX_RELAY_TOKEN "
@@ -162,7 +172,15 @@ def load_config(
         gs25_api_key=api_key or None,
         gs25_session_file=Path(session).expanduser() if session else None,
         connections=connections,
+        cgv_signing_key=cgv_signing_key,
     )
+
+
+def _cgv_signing_key(env: Mapping[str, str], groups: Sequence[RelayGroup]) -> str | None:
+    key = env.get("CGV_SIGNING_KEY", "").strip() or None
+    if key is None and RelayGroup.CGV in groups:
+        raise ConfigError("CGV_SIGNING_KEY is required to serve the cgv relay (CGV's request-signing key)")
+    return key
 
 
 def _header_timeout(env: Mapping[str, str]) -> float:

@@ -23,6 +23,7 @@ import uvicorn
 from functions.adapters.http import new_http_client
 from functions.core import Clock, RelayGroup
 from relay.app import POLICIES, GroupPolicy, GroupRelay, RelayApp
+from relay.cgv import cgv_beside
 from relay.config import ConfigError, ConnectionSettings, RelayConfig, connection_cap, descriptor_limit
 from relay.connections import ConnectionBudget, ConnectionGate, HeadDeadlineProtocol
 from relay.files import remove_stray_temporaries
@@ -47,7 +48,8 @@ def build_apps(
     transport: httpx.BaseTransport | None = None,
     policies: Mapping[RelayGroup, GroupPolicy] = POLICIES,
 ) -> dict[int, RelayApp]:
-    """One app per port. `transport` carries the retailer calls (tests and the sandbox redirect it).
+    """One app per port (the Dtryx relay's with CGV beside it when `config` has CGV's signing key).
+    `transport` carries the retailer calls (tests and the sandbox redirect it).
     Raises `ConfigError` for a ledger, state directory or GS25 session file that cannot be used (and then
     holds no state directory)."""
     client = new_http_client(transport)
@@ -62,16 +64,27 @@ def build_apps(
                 raise ConfigError(str(error)) from None
             ledgers.append(ledger)
             gs25 = _gs25_auth(config, client, clock) if group is RelayGroup.CONVENIENCE else None
+            upstream = UpstreamCaller(client, gs25=gs25, keys=config.signing_key, clock=clock)
             relay = GroupRelay(
                 group,
                 group_config.token,
                 ledger=ledger,
-                upstream=UpstreamCaller(client, gs25=gs25),
+                upstream=upstream,
                 clock=clock,
                 log=log,
                 policy=policies[group],
             )
             relays.setdefault(group_config.port, []).append(relay)
+            if group is RelayGroup.DTRYX and config.cgv_signing_key is not None:
+                cgv = cgv_beside(
+                    relay,
+                    group_config,
+                    upstream=upstream,
+                    clock=clock,
+                    log=log,
+                    policy=policies[RelayGroup.CGV],
+                )
+                relays[group_config.port].append(cgv)
     except BaseException:
         for opened in ledgers:
             opened.close()

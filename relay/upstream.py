@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,8 @@ from pydantic import BaseModel, ValidationError
 from functions.adapters.http import OK_ONLY, Answer, decode_json, exchange
 from functions.adapters.relay import is_failure_envelope
 from functions.catalog import spec_for
-from functions.core import Reason, RouteFailure, RouteKey, group_of
+from functions.catalog.spec import SigningKeys, no_keys
+from functions.core import Clock, Reason, RouteFailure, RouteKey, group_of
 from relay.config import visible_ascii
 from relay.gs25 import Gs25Auth, Gs25Refused
 
@@ -69,9 +71,18 @@ def compact_json(value: object) -> bytes:
 class UpstreamCaller:
     """Synchronous (the relay runs it on a worker thread); thread-safe."""
 
-    def __init__(self, client: httpx.Client, *, gs25: Gs25Auth | None = None) -> None:
+    def __init__(
+        self,
+        client: httpx.Client,
+        *,
+        gs25: Gs25Auth | None = None,
+        keys: SigningKeys = no_keys,
+        clock: Clock = lambda: time.time_ns() // 1_000_000,
+    ) -> None:
         self._client = client
         self._gs25 = gs25 or Gs25Auth()
+        self._keys = keys  # CGV's signing key, for the operations that sign their requests
+        self._clock = clock
 
     def certain_refusal(self, key: RouteKey, body: Mapping[str, Any]) -> int | None:
         """The status a call would end with before reaching the retailer (GS25 stock without a usable
@@ -86,7 +97,7 @@ class UpstreamCaller:
         Runs on the calling thread until its request has ended (`exchange` ends it at `timeout_ms`): the
         relay bounds its upstream calls by the threads running this."""
         spec = spec_for(key)
-        built = spec.build_request(params)
+        built = spec.request_to_send(params, keys=self._keys, now=self._clock())
         statuses = frozenset({200, 400}) if key is RouteKey.SEVEN_STOCK else OK_ONLY
 
         def send(auth_headers: Mapping[str, str]) -> Answer:

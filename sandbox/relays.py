@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 
 from functions.adapters.relay import RelayCredentials
+from functions.catalog import cgv
 from functions.core import Clock, RelayGroup
 from relay.config import GroupConfig, RelayConfig
 from relay.logs import RelayLog
@@ -32,12 +33,20 @@ TOKENS_FILE = Path(".sandbox") / "relay-tokens.json"
 
 
 class SandboxRelays:
-    """Starts, restarts and stops one reference relay per group. Thread-safe."""
+    """Starts, restarts and stops one reference relay per group; with CGV's signing key, the Dtryx relay serves
+    CGV too (as its process does outside the sandbox), and `cgv` names that relay. Thread-safe."""
 
     def __init__(
-        self, tokens: Mapping[RelayGroup, str], *, clock: Clock, upstream: httpx.BaseTransport, log: RelayLog
+        self,
+        tokens: Mapping[RelayGroup, str],
+        *,
+        clock: Clock,
+        upstream: httpx.BaseTransport,
+        log: RelayLog,
+        cgv_signing_key: str | None = None,
     ) -> None:
         self._tokens = dict(tokens)
+        self._cgv_signing_key = cgv_signing_key
         self._clock = clock
         self._upstream = upstream
         self._log = log
@@ -53,11 +62,20 @@ class SandboxRelays:
     def urls(self) -> dict[RelayGroup, str]:
         """Each group's relay base URL (the relay itself, not its front)."""
         with self._lock:
-            return {group: relay.url for group, relay in self._running.items()}
+            urls = {group: relay.url for group, relay in self._running.items()}
+        if self._serves_cgv and RelayGroup.DTRYX in urls:
+            urls[RelayGroup.CGV] = urls[RelayGroup.DTRYX]
+        return urls
+
+    @property
+    def _serves_cgv(self) -> bool:
+        return self._cgv_signing_key is not None and RelayGroup.DTRYX in self._tokens
 
     def restart(self, group: RelayGroup) -> str:
         """Stops the group's relay (gracefully) and starts a new one on the same port with the same state
-        directory; returns its URL. Raises KeyError for a group without a relay."""
+        directory; returns its URL (`cgv`: the Dtryx relay's). Raises KeyError for a group without a relay."""
+        if group is RelayGroup.CGV and self._serves_cgv:
+            group = RelayGroup.DTRYX
         with self._lock:
             running = self._running.pop(group)
             port = running.port
@@ -74,7 +92,9 @@ class SandboxRelays:
     def _start(self, group: RelayGroup, *, port: int) -> BackgroundRelay:
         state_dir = self._state_root / group.value
         state_dir.mkdir(mode=0o700, exist_ok=True)
-        config = RelayConfig((GroupConfig(group, self._tokens[group], state_dir, port),))
+        config = RelayConfig(
+            (GroupConfig(group, self._tokens[group], state_dir, port),), cgv_signing_key=self._cgv_signing_key
+        )
         (app,) = build_apps(config, log=self._log, clock=self._clock, transport=self._upstream).values()
         relay = BackgroundRelay(app, bound_socket(port=port)).start()
         self._running[group] = relay
@@ -122,13 +142,15 @@ def start_upstreams(
     log: RelayLog | None = None,
 ) -> SimulatedUpstreams:
     """Serves `simulator` on 127.0.0.1 and starts a reference relay per group of `credentials` (their
-    tokens) behind its fronts. `log`: the relays' log (default: stderr)."""
+    tokens) behind its fronts; the Dtryx relay serves CGV too when the simulated CGV has a signing key (the
+    relay is given the same). `log`: the relays' log (default: stderr)."""
     server = SimulatorServer(simulator).start()
     relays = SandboxRelays(
-        {group: creds.token for group, creds in credentials.items()},
+        {group: creds.token for group, creds in credentials.items() if group is not RelayGroup.CGV},
         clock=clock,
         upstream=loopback_transport(server.base_url, entrance=RELAY_UPSTREAM),
         log=log or RelayLog(),
+        cgv_signing_key=simulator.signing_keys.get(cgv.SIGNING_KEY),
     )
     try:
         relays.start()

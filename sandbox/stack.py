@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from functions.adapters.relay import RelayCredentials
+from functions.catalog import cgv
 from functions.core import Clock
 from functions.core.model import RelayGroup
 from infra.environment import DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT
@@ -40,14 +41,18 @@ RELAY_ENV_PREFIX = {
     RelayGroup.CONVENIENCE: "CONVENIENCE",
     RelayGroup.DTRYX: "DTRYX",
 }
+"""The groups with a relay process of their own. CGV's is the Dtryx relay's, whose URL and credentials the
+CGV routes use unless `CGV_RELAY_URL` or CGV's own credentials are set (only with --upstream real)."""
+RELAY_URL_ENV = {**RELAY_ENV_PREFIX, RelayGroup.CGV: "CGV"}
 SECRET_KEYS = (
     "HEALTH_CHECK_SECRET",
     *(
         f"{p}_{suffix}"
-        for p in RELAY_ENV_PREFIX.values()
+        for p in RELAY_URL_ENV.values()
         for suffix in ("RELAY_TOKEN", "ACCESS_CLIENT_ID", "ACCESS_CLIENT_SECRET")
     ),
     "GS25_API_KEY",
+    cgv.SIGNING_KEY,
 )
 # Quiet, local defaults for what Powertools reads; an operator's own environment wins.
 POWERTOOLS_DEFAULTS = {
@@ -73,7 +78,7 @@ class Simulated:
     control: SimulatorControl
     relays: RelayControl
     relay_urls: Mapping[RelayGroup, str]
-    """Each group's relay URL for the Lambda functions (its front)."""
+    """Each relay process's URL for the Lambda functions (its front); CGV uses the Dtryx relay's."""
 
 
 def generated_relay_secrets() -> dict[str, str]:
@@ -86,6 +91,9 @@ def generated_relay_secrets() -> dict[str, str]:
     # The convenience relay has no GS25 session or key of its own: GS25 stock works with this key only,
     # which the Lambda functions send (`apiKey`) and the simulated GS25 checks.
     values["GS25_API_KEY"] = secrets.token_urlsafe(24)
+    # A made-up CGV signing key (43 characters, like CGV's own): the simulated CGV checks every signature
+    # with it, and the Lambda functions and the Dtryx relay sign with it.
+    values[cgv.SIGNING_KEY] = secrets.token_urlsafe(32)
     return values
 
 
@@ -127,14 +135,15 @@ def start_simulator(relay_values: Mapping[str, str], clock: Clock) -> tuple[Simu
         )
         for group, prefix in RELAY_ENV_PREFIX.items()
     }
-    simulator = Simulator(credentials)
+    signing_keys = {cgv.SIGNING_KEY: relay_values[cgv.SIGNING_KEY]} if cgv.SIGNING_KEY in relay_values else {}
+    simulator = Simulator(credentials, signing_keys=signing_keys)
     upstreams = start_upstreams(simulator, credentials, clock=clock)
     write_tokens_file({group: creds.token for group, creds in credentials.items()})
     simulated = Simulated(
         upstreams.direct_transport(),
         _SimulatorControl(simulator),
         upstreams.relays,
-        {group: upstreams.relay_url(group) for group in RelayGroup},
+        {group: upstreams.relay_url(group) for group in RELAY_ENV_PREFIX},
     )
     return simulated, upstreams.close
 
@@ -194,8 +203,8 @@ class SandboxStack:
             relay_values = relay_secrets_from_environment()
             relay_urls = {
                 group: url
-                for group in RelayGroup
-                if (url := os.environ.get(f"{RELAY_ENV_PREFIX[group]}_RELAY_URL"))
+                for group, prefix in RELAY_URL_ENV.items()
+                if (url := os.environ.get(f"{prefix}_RELAY_URL"))
             }
 
         aws = EmbeddedAws({"HEALTH_CHECK_SECRET": self._health_check_secret, **relay_values})
@@ -245,7 +254,7 @@ class SandboxStack:
         self, aws_environment: Mapping[str, str], relay_urls: Mapping[RelayGroup, str]
     ) -> None:
         os.environ.update(aws_environment)
-        for group, prefix in RELAY_ENV_PREFIX.items():
+        for group, prefix in RELAY_URL_ENV.items():
             os.environ.pop(f"{prefix}_RELAY_URL", None)
             if group in relay_urls:
                 os.environ[f"{prefix}_RELAY_URL"] = relay_urls[group]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import LOOKUP_ENDPOINTS
-from functions.core.model import PROBE_SLOT_MS
+from functions.core.model import DIRECT_PROBED, PROBE_SLOT_MS, RelayGroup
 from functions.handlers.metrics import (
     PROBE_METRICS,
     RESERVED_SERIES,
@@ -157,8 +157,8 @@ def cost_per_day(
 MONTH_S = 30 * 24 * 60 * 60
 SCENARIOS = {"idle": 0, "100k": 100_000, "10m": 10_000_000}
 """Lookups (lookup API requests) a month."""
-ROUTE53_ENDPOINTS = 22
-"""What the probe checks: 19 direct APIs and 3 relays."""
+ROUTE53_ENDPOINTS = len(DIRECT_PROBED) + len(RelayGroup)
+"""What the probe checks: 23 direct APIs and 4 relays."""
 ASSUMPTIONS = {
     "lookup_ms": 300,
     "peak_to_average_traffic": 3,
@@ -369,7 +369,7 @@ def _log_gb(
 
 
 def _route53(price: Mapping[str, float]) -> dict[str, Any]:
-    """Route 53 health checks of the same 22 endpoints (non-AWS endpoints), basic and like the probe
+    """Route 53 health checks of the same 27 endpoints (non-AWS endpoints), basic and like the probe
     (HTTPS and a body match)."""
     basic = ROUTE53_ENDPOINTS * price["route53_health_check_non_aws_month"]
     https_and_body = ROUTE53_ENDPOINTS * (

@@ -1,20 +1,22 @@
 """The direct route: one bounded call to the retailer's own API, exactly as its spec describes.
 
-The transport holds nothing but an httpx client; the request comes only from the spec, whose headers are the
-retailer's public ones. Relay tokens and Access keys are never in reach, and a last check refuses to send
-anything that looks like one.
+The transport holds an httpx client and, for the operations that sign their requests (CGV), a way to read
+their signing key; the request comes only from the spec, whose headers are the retailer's public ones plus
+any signature (never the key). Relay tokens and Access keys are never in reach, and a last check refuses to
+send anything that looks like one.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
 from pydantic import BaseModel
 
 from functions.adapters.http import Answer, decode_json, exchange, reason_for_status
-from functions.catalog.spec import OperationSpec
-from functions.core import PINNED_TO_RELAY, Reason, RouteFailure, UpstreamRejected
+from functions.catalog.spec import OperationSpec, SigningKeys, no_keys
+from functions.core import PINNED_TO_RELAY, Clock, Reason, RouteFailure, UpstreamRejected
 
 CREDENTIAL_HEADERS = frozenset({"authorization", "cf-access-client-id", "cf-access-client-secret"})
 """Headers that carry relay credentials; none of them may ever reach a retailer."""
@@ -23,10 +25,17 @@ CALLER_MEANINGFUL_STATUSES = frozenset({400, 404, 422})
 
 
 class DirectTransport:
-    """Calls a retailer directly. Raises `RouteFailure(reason)` or `UpstreamRejected(400/404/422)`."""
+    """Calls a retailer directly. Raises `RouteFailure(reason)` or `UpstreamRejected(400/404/422)`.
 
-    def __init__(self, client: httpx.Client) -> None:
+    `keys` reads a signing key (a secret value) when a signed request is built, so a rotated key is used from
+    the next request on; `clock` stamps the signature."""
+
+    def __init__(
+        self, client: httpx.Client, *, keys: SigningKeys = no_keys, clock: Clock | None = None
+    ) -> None:
         self._client = client
+        self._keys = keys
+        self._clock: Clock = clock or (lambda: time.time_ns() // 1_000_000)
 
     def fetch(
         self,
@@ -37,7 +46,7 @@ class DirectTransport:
     ) -> Any:
         if spec.key in PINNED_TO_RELAY:
             raise RouteFailure(Reason.PINNED_RELAY)
-        built = spec.build_request(params)
+        built = spec.request_to_send(params, keys=self._keys, now=self._clock())
         request = self._client.build_request(
             built.method, built.url, headers=dict(built.headers), json=built.json_body
         )

@@ -52,6 +52,7 @@ HEALTH_PATHS: Mapping[RelayGroup, str] = {
     RelayGroup.OLIVEYOUNG: "/health",
     RelayGroup.CONVENIENCE: "/v1/convenience/health",
     RelayGroup.DTRYX: "/v1/dtryx/health",
+    RelayGroup.CGV: "/v1/cgv/health",
 }
 
 
@@ -277,6 +278,8 @@ def is_failure_envelope(group: RelayGroup, body: object) -> bool:
         return "resp_cd" in body and body["resp_cd"] != "0000"
     if group is RelayGroup.OLIVEYOUNG:
         return body.get("status") != "SUCCESS"
+    if group is RelayGroup.CGV:
+        return body.get("statusCode") != 0
     return body.get("RetCode") != "success"
 
 

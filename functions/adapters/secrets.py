@@ -73,6 +73,12 @@ class Secrets(BaseModel):
     dtryx_access_client_secret: SecretStr | None = Field(default=None, alias="DTRYX_ACCESS_CLIENT_SECRET")
     gs25_api_key: SecretStr | None = Field(default=None, alias="GS25_API_KEY")
     """Sent only to the convenience relay, as `apiKey` in the gs25-stock body."""
+    cgv_relay_token: SecretStr | None = Field(default=None, alias="CGV_RELAY_TOKEN")
+    cgv_access_client_id: SecretStr | None = Field(default=None, alias="CGV_ACCESS_CLIENT_ID")
+    cgv_access_client_secret: SecretStr | None = Field(default=None, alias="CGV_ACCESS_CLIENT_SECRET")
+    """The CGV relay's own credentials: all unset, the CGV routes use the Dtryx relay's (`relay_settings_of`)."""
+    cgv_signing_key: SecretStr | None = Field(default=None, alias="CGV_SIGNING_KEY")
+    """The HMAC key of CGV's signed requests (direct only; never sent, only its signatures are)."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -90,6 +96,17 @@ class Secrets(BaseModel):
             access_client_secret=getattr(self, f"{prefix}_access_client_secret"),
             api_key=self.gs25_api_key if group is RelayGroup.CONVENIENCE else None,
         )
+
+    def has_own_relay(self, group: RelayGroup) -> bool:
+        """Whether any of the group's own relay credentials is set."""
+        own = self.relay(group)
+        return any(value is not None for value in (own.token, own.access_client_id, own.access_client_secret))
+
+    def value(self, name: str) -> str | None:
+        """A secret value by its name (`CGV_SIGNING_KEY`), None when unset: how a signing key is read."""
+        field = _BY_ALIAS.get(name)
+        secret: SecretStr | None = None if field is None else getattr(self, field)
+        return None if secret is None else secret.get_secret_value()
 
     def all_values(self) -> list[str]:
         """Every configured secret value in clear text: only for tests and leak checks."""
@@ -120,6 +137,10 @@ _GROUP_PREFIX: Mapping[RelayGroup, str] = {
     RelayGroup.OLIVEYOUNG: "oy",
     RelayGroup.CONVENIENCE: "convenience",
     RelayGroup.DTRYX: "dtryx",
+    RelayGroup.CGV: "cgv",
+}
+_BY_ALIAS: Mapping[str, str] = {
+    field.alias: name for name, field in Secrets.model_fields.items() if field.alias
 }
 
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from functions.catalog import cu, dtryx, gs25, oliveyoung, seveneleven
+from functions.catalog import cgv, cu, dtryx, gs25, oliveyoung, seveneleven
 from functions.catalog.spec import HttpRequest, OperationSpec
 from functions.core import RouteKey
 
@@ -19,6 +19,7 @@ _ALL_SPECS: tuple[OperationSpec[Any, Any], ...] = (
     *gs25.SPECS,
     *seveneleven.SPECS,
     *dtryx.SPECS,
+    *cgv.SPECS,
 )
 
 CATALOG: Mapping[RouteKey, OperationSpec[Any, Any]] = MappingProxyType(

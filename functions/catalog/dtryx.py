@@ -76,7 +76,7 @@ def _play_date(value: object) -> date:
     raise ValueError("expected a date as YYYYMMDD or YYYY-MM-DD")
 
 
-def _real_compact_date(value: str) -> str:
+def real_compact_date(value: str) -> str:
     try:
         datetime.strptime(value, "%Y%m%d")
     except ValueError:
@@ -117,7 +117,7 @@ class CinemaRelayInput(RelayInput):
 
 class TimetableRelayInput(CinemaRelayInput):
     playDate: Annotated[
-        StrictStr, StringConstraints(pattern=r"^[0-9]{8}$"), AfterValidator(_real_compact_date)
+        StrictStr, StringConstraints(pattern=r"^[0-9]{8}$"), AfterValidator(real_compact_date)
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,6 +23,24 @@ class HttpRequest:
     url: str
     headers: Mapping[str, str]
     json_body: object | None = None
+
+
+SigningKeys = Callable[[str], str | None]
+"""A secret value by its name (`CGV_SIGNING_KEY`), None when the operator has not configured it."""
+
+
+def no_keys(_name: str) -> str | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSigning:
+    """How an operation's requests are signed with a key the operator supplies as a secret value: `secret` is
+    that value's name, and `headers(key, path, now_ms)` the signed headers for a request to `path` (the URL's
+    path, without the query) sent at `now_ms`. The key itself is never sent."""
+
+    secret: str
+    headers: Callable[[str, str, int], Mapping[str, str]]
 
 
 def same_body(params: BaseModel) -> dict[str, Any]:
@@ -76,6 +94,8 @@ class OperationSpec(Generic[ParamsT, BodyT]):
     relay_api_key_field: str | None = None
     """The relay body field for the retailer API key the relay passes on (gs25-stock: `apiKey`); the relay
     transport fills it from the relay's credentials when it has one. Nothing else ever sees the key."""
+    signing: RequestSigning | None = None
+    """Requests carry headers signed with a secret key (CGV): `request_to_send` adds them."""
 
     def __post_init__(self) -> None:
         if not self.relay_operation:
@@ -90,6 +110,18 @@ class OperationSpec(Generic[ParamsT, BodyT]):
         """The direct request: method, URL with its query string, headers, JSON body."""
         body = self.json_body(params) if self.method == "POST" else None
         return HttpRequest(self.method, url_with_query(self.url, self.query(params)), self.headers, body)
+
+    def request_to_send(self, params: ParamsT, *, keys: SigningKeys, now: int) -> HttpRequest:
+        """`build_request`, signed at `now` (epoch ms) when the operation is signed. Without its key the
+        operation cannot be sent: `RouteFailure(CONFIGURATION)` (the route reports `configuration`)."""
+        request = self.build_request(params)
+        if self.signing is None:
+            return request
+        key = keys(self.signing.secret)
+        if not key:
+            raise RouteFailure(Reason.CONFIGURATION)
+        signed = self.signing.headers(key, urlsplit(request.url).path, now)
+        return HttpRequest(request.method, request.url, {**request.headers, **signed}, request.json_body)
 
     def validate(self, body: object) -> BodyT:
         """Decoded JSON -> the response model. Not an object: INVALID_RESPONSE; schema or soft failure: SHAPE."""

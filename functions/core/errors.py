@@ -171,3 +171,7 @@ GS25_SESSION_UNAVAILABLE = (
     "GS25 refused the convenience relay's GS25 session (expired or missing): GS25 stock is unavailable until "
     "the session on the relay is renewed."
 )
+DIRECT_ROUTE_NOT_CONFIGURED = (
+    "The direct route needs a secret value that is not configured (CGV's lookups: CGV_SIGNING_KEY) and no relay "
+    "is configured for it: it is unavailable until one of them is."
+)

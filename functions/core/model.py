@@ -54,12 +54,18 @@ class RouteKey(StrEnum):
     DTRYX_MOVIES = "dtryx-movies"
     DTRYX_PLAY_DATES = "dtryx-play-dates"
     DTRYX_TIMETABLE = "dtryx-timetable"
+    CGV_THEATERS = "cgv-theaters"
+    CGV_MOVIES = "cgv-movies"
+    CGV_TIMETABLE = "cgv-timetable"
+    CGV_TIMETABLE_MOVIE = "cgv-timetable-movie"
 
 
 class RelayGroup(StrEnum):
     OLIVEYOUNG = "oliveyoung"
     CONVENIENCE = "convenience"
     DTRYX = "dtryx"
+    CGV = "cgv"
+    """Served by the Dtryx relay's process (its token, quota ledger and logs), at `/v1/cgv/`."""
 
 
 class Reason(StrEnum):
@@ -91,6 +97,8 @@ def group_of(key: RouteKey) -> RelayGroup:
         return RelayGroup.OLIVEYOUNG
     if key.value.startswith("dtryx-"):
         return RelayGroup.DTRYX
+    if key.value.startswith("cgv-"):
+        return RelayGroup.CGV
     return RelayGroup.CONVENIENCE
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from functions.services.quota import FLUSH_INTERVAL_MS
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
-DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/")
+DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/", "/api/cgv/")
 
 
 class CommonSettings(BaseModel):
@@ -34,6 +34,8 @@ class CommonSettings(BaseModel):
     oy_relay_url: str | None = Field(default=None, alias="OY_RELAY_URL")
     convenience_relay_url: str | None = Field(default=None, alias="CONVENIENCE_RELAY_URL")
     dtryx_relay_url: str | None = Field(default=None, alias="DTRYX_RELAY_URL")
+    cgv_relay_url: str | None = Field(default=None, alias="CGV_RELAY_URL")
+    """Unset, with no CGV relay credentials either: CGV goes through the Dtryx relay's URL and credentials."""
     # Read by Powertools itself (logs, metrics, traces); required here so that a function deployed without
     # them fails INIT naming the variable, instead of writing metrics nowhere.
     service_name: str = Field(alias="POWERTOOLS_SERVICE_NAME", min_length=1)

@@ -183,7 +183,7 @@ class Container:
         self._close_connections()
         self.direct_client = self.new_http_client()
         self.relay_client = self.new_http_client()
-        self.direct = DirectTransport(self.direct_client)
+        self.direct = direct_transport(self.direct_client, self.secret_source, self.clock)
         with self._relays_lock:
             self._relays = None
         if self.limited_lookups is not None:
@@ -207,12 +207,26 @@ _RELAY_URL_FIELD: Mapping[RelayGroup, str] = {
     RelayGroup.OLIVEYOUNG: "oy_relay_url",
     RelayGroup.CONVENIENCE: "convenience_relay_url",
     RelayGroup.DTRYX: "dtryx_relay_url",
+    RelayGroup.CGV: "cgv_relay_url",
 }
 
 
-def relay_url(settings: CommonSettings, group: RelayGroup) -> str | None:
-    url: str | None = getattr(settings, _RELAY_URL_FIELD[group])
+def relay_settings_of(group: RelayGroup, settings: CommonSettings, secrets: Secrets) -> RelayGroup:
+    """Whose relay settings `group` uses: its own, but CGV with none of its own (no `CGV_RELAY_URL`, token
+    or Access key) uses the Dtryx relay's, whose process serves it. Always one group's set, never a mix."""
+    if group is RelayGroup.CGV and settings.cgv_relay_url is None and not secrets.has_own_relay(group):
+        return RelayGroup.DTRYX
+    return group
+
+
+def relay_url(settings: CommonSettings, group: RelayGroup, secrets: Secrets) -> str | None:
+    url: str | None = getattr(settings, _RELAY_URL_FIELD[relay_settings_of(group, settings, secrets)])
     return url
+
+
+def direct_transport(client: httpx.Client, source: SecretSource, clock: Clock) -> DirectTransport:
+    """The direct route, reading signing keys (CGV's) from the current secret values at each request."""
+    return DirectTransport(client, keys=lambda name: source.get().value(name), clock=clock)
 
 
 def relay_endpoints(
@@ -221,10 +235,10 @@ def relay_endpoints(
     """Each group with a relay URL: its endpoint, or why it is unusable (its verdict is then `configuration`)."""
     endpoints: dict[RelayGroup, RelayEndpoint | RelayConfigError] = {}
     for group in RelayGroup:
-        url = relay_url(settings, group)
+        url = relay_url(settings, group, secrets)
         if url is None:
             continue
-        values = secrets.relay(group)
+        values = secrets.relay(relay_settings_of(group, settings, secrets))
         credentials = RelayCredentials(
             token=values.token.get_secret_value() if values.token else "",
             access_client_id=values.access_client_id.get_secret_value() if values.access_client_id else None,
@@ -293,10 +307,10 @@ def build_container(
             clock=clock,
             snapshots=snapshots,
             reporter=_failure_reporter(store, executor, clock),
-            relay_configured=lambda group: relay_url(settings, group) is not None,
+            relay_configured=lambda group: relay_url(settings, group, source.get()) is not None,
             events=MetricsRoutingEvents(),
         ),
-        direct=DirectTransport(direct_client),
+        direct=direct_transport(direct_client, source, clock),
         secret_source=source,
         executor=executor,
         new_http_client=http_client,

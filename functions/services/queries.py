@@ -35,11 +35,12 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from functions.catalog import common, cu, dtryx, oliveyoung, seveneleven, spec_for
+from functions.catalog import cgv, common, cu, dtryx, oliveyoung, seveneleven, spec_for
 from functions.catalog.common import stock
 from functions.core import RouteKey, input_rules
 from functions.core.errors import ApiError, ErrorCode
 from functions.core.input_rules import CONTROL, CrossRule
+from functions.services import cgv_lookup
 from functions.services.lookup import InvalidParams, Lookup, operation_params
 
 SEOUL_CITY_HALL_LAT = 37.5665
@@ -151,6 +152,7 @@ RETAILERS = {
     "gs25": "GS25",
     "seveneleven": "7-Eleven",
     "dtryx": "Dtryx cinemas",
+    "cgv": "CGV",
 }
 """The retailer segment of a lookup's path (`/api/<retailer>/...`) and its name (the OpenAPI tag)."""
 
@@ -559,3 +561,154 @@ class DtryxPlayDatesQuery(DtryxCinemaQuery):
 class DtryxTimetableQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_TIMETABLE
     playDate: DashedDate
+
+
+# --- CGV ---------------------------------------------------------------------------------------
+
+TheaterCode = cgv.TheaterCode
+MovieCode = cgv.MovieCode
+CompactDate = cgv.PlayDate
+"""YYYYMMDD, a real date (the pattern says which)."""
+
+
+def _cgv(lookup: Lookup, key: RouteKey, values: Mapping[str, Any], rows: str) -> list[Any]:
+    """The rows of one CGV operation's `data`. Its theater or movie code may come from CGV's own lists: one
+    the operation refuses is CGV's unusable answer (502), not the caller's bad input."""
+    try:
+        params = operation_params(key, values)
+    except InvalidParams:
+        raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
+    found: list[Any] = lookup.data(key, params)[rows]  # the rows of the operation's answer type
+    return found
+
+
+def _today(lookup: Lookup) -> str:
+    return cgv.compact_today(lookup.clock())
+
+
+@lookup(
+    "cgv_theaters",
+    "/api/cgv/theaters",
+    "CGV theaters",
+    "Finds CGV (씨지브이) cinemas: all of them, or those whose name has the words of `keyword` (e.g. 강남), or "
+    "one region's (`regionCode`, e.g. 01 for Seoul); `limit` caps the rows. The `theaterCode` of a result is "
+    "what cgvMovies and cgvTimetable ask for. CGV 극장 검색.",
+)
+class CgvTheatersQuery(LookupQuery):
+    keyword: SearchText | None = Field(default=None, description="Words of the theater's name, e.g. 강남")
+    regionCode: Code | None = Field(default=None, description="CGV's region code, e.g. 01 (Seoul)")
+    limit: PageSize = 30
+
+    def fetch(self, lookup: Lookup) -> cgv.CgvTheaters:
+        theaters = _cgv(lookup, RouteKey.CGV_THEATERS, {}, "theaters")
+        if self.regionCode is not None:
+            theaters = [theater for theater in theaters if theater["regionCode"] == self.regionCode]
+        if self.keyword is not None:
+            theaters = cgv_lookup.matching_theaters(theaters, self.keyword)
+        return {
+            "filters": {"keyword": self.keyword, "regionCode": self.regionCode},
+            "theaters": theaters[: self.limit],
+        }
+
+
+# Without a theaterCode the theater is the best name match for `keyword`, else the first CGV lists (강남 if
+# it lists none); a keyword that names no theater answers no movies rather than another theater's.
+@lookup(
+    "cgv_movies",
+    "/api/cgv/movies",
+    "Films showing at a CGV theater",
+    "Films showing at one CGV (씨지브이) cinema on one date: `theaterCode` (e.g. 0056, 강남), or the best "
+    "name match for `keyword`; `playDate` as YYYYMMDD (default: today in Korea). The `movieCode` of a result "
+    "is what cgvTimetable filters by. CGV 상영 영화.",
+)
+class CgvMoviesQuery(LookupQuery):
+    theaterCode: TheaterCode | None = Field(default=None, description="CGV theater code, e.g. 0056 (강남)")
+    playDate: CompactDate | None = Field(default=None, description="YYYYMMDD (default: today in Korea)")
+    keyword: SearchText | None = Field(
+        default=None, description="Words of the theater's name, when no theaterCode is given"
+    )
+
+    def fetch(self, lookup: Lookup) -> cgv.CgvMovies:
+        play_date = self.playDate or _today(lookup)
+        theater, resolved, movies = self.theaterCode, None, []
+        if theater is None:
+            listed = _cgv(lookup, RouteKey.CGV_THEATERS, {}, "theaters")
+            if self.keyword is not None:
+                listed = cgv_lookup.matching_theaters(listed, self.keyword)
+            resolved = listed[0] if listed else None
+            if resolved is not None or self.keyword is None:
+                theater = cgv_lookup.DEFAULT_THEATER if resolved is None else resolved["theaterCode"]
+        if theater is not None:
+            site = {"theaterCode": theater, "playDate": play_date}
+            movies = _cgv(lookup, RouteKey.CGV_MOVIES, site, "movies")
+        return {
+            "playDate": play_date,
+            "filters": {"theaterCode": theater, "keyword": self.keyword},
+            "resolvedTheater": resolved,
+            "movies": movies,
+        }
+
+
+# The theater's site timetable; where it lacks `movieCode`, that movie's timetable; with neither a movie nor
+# any screening, each movie's timetable at up to five theaters (강남 first) until one has screenings. Every
+# call shares the lookup's time budget, which bounds these fallbacks (504 past it).
+@lookup(
+    "cgv_timetable",
+    "/api/cgv/timetable",
+    "CGV screenings and seats for one date",
+    "Showtimes and remaining seats at one CGV (씨지브이) cinema (`theaterCode`, default: the first CGV lists) "
+    "on one date (`playDate`, YYYYMMDD, default: today in Korea), optionally only one film (`movieCode`, from "
+    "cgvMovies); `limit` caps the rows. CGV 상영 시간표와 잔여 좌석.",
+)
+class CgvTimetableQuery(LookupQuery):
+    theaterCode: TheaterCode | None = Field(
+        default=None, description="CGV theater code, e.g. 0056 (default: the first CGV lists)"
+    )
+    playDate: CompactDate | None = Field(default=None, description="YYYYMMDD (default: today in Korea)")
+    movieCode: MovieCode | None = Field(default=None, description="Only this movie's screenings")
+    limit: PageSize = 50
+
+    def fetch(self, lookup: Lookup) -> cgv.CgvTimetable:
+        play_date = self.playDate or _today(lookup)
+        theater, resolved, listed = self.theaterCode, None, []
+        if theater is None:
+            listed = _cgv(lookup, RouteKey.CGV_THEATERS, {}, "theaters")
+            resolved = listed[0] if listed else None
+            theater = cgv_lookup.DEFAULT_THEATER if resolved is None else resolved["theaterCode"]
+        site = {"theaterCode": theater, "playDate": play_date}
+        rows = _cgv(lookup, RouteKey.CGV_TIMETABLE, site, "timetable")
+        if self.movieCode is not None:
+            if not any(row["movieCode"] == self.movieCode for row in rows):
+                by_movie = {**site, "movieCode": self.movieCode}
+                rows = _cgv(lookup, RouteKey.CGV_TIMETABLE_MOVIE, by_movie, "timetable")
+        elif not rows:
+            theaters = [theater] if self.theaterCode else cgv_lookup.fallback_theaters(listed)
+            rows = self._first_with_screenings(lookup, theaters, play_date)
+        return {
+            "playDate": play_date,
+            "filters": {"theaterCode": self.theaterCode, "movieCode": self.movieCode},
+            "resolvedTheater": resolved,
+            "filterRelaxed": False,
+            "timetable": cgv_lookup.timetable_rows(
+                rows, theater=self.theaterCode, movie=self.movieCode, limit=self.limit
+            ),
+        }
+
+    @staticmethod
+    def _first_with_screenings(lookup: Lookup, theaters: list[str], play_date: str) -> list[dict[str, Any]]:
+        """Every movie's screenings at the first of `theaters` that has any (N+1 calls per theater)."""
+        for theater in theaters:
+            site = {"theaterCode": theater, "playDate": play_date}
+            rows = [
+                row
+                for movie in _cgv(lookup, RouteKey.CGV_MOVIES, site, "movies")
+                for row in _cgv(
+                    lookup,
+                    RouteKey.CGV_TIMETABLE_MOVIE,
+                    {**site, "movieCode": movie["movieCode"]},
+                    "timetable",
+                )
+            ]
+            if rows:
+                return rows
+        return []

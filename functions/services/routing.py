@@ -16,7 +16,14 @@ from functions.core.decision import (
     fresh_snapshot,
     relay_known_unhealthy,
 )
-from functions.core.errors import ApiError, ErrorCode, LookupCancelled, RouteFailure, UpstreamRejected
+from functions.core.errors import (
+    DIRECT_ROUTE_NOT_CONFIGURED,
+    ApiError,
+    ErrorCode,
+    LookupCancelled,
+    RouteFailure,
+    UpstreamRejected,
+)
 from functions.core.model import (
     COOLDOWN_MS,
     DIRECT_TIMEOUT_MS,
@@ -193,6 +200,8 @@ def _call_relay(relay: Callable[[int], T], time_ms: int, cancel: threading.Event
 
 
 def _route_failure_error(reason: Reason) -> ApiError:
+    if reason is Reason.CONFIGURATION:  # nothing was sent: the route cannot be called as configured
+        return ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE, DIRECT_ROUTE_NOT_CONFIGURED)
     return ApiError(
         ErrorCode.UPSTREAM_TIMEOUT if reason is Reason.TIMEOUT else ErrorCode.UPSTREAM_BAD_RESPONSE
     )

@@ -532,6 +532,110 @@ def _dtryx_timetable(request: Mapping[str, Any], rng: random.Random, today: date
     return _dtryx_envelope(rows)
 
 
+# --- CGV ------------------------------------------------------------------------------------------
+
+_CGV_REGIONS = (
+    ("01", "서울", (("0056", "강남"), ("0001", "강변"), ("0013", "용산아이파크몰"), ("0074", "왕십리"))),
+    ("02", "경기", (("0211", "안산"), ("0012", "수원"), ("0255", "판교"))),
+    ("03", "인천", (("0002", "인천"), ("0258", "송도타임스페이스"))),
+    ("05", "부산/울산", (("0005", "서면"), ("0160", "센텀시티"))),
+)
+_CGV_MOVIES = (
+    ("30000985", "하얼빈", "15세이상관람가", 114),
+    ("30000971", "모아나 2", "전체관람가", 100),
+    ("30000990", "검은 수녀들", "15세이상관람가", 114),
+    ("30000993", "말할 수 없는 비밀", "12세이상관람가", 104),
+    ("30000999", "히트맨2", None, 118),  # CGV sends no rating for some films
+)
+CGV_EMPTY_SITE_TIMETABLE = "0211"
+"""A theater whose site timetable CGV answers empty while its per-movie timetables have screenings (the
+case the REST timetable's fallback exists for)."""
+
+
+def _cgv_envelope(rows: list[Body]) -> Body:
+    return {"statusCode": 0, "statusMessage": "조회 되었습니다.", "data": rows}
+
+
+def _cgv_theaters(_request: Mapping[str, Any], _rng: random.Random, _today: date) -> Body:
+    return _cgv_envelope(
+        [
+            {
+                "regnGrpCd": code,
+                "regnGrpNm": name,
+                "siteList": [{"siteNo": site, "siteNm": site_name} for site, site_name in sites],
+            }
+            for code, name, sites in _CGV_REGIONS
+        ]
+    )
+
+
+def _cgv_theater_name(code: str) -> str:
+    names = {site: name for _code, _name, sites in _CGV_REGIONS for site, name in sites}
+    return f"CGV {names.get(code, '강남')}"
+
+
+def _cgv_showing(theater: str) -> list[tuple[str, str, str | None, int]]:
+    """The films a theater shows: four of the five, which four by the theater."""
+    skip = int(hashlib.sha256(theater.encode()).hexdigest(), 16) % len(_CGV_MOVIES)
+    return [movie for index, movie in enumerate(_CGV_MOVIES) if index != skip]
+
+
+def _cgv_movies(request: Mapping[str, Any], _rng: random.Random, _today: date) -> Body:
+    theater = _text(request, "siteNo", "theaterCode", default="0056")
+    return _cgv_envelope(
+        [
+            {"movNo": code, "movNm": name, "cratgClsNm": rating, "rnTm": str(minutes)}
+            for code, name, rating, minutes in _cgv_showing(theater)
+        ]
+    )
+
+
+def _cgv_screenings(request: Mapping[str, Any], rng: random.Random, today: date, movie: str | None) -> Body:
+    theater = _text(request, "siteNo", "theaterCode", default="0056")
+    play_date = _text(request, "scnYmd", "playDate", default=today.strftime("%Y%m%d"))
+    films = [film for film in _cgv_showing(theater) if movie is None or film[0] == movie]
+    rows: list[Body] = []
+    for index, start in enumerate(("0930", "1230", "1505", "1840", "2155")):
+        if not films:
+            break
+        code, name, _rating, minutes = films[index % len(films)]
+        total = rng.choice((123, 172, 236))
+        hours, mins = divmod(int(start[:2]) * 60 + int(start[2:]) + minutes, 60)
+        row: Body = {
+            "siteNo": theater,
+            "siteNm": _cgv_theater_name(theater),
+            "scnYmd": play_date,
+            "scnSseq": str(index + 1),
+            "movNo": code,
+            "movNm": name,
+            "scnsrtTm": start,
+            "scnendTm": f"{hours % 24:02d}{mins:02d}",
+            "stcnt": str(total),
+            "frSeatCnt": 0 if index == 2 else str(rng.randrange(1, total)),  # 0: sold out
+        }
+        if index == 3:  # a special screening named by its product; only the temporary count known
+            del row["movNm"], row["frSeatCnt"]
+            row["prodNm"] = f"{name} 무대인사"
+            row["frtmpSeatCnt"] = str(rng.randrange(1, total))
+        if index == 4:
+            row["frSeatCnt"] = ""  # CGV could not say: unknown, never 0
+        rows.append(row)
+    if movie is not None:  # the per-movie timetable names every screening by its film
+        for row in rows:
+            row.setdefault("movNm", next(film[1] for film in films if film[0] == row["movNo"]))
+    return _cgv_envelope(rows)
+
+
+def _cgv_timetable(request: Mapping[str, Any], rng: random.Random, today: date) -> Body:
+    if _text(request, "siteNo", "theaterCode") == CGV_EMPTY_SITE_TIMETABLE:
+        return _cgv_envelope([])
+    return _cgv_screenings(request, rng, today, None)
+
+
+def _cgv_timetable_movie(request: Mapping[str, Any], rng: random.Random, today: date) -> Body:
+    return _cgv_screenings(request, rng, today, _text(request, "movNo", "movieCode"))
+
+
 def realistic_payload(key: RouteKey, request: Mapping[str, Any], *, today: date | None = None) -> object:
     """A body the real upstream could have sent for `request`; it passes `spec_for(key).validate`.
 
@@ -623,6 +727,17 @@ _DTRYX_COMMON: dict[str, Mutation] = {
     "recordset-not-array": _set(("Recordset",), {}),
     "recordset-not-objects": _set(("Recordset",), [1, 2]),
     "recordset-missing": _drop(("Recordset",)),
+}
+
+_CGV_COMMON: dict[str, Mutation] = {
+    "status-code-1": _set(("statusCode",), 1),
+    "status-code-text": _set(("statusCode",), "0"),
+    "status-code-false": _set(("statusCode",), False),
+    "status-code-missing": _drop(("statusCode",)),
+    "data-null": _set(("data",), None),
+    "data-missing": _drop(("data",)),
+    "data-row-null": _set(("data",), [None]),
+    "data-row-array": _set(("data",), [[]]),
 }
 
 
@@ -836,6 +951,12 @@ SIMULATED: Mapping[RouteKey, SimulatedUpstream] = {
             "start-time-garbled": _set(("Recordset", 0, "StartTime"), "10시30분"),
         },
     ),
+    # CGV's rows are not checked (only the envelope), as its own clients read them: what a row lacks, the
+    # normalizer leaves out or reports as unknown.
+    RouteKey.CGV_THEATERS: SimulatedUpstream(_cgv_theaters, _CGV_COMMON),
+    RouteKey.CGV_MOVIES: SimulatedUpstream(_cgv_movies, _CGV_COMMON),
+    RouteKey.CGV_TIMETABLE: SimulatedUpstream(_cgv_timetable, _CGV_COMMON),
+    RouteKey.CGV_TIMETABLE_MOVIE: SimulatedUpstream(_cgv_timetable_movie, _CGV_COMMON),
 }
 
 
@@ -855,7 +976,7 @@ def bad_shape_payload(key: RouteKey, request: Mapping[str, Any] | None = None) -
     """The sandbox's `bad-shape` fault: JSON that parses but fails validation with `Reason.SHAPE`.
 
     The retailer's own failure signal where it has one: OY status "FAIL", CU resp_cd "3000", 7-Eleven
-    code 500, Dtryx RetCode "fail"; for GS25 (no envelope) a body missing its required list.
+    code 500, Dtryx RetCode "fail", CGV statusCode 1; for GS25 (no envelope) a body missing its required list.
     """
     return next(iter(soft_failure_payloads(key, request).values()))
 

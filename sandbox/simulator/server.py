@@ -3,7 +3,7 @@ called in-process.
 
 Layout of the simulator's URL space (P = its port):
 
-- `http://127.0.0.1:P/<retailer-host>/<original path>?<query>`: the retailer APIs of the 19 direct operations
+- `http://127.0.0.1:P/<retailer-host>/<original path>?<query>`: the retailer APIs of the 23 direct operations
   as the Lambda functions reach them (`loopback_transport` sends the specs' real `https://<retailer-host>/...`
   URLs here), counted and faulted as `direct:<key>`;
 - `http://127.0.0.1:P/relay-upstream/<retailer-host>/...`: the same retailers as the relays reach them
@@ -33,6 +33,7 @@ import httpx
 
 from functions.adapters.http import PerHostTransport
 from functions.adapters.relay import RelayCredentials
+from functions.catalog import spec_for
 from functions.core import MAX_BODY_BYTES, RelayGroup, RouteKey
 from sandbox.simulator.faults import RESPOND, Fault, FaultRegistry
 from sandbox.simulator.routes import RELAY_HEALTH_PATHS, relay_route, retailer_route
@@ -118,6 +119,7 @@ class Simulator:
         self,
         relay_credentials: Mapping[RelayGroup, RelayCredentials],
         *,
+        signing_keys: Mapping[str, str] | None = None,
         hang_limit_s: float = HANG_LIMIT_S,
         realistic: Callable[[RouteKey, Mapping[str, Any]], object] | None = None,
         bad_shape: Callable[[RouteKey], object] | None = None,
@@ -135,11 +137,17 @@ class Simulator:
         self._max_in_flight = 0
         self._relays: dict[RelayGroup, str] = {}
         self._relay_client = httpx.Client(timeout=RELAY_WAIT_S, trust_env=False)
-        self._secrets = tuple(
-            value
-            for creds in relay_credentials.values()
-            for value in (creds.token, creds.access_client_id, creds.access_client_secret)
-            if value
+        self.signing_keys: Mapping[str, str] = dict(signing_keys or {})
+        """The keys the signing retailers (CGV) check signatures with, by secret name (`CGV_SIGNING_KEY`);
+        the sandbox's relays are given the same. A key itself must never reach a retailer."""
+        self._secrets = (
+            *(
+                value
+                for creds in relay_credentials.values()
+                for value in (creds.token, creds.access_client_id, creds.access_client_secret)
+                if value
+            ),
+            *self.signing_keys.values(),
         )
 
     def connect_relays(self, base_urls: Mapping[RelayGroup, str]) -> None:
@@ -213,13 +221,36 @@ class Simulator:
         if self._carries_secret(request):
             self._count("leakedSecrets")
         return self._apply(
-            self.faults.get(f"{caller}:{key}"), key, answer=lambda: self._retailer_answer(key, request)
+            self.faults.get(f"{caller}:{key}"),
+            key,
+            answer=lambda: self._retailer_answer(key, request, "/" + rest),
         )
 
-    def _retailer_answer(self, key: RouteKey, request: SimRequest) -> SimResponse:
+    def _retailer_answer(self, key: RouteKey, request: SimRequest, path: str) -> SimResponse:
         if key is RouteKey.GS25_STOCK and not self._gs25_accepts(request.headers.get("api-key")):
             return json_response(403, {"message": "Forbidden"})  # GS25 without its key
+        if not self._signature_accepted(key, request, path):
+            # CGV's edge: no browser User-Agent, or a signature under another key (a rotated one).
+            return SimResponse(403, HTML_PAGE, {"Content-Type": "text/html; charset=utf-8"})
         return json_response(200, self._payload(key, _input_of(request)))
+
+    def _signature_accepted(self, key: RouteKey, request: SimRequest, path: str) -> bool:
+        """A signed operation's request (CGV) needs a browser User-Agent and a signature of `path` at its
+        `X-TIMESTAMP` under the simulated retailer's key. Any timestamp is accepted (CGV's tolerance is
+        unknown, and the sandbox's clock can be moved)."""
+        signing = spec_for(key).signing
+        if signing is None:
+            return True
+        signing_key = self.signing_keys.get(signing.secret)
+        timestamp = request.headers.get("x-timestamp", "")
+        if not (signing_key and timestamp.isascii() and timestamp.isdigit()):
+            return False
+        if not request.headers.get("user-agent", "").startswith("Mozilla/5.0 "):
+            return False
+        expected = signing.headers(signing_key, path, int(timestamp) * 1000)
+        return expected["X-TIMESTAMP"] == timestamp and hmac.compare_digest(
+            expected["X-SIGNATURE"].encode(), request.headers.get("x-signature", "").encode()
+        )
 
     def _gs25_accepts(self, api_key: str | None) -> bool:
         creds = self._credentials.get(RelayGroup.CONVENIENCE)
@@ -236,10 +267,12 @@ class Simulator:
             return json_response(404, {"error": STATUS_MESSAGES[404]})
         group = RelayGroup(group_name)
         path = "/" + path
+        # A `/v1/<group>/` path names its own group: CGV's go through the Dtryx relay's URL by default.
+        called = next((g for g in RelayGroup if path.startswith(f"/v1/{g}/")), group)
         key = None
-        if path == RELAY_HEALTH_PATHS[group]:
-            self._count(f"relay-health:{group}")
-        elif (key := relay_route(group, path.removeprefix(f"/v1/{group}/"))) is not None:
+        if path == RELAY_HEALTH_PATHS[called]:
+            self._count(f"relay-health:{called}")
+        elif (key := relay_route(called, path.removeprefix(f"/v1/{called}/"))) is not None:
             self._count(f"relay:{key}")
         denied = self._access_refusal(group, request)
         if denied:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from functions.adapters.direct import DirectTransport
 from functions.adapters.http import MAX_JSON_DEPTH, decode_json, new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
-from functions.catalog import CATALOG
+from functions.catalog import CATALOG, cgv
 from functions.catalog.spec import OperationSpec
 from functions.core import (
     MAX_BODY_BYTES,
@@ -60,6 +60,11 @@ def make_spec(key: RouteKey = RouteKey.OY_PRODUCT_SEARCH) -> OperationSpec[Searc
 GOOD_BODY = {"status": "SUCCESS", "data": ["a", "b"]}
 
 
+SIGNING_KEY = "made-up-cgv-key-for-the-direct-tests-012345"
+SIGNING_KEYS = {cgv.SIGNING_KEY: SIGNING_KEY}.get
+NOW = 1_767_225_600_000
+
+
 def fetch_with(
     handler: Handler,
     *,
@@ -67,7 +72,9 @@ def fetch_with(
     params: BaseModel | None = None,
     timeout_ms: int = DEADLINE_MS,
 ) -> Any:
-    transport = DirectTransport(new_http_client(httpx.MockTransport(handler)))
+    transport = DirectTransport(
+        new_http_client(httpx.MockTransport(handler)), keys=SIGNING_KEYS, clock=lambda: NOW
+    )
     return transport.fetch(spec or make_spec(), params or SearchParams(keyword="립밤"), timeout_ms=timeout_ms)
 
 
@@ -385,12 +392,53 @@ def test_a_direct_request_carries_only_its_specs_headers_and_never_announces_the
         return httpx.Response(404)
 
     with pytest.raises(UpstreamRejected):
-        fetch_with(handler, spec=spec, params=spec.probe_params(1_767_225_600_000))
+        fetch_with(handler, spec=spec, params=spec.probe_params(NOW))
     (request,) = seen
     spec_headers = {name.lower(): value for name, value in spec.headers.items()}
+    if spec.signing is not None:  # CGV: and its signature, never its key
+        path = request.url.path
+        signed = spec.signing.headers(SIGNING_KEY, path, NOW)
+        spec_headers.update({name.lower(): value for name, value in signed.items()})
+        assert SIGNING_KEY not in str(request.headers.raw) + str(request.url)
     assert {name: request.headers[name] for name in spec_headers} == spec_headers
     assert set(request.headers) - set(spec_headers) <= TRANSPORT_HEADERS
     assert request.headers["accept-encoding"] == "gzip, deflate"
     assert "python-httpx" not in str(request.headers.raw)
     if "user-agent" not in spec_headers:  # e.g. Dtryx: the original sends only `Accept`
         assert "user-agent" not in request.headers
+
+
+def test_a_signed_operation_without_its_key_sends_nothing_and_reports_configuration() -> None:
+    spec = CATALOG[RouteKey.CGV_MOVIES]
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200)
+
+    transport = DirectTransport(new_http_client(httpx.MockTransport(handler)))
+    with pytest.raises(RouteFailure) as failed:
+        transport.fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    assert failed.value.reason is Reason.CONFIGURATION
+    assert seen == []
+
+
+def test_the_signing_key_is_read_at_each_request_so_a_rotated_key_is_used_next() -> None:
+    keys = {cgv.SIGNING_KEY: "old-key"}
+    signatures: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        signatures.append(request.headers["x-signature"])
+        return httpx.Response(200, json={"statusCode": 0, "data": []})
+
+    transport = DirectTransport(
+        new_http_client(httpx.MockTransport(handler)), keys=keys.get, clock=lambda: NOW
+    )
+    spec = CATALOG[RouteKey.CGV_THEATERS]
+    transport.fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    keys[cgv.SIGNING_KEY] = "new-key"
+    transport.fetch(spec, spec.probe_params(NOW), timeout_ms=DEADLINE_MS)
+    path = "/cnm/atkt/searchRegnList"
+    assert signatures == [
+        cgv.signature_headers(key, path, NOW)["X-SIGNATURE"] for key in ("old-key", "new-key")
+    ]

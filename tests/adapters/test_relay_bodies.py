@@ -1,4 +1,4 @@
-"""Every body the Lambda sends to a relay passes that relay's input rules: all 20 operations, through the real
+"""Every body the Lambda sends to a relay passes that relay's input rules: all 24 operations, through the real
 lookups, router and relay transport, with the request bytes checked as the relay receives them."""
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ CREDENTIALS = {
     RelayGroup.OLIVEYOUNG: RelayCredentials("oy-token"),
     RelayGroup.CONVENIENCE: RelayCredentials("conv-token", api_key="gs25-api-key"),  # gs25-stock's apiKey
     RelayGroup.DTRYX: RelayCredentials("dtryx-token"),
+    RelayGroup.CGV: RelayCredentials("dtryx-token"),
 }
 
 
 class StrictRelays:
-    """The three relays as a MockTransport: each body must pass the relay's rules, else the test fails."""
+    """The relays as a MockTransport: each body must pass the relay's rules, else the test fails."""
 
     def __init__(self) -> None:
         self.bodies: list[tuple[RouteKey, dict[str, Any]]] = []
@@ -125,6 +126,17 @@ VARIANTS: dict[str, Operation] = {
         cinemaCode="000067",
         playDate=date(2028, 2, 29),
     ),
+    "cgv-theaters": query(queries.CgvTheatersQuery),
+    "cgv-theaters-all": query(queries.CgvTheatersQuery, keyword="CGV 강남 근처", regionCode="01", limit=100),
+    "cgv-movies-default-theater": query(queries.CgvMoviesQuery),
+    "cgv-movies-all": query(queries.CgvMoviesQuery, theaterCode="0056", playDate="20280229", keyword="강남"),
+    "cgv-movies-by-keyword": query(queries.CgvMoviesQuery, keyword="안산"),
+    "cgv-timetable": query(queries.CgvTimetableQuery, theaterCode="0056"),
+    "cgv-timetable-movie-not-in-the-site-rows": query(
+        queries.CgvTimetableQuery, theaterCode="0056", movieCode="1234567890123456", limit=1
+    ),
+    # 안산's site timetable is empty in the simulator: every movie's timetable there instead.
+    "cgv-timetable-fallback": query(queries.CgvTimetableQuery, theaterCode="0211", playDate="20280229"),
 }
 
 

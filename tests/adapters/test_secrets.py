@@ -205,6 +205,38 @@ def test_without_a_gs25_api_key_there_is_none(monkeypatch: pytest.MonkeyPatch) -
     assert secret_source(None, max_age_s=60).get().relay(RelayGroup.CONVENIENCE).api_key is None
 
 
+def test_the_cgv_signing_key_is_a_secret_value_read_by_name(
+    secretsmanager: SecretsManagerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secretsmanager.create_secret(
+        Name=SECRET_ID, SecretString=json.dumps({**VALUES, "CGV_SIGNING_KEY": "k-sm"})
+    )
+    monkeypatch.setenv("CGV_SIGNING_KEY", "k-env")
+    from_manager = SecretsManagerSource(SECRET_ID, max_age_s=300, client=secretsmanager).get()
+    from_environment = secret_source(None, max_age_s=60).get()
+    for secrets, expected in ((from_manager, "k-sm"), (from_environment, "k-env")):
+        assert secrets.value("CGV_SIGNING_KEY") == expected
+        assert expected in secrets.all_values()
+        assert expected not in repr(secrets) + str(secrets)
+    assert Secrets.from_mapping({"CGV_SIGNING_KEY": " "}, source="test").value("CGV_SIGNING_KEY") is None
+    assert from_manager.value("NOT_A_SECRET") is None
+
+
+@pytest.mark.parametrize(
+    ("values", "own"),
+    [
+        ({}, False),
+        ({"DTRYX_RELAY_TOKEN": "d"}, False),
+        ({"CGV_RELAY_TOKEN": ""}, False),  # blank is unset
+        ({"CGV_RELAY_TOKEN": "c"}, True),
+        ({"CGV_ACCESS_CLIENT_ID": "id"}, True),
+        ({"CGV_ACCESS_CLIENT_SECRET": "secret"}, True),
+    ],
+)
+def test_whether_the_cgv_relay_has_credentials_of_its_own(values: dict[str, str], own: bool) -> None:
+    assert Secrets.from_mapping(values, source="test").has_own_relay(RelayGroup.CGV) is own
+
+
 def test_with_a_secret_id_the_source_is_secrets_manager(aws: MockAWS) -> None:
     assert isinstance(secret_source(SECRET_ID, max_age_s=60), SecretsManagerSource)
 

@@ -17,7 +17,7 @@ import pytest
 from functions.adapters.direct import DirectTransport
 from functions.adapters.http import PER_HOST_LIMITS, new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
-from functions.catalog import CATALOG
+from functions.catalog import CATALOG, cgv
 from functions.core import (
     DIRECT_PROBED,
     MAX_BODY_BYTES,
@@ -44,7 +44,9 @@ CREDENTIALS = {
     RelayGroup.OLIVEYOUNG: RelayCredentials("oy-token-1", "oy-access-id", "oy-access-secret"),
     RelayGroup.CONVENIENCE: RelayCredentials("conv-token-2", api_key="gs25-api-key-4"),
     RelayGroup.DTRYX: RelayCredentials("dtryx-token-3"),
+    RelayGroup.CGV: RelayCredentials("dtryx-token-3"),  # the Dtryx relay serves CGV
 }
+SIGNING_KEYS = {cgv.SIGNING_KEY: "cgv-signing-key-5"}
 SECRETS = (
     "oy-token-1",
     "oy-access-id",
@@ -52,6 +54,7 @@ SECRETS = (
     "conv-token-2",
     "dtryx-token-3",
     "gs25-api-key-4",
+    "cgv-signing-key-5",
 )
 
 
@@ -64,7 +67,9 @@ def bad_shape(key: RouteKey) -> object:
 
 
 def stub_simulator() -> Simulator:
-    return Simulator(CREDENTIALS, hang_limit_s=5.0, realistic=stub_payload, bad_shape=bad_shape)
+    return Simulator(
+        CREDENTIALS, signing_keys=SIGNING_KEYS, hang_limit_s=5.0, realistic=stub_payload, bad_shape=bad_shape
+    )
 
 
 # Starting the servers and the three relays, and stopping them, costs more than most tests here: they start
@@ -87,7 +92,10 @@ def stub_upstreams(relay_clock: RelayClock) -> Iterator[SimulatedUpstreams]:
 def real_upstreams(relay_clock: RelayClock) -> Iterator[SimulatedUpstreams]:
     """The same, answering the realistic payloads."""
     with start_upstreams(
-        Simulator(CREDENTIALS), CREDENTIALS, clock=relay_clock, log=RelayLog(io.StringIO())
+        Simulator(CREDENTIALS, signing_keys=SIGNING_KEYS),
+        CREDENTIALS,
+        clock=relay_clock,
+        log=RelayLog(io.StringIO()),
     ) as up:
         yield up
 
@@ -125,8 +133,8 @@ def client(server: SimulatorServer) -> Iterator[httpx.Client]:
 SHARED_RELAY_CLIENT = new_http_client()
 
 
-def direct(server: SimulatorServer) -> DirectTransport:
-    return DirectTransport(new_http_client(loopback_transport(server.base_url)))
+def direct(server: SimulatorServer, keys: Mapping[str, str] = SIGNING_KEYS) -> DirectTransport:
+    return DirectTransport(new_http_client(loopback_transport(server.base_url)), keys=keys.get)
 
 
 def relays(
@@ -762,6 +770,66 @@ def test_real_payloads_pass_the_real_specs_direct_and_via_relay(
     assert sim.calls()[f"direct:{key}"] == 2
     assert (sim.calls()[f"relay:{key}"], sim.calls()[f"relay-upstream:{key}"]) == (1, 1)
     assert sim.calls()["leakedSecrets"] == 0
+
+
+def test_the_simulated_cgv_answers_only_its_keys_signature_like_a_rotated_key_would(
+    real: SimulatedUpstreams,
+) -> None:
+    sim, local = real.simulator, real.server
+    spec = CATALOG[RouteKey.CGV_THEATERS]
+    direct(local).fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+    with pytest.raises(RouteFailure) as caught:
+        direct(local, {cgv.SIGNING_KEY: "a-key-cgv-no-longer-uses"}).fetch(
+            spec, spec.probe_params(NOW), timeout_ms=2_000
+        )
+    assert caught.value.reason is Reason.HTTP_403
+    assert sim.calls()["direct:cgv-theaters"] == 2
+    assert sim.calls()["leakedSecrets"] == 0
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # no signature
+        {"User-Agent": "python-httpx/0.28"},  # signed, but no browser
+        {"X-TIMESTAMP": "1750000000", "X-SIGNATURE": "AAAA"},
+    ],
+)
+def test_the_simulated_cgv_refuses_unsigned_or_non_browser_calls(
+    real: SimulatedUpstreams, headers: dict[str, str]
+) -> None:
+    spec = CATALOG[RouteKey.CGV_THEATERS]
+    sent = spec.request_to_send(spec.probe_params(NOW), keys=SIGNING_KEYS.get, now=NOW)
+    signed = {**sent.headers, **headers} if "User-Agent" in headers else {**spec.headers, **headers}
+    with new_http_client(loopback_transport(real.server.base_url)) as client:
+        answer = client.get(sent.url, headers=signed)
+    assert answer.status_code == 403
+    assert answer.headers["content-type"].startswith("text/html")
+
+
+def test_a_signing_key_sent_to_a_retailer_is_a_leak(real: SimulatedUpstreams) -> None:
+    with new_http_client(loopback_transport(real.server.base_url)) as client:
+        client.get(
+            "https://api.cgv.co.kr/cnm/atkt/searchRegnList", headers={"X-Key": SIGNING_KEYS[cgv.SIGNING_KEY]}
+        )
+    assert real.simulator.calls()["leakedSecrets"] == 1
+
+
+def test_cgv_calls_through_the_dtryx_relays_url_count_as_cgvs(real: SimulatedUpstreams) -> None:
+    endpoint = RelayEndpoint.parse(
+        RelayGroup.CGV, real.server.relay_url(RelayGroup.DTRYX), CREDENTIALS[RelayGroup.CGV]
+    )
+    transport = RelayTransport(SHARED_RELAY_CLIENT, {RelayGroup.CGV: endpoint}, clock=lambda: NOW)
+    spec = CATALOG[RouteKey.CGV_MOVIES]
+    transport.fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
+    assert transport.check_health(RelayGroup.CGV, timeout_ms=2_000, now=NOW).healthy
+    calls = real.simulator.calls()
+    assert (calls["relay:cgv-movies"], calls["relay-upstream:cgv-movies"], calls["relay-health:cgv"]) == (
+        1,
+        1,
+        1,
+    )
+    assert calls["relay-health:dtryx"] == 0
 
 
 def test_gs25_stock_is_served_by_the_relay_and_never_direct(real: SimulatedUpstreams) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from functions.core.model import RouteKey
+from functions.core.model import SNAPSHOT_TTL_MS, RouteKey
 from functions.core.overrides import PINNED_NEVER_DIRECT
 from sandbox.cli import main
 from sandbox.process import route_health_command
@@ -48,7 +49,7 @@ def test_routes_shows_every_route_and_relay(ops: Ops) -> None:
     for key in RouteKey:
         path, rule = ("relay", "pinned") if key is RouteKey.GS25_STOCK else ("direct", "direct-ok")
         assert rows[key.value][1:3] == [path, rule], rows[key.value]
-    for group in ("oliveyoung", "convenience", "dtryx"):
+    for group in ("oliveyoung", "convenience", "dtryx", "cgv"):
         assert rows[group][1:3] == ["yes", "ok"]
     assert "ago)" in rows["cu-stock"]  # "(12 s ago)", by the sandbox's clock
     assert "OVERRIDDEN" not in out
@@ -126,3 +127,19 @@ def test_the_console_script(fresh: Sandbox, tmp_path: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
     assert done.returncode == 1
     assert "chmod 600" in done.stderr
+
+
+def test_the_cgv_group_override_covers_its_four_keys_and_a_lookup_obeys_it(fresh: Sandbox, ops: Ops) -> None:
+    status, out, _ = ops("override", "set", "cgv", "force-relay", "--ttl", "5m", "--reason", "CGV blocks AWS")
+    assert status == 0
+    cgv_keys = ["cgv-theaters", "cgv-movies", "cgv-timetable", "cgv-timetable-movie"]
+    assert [line.split()[:2] for line in out.splitlines()] == [[key, "force-relay"] for key in cgv_keys]
+    # Past the lookup container's snapshot TTL, and until it has reloaded (an unaffected route goes direct).
+    fresh.advance(SNAPSHOT_TTL_MS + 1)
+    deadline = time.monotonic() + 10
+    while fresh.lookup("/api/seveneleven/popwords")[1] != {"direct:seven-popwords": 1}:
+        assert time.monotonic() < deadline, "the lookup container never reloaded its snapshot"
+        time.sleep(0.05)
+    response, calls = fresh.lookup("/api/cgv/theaters", {"keyword": "강남"})
+    assert (response.status_code, calls) == (200, {"relay:cgv-theaters": 1})
+    assert ops("override", "clear", "cgv")[0] == 0

@@ -21,6 +21,7 @@ DIRECT_KEYS = [
     "oy-find-store", "oy-product-search", "oy-goods-info", "oy-stock-stores", "cu-prime", "cu-stock", "cu-store",
     "gs25-products", "seven-goods", "seven-store", "seven-popwords", "seven-stock-meta", "seven-stock",
     "seven-pages", "seven-issues", "seven-exhibitions", "dtryx-movies", "dtryx-play-dates", "dtryx-timetable",
+    "cgv-theaters", "cgv-movies", "cgv-timetable", "cgv-timetable-movie",
 ]  # fmt: skip
 TODAY_KST = (datetime.now(UTC) + timedelta(hours=9)).date().isoformat()
 CINEMA = {"brandCode": "indieart", "cinemaCode": "000067"}
@@ -46,6 +47,9 @@ ENDPOINTS: list[tuple[str, dict[str, Any], set[str]]] = [
     ("/api/dtryx/movies", CINEMA, {"direct:dtryx-movies"}),
     ("/api/dtryx/play-dates", CINEMA, {"direct:dtryx-play-dates"}),
     ("/api/dtryx/timetable", {**CINEMA, "playDate": TODAY_KST}, {"direct:dtryx-timetable"}),
+    ("/api/cgv/theaters", {"keyword": "강남"}, {"direct:cgv-theaters"}),
+    ("/api/cgv/movies", {"theaterCode": "0056"}, {"direct:cgv-movies"}),
+    ("/api/cgv/timetable", {"theaterCode": "0056"}, {"direct:cgv-timetable"}),
 ]  # fmt: skip
 
 SEVEN_GOODS = ("/api/seveneleven/products", {"keyword": "코카콜라"})
@@ -82,6 +86,7 @@ def test_initial_verdicts(fresh: Sandbox) -> None:
         "oliveyoung": True,
         "convenience": True,
         "dtryx": True,
+        "cgv": True,
     }
     for key, verdict in routes.items():
         assert verdict["key"] == key

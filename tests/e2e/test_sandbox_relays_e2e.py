@@ -63,7 +63,8 @@ def test_a_respond_fault_answers_exactly_that(fresh: Sandbox) -> None:
 
 def test_relays_by_hand_and_a_restart_that_keeps_the_ledger(fresh: Sandbox) -> None:
     urls = fresh.control("GET", "relays").json()
-    assert set(urls) == {"oliveyoung", "convenience", "dtryx"}
+    assert set(urls) == {"oliveyoung", "convenience", "dtryx", "cgv"}
+    assert urls["cgv"] == urls["dtryx"]  # the Dtryx relay serves CGV
     tokens = _relay_tokens(fresh)
     auth = {"Authorization": f"Bearer {tokens['dtryx']}"}
     before = httpx.get(f"{urls['dtryx']}/v1/dtryx/health", headers=auth).json()

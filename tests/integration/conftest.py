@@ -31,6 +31,7 @@ from botocore.config import Config
 from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
 from functions.adapters.relay import RelayCredentials
 from functions.adapters.secrets import Secrets
+from functions.catalog import cgv
 from functions.core import DIRECT_PROBED, RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.handlers import api, ops, probe, wiring
 from functions.handlers.ops import ROUTES_PATH
@@ -59,6 +60,7 @@ TEST_SECRET_VALUES: Mapping[str, str] = {
     "CONVENIENCE_ACCESS_CLIENT_SECRET": "conv-access-secret-Ub71",
     "DTRYX_RELAY_TOKEN": "dtryx-relay-token-Ne38",
     "GS25_API_KEY": "gs25-api-key-Qv12",
+    "CGV_SIGNING_KEY": "cgv-signing-key-Jd52",
 }
 TEST_SECRETS = Secrets.from_mapping(TEST_SECRET_VALUES, source="test")
 OPERATOR_SECRET = TEST_SECRET_VALUES["HEALTH_CHECK_SECRET"]
@@ -276,7 +278,8 @@ def relay_clock(session_clock: ManualClock) -> RelayClock:
 @pytest.fixture(scope="session")
 def upstreams(relay_clock: RelayClock) -> Iterator[SimulatedUpstreams]:
     credentials = relay_credentials(TEST_SECRETS)
-    simulator = Simulator(credentials, hang_limit_s=5.0)
+    signing_keys = {cgv.SIGNING_KEY: TEST_SECRET_VALUES[cgv.SIGNING_KEY]}
+    simulator = Simulator(credentials, signing_keys=signing_keys, hang_limit_s=5.0)
     with start_upstreams(simulator, credentials, clock=relay_clock, log=RelayLog(io.StringIO())) as started:
         yield started
 

@@ -81,7 +81,7 @@ def assert_stock_fields(value: Any) -> int:
 # --- happy paths ---------------------------------------------------------------------------------
 
 
-def test_the_endpoints_cover_all_20_operations() -> None:
+def test_the_endpoints_cover_all_24_operations() -> None:
     assert {key for endpoint in ENDPOINTS for key in endpoint.keys} == set(RouteKey)
 
 

@@ -161,8 +161,8 @@ def test_post_probes_once_per_slot_then_answers_429_with_retry_after_and_the_sna
     status, _, fresh = lambdas.operator("POST")
     assert status == 200
     assert fresh["success"] is True
-    assert len(fresh["data"]["routes"]) == 20
-    assert len(fresh["data"]["relays"]) == 3
+    assert len(fresh["data"]["routes"]) == 24
+    assert len(fresh["data"]["relays"]) == 4
     assert direct_calls(lambdas) == len(DIRECT_PROBED)
 
     lambdas.clock.advance(10_000)  # 52 s into the slot
@@ -187,7 +187,7 @@ def test_post_in_a_slot_the_schedule_already_probed_is_429(lambdas: Lambdas) -> 
     status, headers, body = lambdas.operator("POST")
     assert status == 429
     assert int(headers["Retry-After"]) == 258
-    assert len(body["data"]["routes"]) == 20
+    assert len(body["data"]["routes"]) == 24
 
 
 @pytest.mark.parametrize(
@@ -252,6 +252,6 @@ def test_the_container_is_built_from_the_environment_with_the_secrets_manager_se
         assert container is wiring.get_container(OpsSettings)  # built once per container
         assert (status, body["success"]) == (200, True)
         assert container.store is not None
-        assert wiring.relay_url(container.settings, RelayGroup.DTRYX) is None
+        assert wiring.relay_url(container.settings, RelayGroup.DTRYX, container.secrets) is None
     finally:
         wiring.reset_container()

@@ -33,8 +33,8 @@ def test_a_scheduled_run_writes_every_verdict_and_calls_each_upstream_once(lambd
     }
     assert result["relays"] == {group.value: {"healthy": True, "reason": "ok"} for group in RelayGroup}
     snapshot = lambdas.store.read_snapshot()
-    assert len(snapshot.routes) == 20
-    assert len(snapshot.relays) == 3
+    assert len(snapshot.routes) == 24
+    assert len(snapshot.relays) == 4
     assert snapshot.routes[RouteKey.GS25_STOCK].reason is Reason.PINNED_RELAY
     calls = lambdas.simulator.calls()
     assert {key: calls[f"direct:{key}"] for key in RouteKey} == {
@@ -95,7 +95,7 @@ def test_a_run_where_every_upstream_hangs_is_bounded_by_the_check_timeout(lambda
     result = lambdas.probe(SCHEDULED)
     elapsed_s = time.monotonic() - started
 
-    assert elapsed_s <= math.ceil(22 / 4) * 0.2 + 3.0  # rounds of 4 checks x timeout, plus generous overhead
+    assert elapsed_s <= math.ceil(28 / 4) * 0.2 + 3.0  # rounds of 4 checks x timeout, plus generous overhead
     assert {route["reason"] for key, route in result["routes"].items() if key != "gs25-stock"} == {"timeout"}
     assert {relay["reason"] for relay in result["relays"].values()} == {"timeout"}
 
@@ -117,13 +117,13 @@ def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(
         for log in telemetry.logs()
         if str(log.get("message")).startswith("probe check")
     }
-    assert len(checks) == 19  # gs25-stock is pinned to the relay, never checked
+    assert len(checks) == 23  # gs25-stock is pinned to the relay, never checked
     assert checks["cu-prime"] == "probe check failed"
     assert checks["cu-store"] == "probe check passed"
     [failed] = [log for log in telemetry.logs() if log.get("message") == "probe check failed"]
     assert (failed["route"], failed["reason"]) == ("cu-prime", "http-5xx")
     relays = {log["group"]: log["message"] for log in telemetry.logs() if "group" in log}
-    assert relays == dict.fromkeys(("oliveyoung", "convenience", "dtryx"), "relay check passed")
+    assert relays == dict.fromkeys(("oliveyoung", "convenience", "dtryx", "cgv"), "relay check passed")
     counts = {
         m["name"]: m["value"] for m in metrics if m["name"] in ("RoutesFailingDirect", "RelaysUnhealthy")
     }

@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
+from functions.adapters.relay import RelayConfigError, RelayEndpoint
 from functions.adapters.secrets import Secrets, SecretsError, StaticSecrets
 from functions.core import DIRECT_PROBED, Path, Reason, RelayGroup, RouteKey, group_of
 from functions.handlers import wiring
 from functions.handlers.settings import ApiSettings, ProbeSettings
 from functions.handlers.telemetry import MetricsRoutingEvents, emit_snapshot_age
 from sandbox.embedded_aws import EmbeddedAws
-from tests.integration.conftest import TABLE_NAME, TEST_SECRETS, Lambdas
+from tests.integration.conftest import TABLE_NAME, TEST_SECRET_VALUES, TEST_SECRETS, Lambdas
 from tests.support.telemetry import TelemetryOutput
 
 
@@ -79,6 +80,64 @@ def test_invalid_relay_configuration_is_a_configuration_verdict(lambdas: Lambdas
         # oliveyoung: half an Access pair; convenience: no token; dtryx: http to a non-loopback host
         assert (check.healthy, check.reason) == (False, Reason.CONFIGURATION)
         assert path_chosen(container, group) == "relay"  # set up, if unusable: its lookups answer 503
+
+
+def _cgv_relay(container: wiring.Container) -> RelayEndpoint | RelayConfigError | None:
+    return wiring.relay_endpoints(container.settings, container.secrets).get(RelayGroup.CGV)
+
+
+def test_without_settings_of_its_own_cgv_uses_the_dtryx_relays_as_a_whole(lambdas: Lambdas) -> None:
+    secrets = Secrets.from_mapping(
+        {**TEST_SECRET_VALUES, "DTRYX_ACCESS_CLIENT_ID": "d-id", "DTRYX_ACCESS_CLIENT_SECRET": "d-secret"},
+        source="test",
+    )
+    container = lambdas.container(secrets=secrets)
+    cgv, dtryx = _cgv_relay(container), wiring.relay_endpoints(container.settings, secrets)[RelayGroup.DTRYX]
+    assert isinstance(cgv, RelayEndpoint)
+    assert isinstance(dtryx, RelayEndpoint)
+    assert (cgv.group, cgv.base_url, cgv.credentials) == (RelayGroup.CGV, dtryx.base_url, dtryx.credentials)
+    assert container.relays.check_health(RelayGroup.CGV, timeout_ms=2_000, now=lambdas.clock()).healthy
+    assert lambdas.simulator.calls()["relay-health:cgv"] == 1
+
+
+@pytest.mark.parametrize(
+    ("own", "expected"),
+    [
+        # Its own URL without its own token: never the Dtryx token with it.
+        ({"CGV_RELAY_URL": "https://cgv-relay.example.test"}, "cgv relay token is missing"),
+        # Its own token without its own URL: no CGV relay, never the Dtryx URL with it.
+        ({"CGV_RELAY_TOKEN": "cgv-token"}, None),
+        ({"CGV_ACCESS_CLIENT_ID": "cgv-id"}, None),
+    ],
+)
+def test_any_cgv_setting_of_its_own_replaces_the_whole_dtryx_set(
+    lambdas: Lambdas, own: dict[str, str], expected: str | None
+) -> None:
+    url = own.pop("CGV_RELAY_URL", "")
+    secrets = Secrets.from_mapping({**TEST_SECRET_VALUES, **own}, source="test")
+    container = lambdas.container(secrets=secrets, CGV_RELAY_URL=url)  # blank: unset
+    cgv = _cgv_relay(container)
+    if expected is None:
+        assert cgv is None
+        assert path_chosen(container, RelayGroup.CGV) == "direct"  # no relay: direct is the only way
+    else:
+        assert isinstance(cgv, RelayConfigError)
+        assert str(cgv) == expected
+        check = container.relays.check_health(RelayGroup.CGV, timeout_ms=500, now=lambdas.clock())
+        assert (check.healthy, check.reason) == (False, Reason.CONFIGURATION)
+    assert isinstance(wiring.relay_endpoints(container.settings, secrets)[RelayGroup.DTRYX], RelayEndpoint)
+
+
+def test_a_full_cgv_set_of_its_own_is_used(lambdas: Lambdas) -> None:
+    secrets = Secrets.from_mapping({**TEST_SECRET_VALUES, "CGV_RELAY_TOKEN": "cgv-own-token"}, source="test")
+    container = lambdas.container(secrets=secrets, CGV_RELAY_URL="https://cgv-relay.example.test/base/")
+    cgv = _cgv_relay(container)
+    assert isinstance(cgv, RelayEndpoint)
+    assert (cgv.base_url, cgv.credentials.token, cgv.credentials.access_client_id) == (
+        "https://cgv-relay.example.test/base",
+        "cgv-own-token",
+        None,
+    )
 
 
 def test_relays_are_rebuilt_only_when_the_secrets_change(lambdas: Lambdas) -> None:

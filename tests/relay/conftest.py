@@ -33,6 +33,10 @@ TOKENS = {
     RelayGroup.CONVENIENCE: "cvs-relay-token-0123456789",
     RelayGroup.DTRYX: "dtryx-relay-token-0123456789",
 }
+TOKENS[RelayGroup.CGV] = TOKENS[RelayGroup.DTRYX]  # the Dtryx relay's process serves CGV, with its token
+PROCESS_GROUPS = (RelayGroup.OLIVEYOUNG, RelayGroup.CONVENIENCE, RelayGroup.DTRYX)
+"""The groups configured on their own; CGV comes with Dtryx when the relay has CGV's signing key."""
+CGV_SIGNING_KEY = "made-up-cgv-key-for-the-relay-tests-0123456"
 START_MS = 1_796_000_000_000  # a fixed instant, 20 s into a UTC minute
 Answer = Callable[[httpx.Request], httpx.Response]
 
@@ -79,6 +83,8 @@ class Retailers:
         key = retailer_route(request.url.host, request.url.path)
         if key is None:
             return httpx.Response(404)
+        if not signed_as_cgv_wants(key, request):
+            return httpx.Response(403, text="<html>Forbidden</html>")
         if key in self.answers:
             return self.answers[key](request)
         body = json.loads(request.content) if request.content else None
@@ -89,6 +95,18 @@ class Retailers:
             return sum(
                 1 for r in self.requests if key is None or retailer_route(r.url.host, r.url.path) is key
             )
+
+
+def signed_as_cgv_wants(key: RouteKey, request: httpx.Request) -> bool:
+    """A CGV request must carry the signature of its path at its own timestamp under `CGV_SIGNING_KEY`."""
+    signing = spec_for(key).signing
+    if signing is None:
+        return True
+    timestamp = request.headers.get("x-timestamp", "")
+    if not timestamp.isdigit():
+        return False
+    expected = signing.headers(CGV_SIGNING_KEY, request.url.path, int(timestamp) * 1000)
+    return bool(request.headers.get("x-signature") == expected["X-SIGNATURE"])
 
 
 class AppClient:
@@ -158,15 +176,17 @@ def retailers() -> Iterator[Retailers]:
 
 @pytest.fixture
 def make_relay(tmp_path: Path, clock: ManualClock, retailers: Retailers) -> Iterator[RelayFactory]:
-    """Builds the relay app for `groups` (all three by default, on one port) with a client for it."""
+    """Builds the relay app for `groups` (all three, and CGV beside Dtryx, by default, on one port) with a
+    client for it."""
     resources = ExitStack()
 
     def make(
-        groups: tuple[RelayGroup, ...] = tuple(RelayGroup),
+        groups: tuple[RelayGroup, ...] = PROCESS_GROUPS,
         *,
         policies: Mapping[RelayGroup, GroupPolicy] | None = None,
         gs25_api_key: str | None = None,
         gs25_session_file: Path | None = None,
+        cgv_signing_key: str | None = CGV_SIGNING_KEY,
         state_root: Path | None = None,
         **policy_changes: Any,
     ) -> RelayUnderTest:
@@ -178,6 +198,7 @@ def make_relay(tmp_path: Path, clock: ManualClock, retailers: Retailers) -> Iter
             tuple(GroupConfig(group, TOKENS[group], state_dirs[group], 4320) for group in groups),
             gs25_api_key=gs25_api_key,
             gs25_session_file=gs25_session_file,
+            cgv_signing_key=cgv_signing_key,
         )
         chosen = dict(policies or POLICIES)
         if policy_changes:

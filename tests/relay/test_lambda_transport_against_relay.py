@@ -21,7 +21,7 @@ from functions.core import Reason, RelayGroup, RouteKey, group_of
 from relay.config import GroupConfig, RelayConfig
 from relay.logs import RelayLog
 from relay.server import BackgroundRelay, bound_socket, build_apps
-from tests.relay.conftest import START_MS, TOKENS, Retailers
+from tests.relay.conftest import CGV_SIGNING_KEY, PROCESS_GROUPS, START_MS, TOKENS, Retailers
 from tests.support.clock import ManualClock
 
 ACCESS = {"access_client_id": "client.access", "access_client_secret": "access-secret-value"}
@@ -31,7 +31,8 @@ GS25_KEY = "lambda-gs25-key"
 @pytest.fixture
 def served(tmp_path: Path, retailers: Retailers) -> Iterator[tuple[RelayTransport, io.StringIO]]:
     config = RelayConfig(
-        tuple(GroupConfig(group, TOKENS[group], tmp_path / group.value, 0) for group in RelayGroup)
+        tuple(GroupConfig(group, TOKENS[group], tmp_path / group.value, 0) for group in PROCESS_GROUPS),
+        cgv_signing_key=CGV_SIGNING_KEY,
     )
     for group_config in config.groups:
         group_config.state_dir.mkdir(mode=0o700)
@@ -68,7 +69,7 @@ def test_every_operation_through_the_real_relay(
     assert isinstance(body, BaseModel)  # the spec's validated answer
     assert retailers.calls(key) == 1
     (sent,) = retailers.requests
-    credentials = [*TOKENS.values(), *ACCESS.values()]
+    credentials = [*TOKENS.values(), *ACCESS.values(), CGV_SIGNING_KEY]
     seen = str(sent.url) + sent.content.decode() + json.dumps(dict(sent.headers))
     assert not any(value in seen for value in credentials)
     if key is RouteKey.GS25_STOCK:

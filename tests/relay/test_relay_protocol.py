@@ -18,6 +18,7 @@ HEALTH_PATHS = {
     RelayGroup.OLIVEYOUNG: "/health",
     RelayGroup.CONVENIENCE: "/v1/convenience/health",
     RelayGroup.DTRYX: "/v1/dtryx/health",
+    RelayGroup.CGV: "/v1/cgv/health",
 }
 CORE_FAILURE = {"error": "Relay request failed"}
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -77,7 +78,7 @@ def test_olive_young_answers_404_for_anything_it_does_not_serve(
     assert (response.status_code, response.json()) == (status, {"error": "Not found"})
 
 
-@pytest.mark.parametrize("group", [RelayGroup.CONVENIENCE, RelayGroup.DTRYX])
+@pytest.mark.parametrize("group", [RelayGroup.CONVENIENCE, RelayGroup.DTRYX, RelayGroup.CGV])
 def test_the_shared_core_answers_405_for_a_known_operation_and_404_for_the_rest(
     relay: RelayUnderTest, group: RelayGroup
 ) -> None:

@@ -341,6 +341,74 @@ VALID: dict[RouteKey, dict[str, Any]] = {
             },
         ],
     },
+    RouteKey.CGV_THEATERS: {
+        "statusCode": 0,
+        "statusMessage": "조회 되었습니다.",
+        "data": [
+            {
+                "regnGrpCd": "01",
+                "regnGrpNm": "서울",
+                "siteList": [{"siteNo": "0056", "siteNm": "강남"}, {"siteNo": "0001", "siteNm": "강변"}],
+            },
+            {"regnGrpCd": "02", "regnGrpNm": "경기", "siteList": [{"siteNo": "0211", "siteNm": "안산"}]},
+        ],
+    },
+    RouteKey.CGV_MOVIES: {
+        "statusCode": 0,
+        "statusMessage": "조회 되었습니다.",
+        "data": [
+            {"movNo": "30000985", "movNm": "하얼빈", "cratgClsNm": "전체관람가"},
+            {"movNo": "30000986", "movNm": "모아나 2", "cratgClsNm": None},
+        ],
+    },
+    RouteKey.CGV_TIMETABLE: {
+        "statusCode": 0,
+        "statusMessage": "조회 되었습니다.",
+        "data": [
+            {
+                "siteNo": "0056",
+                "siteNm": "CGV 강남",
+                "scnYmd": "20260304",
+                "scnSseq": "2",
+                "movNo": "30000985",
+                "movNm": "하얼빈",
+                "scnsrtTm": "1230",
+                "scnendTm": "1443",
+                "stcnt": "123",
+                "frSeatCnt": "118",
+            },
+            {
+                "siteNo": "0056",
+                "siteNm": "CGV 강남",
+                "scnYmd": "20260304",
+                "scnSseq": "3",
+                "prodNm": "하얼빈 무대인사",
+                "scnsrtTm": "18:30",
+                "scnendTm": "12345",
+                "stcnt": "bad",
+                "frtmpSeatCnt": "17",
+            },
+        ],
+    },
+    RouteKey.CGV_TIMETABLE_MOVIE: {
+        "statusCode": 0,
+        "statusMessage": "조회 되었습니다.",
+        "data": [
+            {
+                "siteNo": "0056",
+                "siteNm": "CGV 강남",
+                "scnYmd": "20260304",
+                "scnSseq": 1,
+                "movNo": "30000985",
+                "movNm": "하얼빈",
+                "scnsrtTm": "0930",
+                "scnendTm": "1124",
+                "stcnt": 123,
+                "frSeatCnt": 0,
+                "frtmpSeatCnt": 17,
+            }
+        ],
+    },
 }
 
 

@@ -59,5 +59,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2026-01-01"},
         (RouteKey.DTRYX_TIMETABLE,),
     ),
+    Endpoint("/api/cgv/theaters", {"keyword": "강남", "limit": "5"}, (RouteKey.CGV_THEATERS,)),
+    Endpoint("/api/cgv/movies", {"theaterCode": "0056", "playDate": "20260101"}, (RouteKey.CGV_MOVIES,)),
+    # A movie the site timetable lacks: then its own timetable.
+    Endpoint(
+        "/api/cgv/timetable",
+        {"theaterCode": "0056", "playDate": "20260101", "movieCode": "20000000"},
+        (RouteKey.CGV_TIMETABLE, RouteKey.CGV_TIMETABLE_MOVIE),
+    ),
 )
 ENDPOINT_OF = {key: endpoint for endpoint in ENDPOINTS for key in endpoint.keys}

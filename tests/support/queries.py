@@ -11,6 +11,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from functions.services.queries import (
+    CgvMoviesQuery,
+    CgvTheatersQuery,
+    CgvTimetableQuery,
     CuProductsQuery,
     CuStoresQuery,
     Gs25ProductsQuery,
@@ -41,6 +44,9 @@ QUERY_FIELDS: list[tuple[type[LookupQuery], dict[str, Kind]]] = [
     (SevenElevenStoresQuery, {"keyword": "text", "limit": "count"}),
     (SevenElevenStockQuery, {"itemCd": "code", "storeCd": "code"}),
     (SevenElevenPopwordsQuery, {"label": "code"}),
+    (CgvTheatersQuery, {"keyword": "text", "regionCode": "code", "limit": "count"}),
+    (CgvMoviesQuery, {"theaterCode": "code", "playDate": "code", "keyword": "text"}),
+    (CgvTimetableQuery, {"theaterCode": "code", "movieCode": "code", "limit": "count"}),
 ]
 """Each query model with its fields and what kind of value each holds."""
 

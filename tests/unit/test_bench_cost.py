@@ -98,8 +98,8 @@ def test_the_worst_case_series_are_priced_and_route53_is_compared():
     assert worst["cloudwatch_metrics"] == pytest.approx(
         worst_case_series() * PRICE_DEFAULTS_USD["cloudwatch_metric_series_month"]
     )
-    assert result["route53_alternative"]["endpoints"] == 22
-    assert result["route53_alternative"]["basic_usd"] == pytest.approx(22 * 0.75)
+    assert result["route53_alternative"]["endpoints"] == 27  # 23 direct APIs and 4 relays
+    assert result["route53_alternative"]["basic_usd"] == pytest.approx(27 * 0.75)
     table = bill_table({**result, "metric_series": result["metric_series"]})
     assert "| **total** |" in table
     assert "Route 53" in table

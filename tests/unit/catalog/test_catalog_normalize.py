@@ -277,3 +277,65 @@ def test_dtryx_timetable_seats_and_times() -> None:
     assert (first["totalSeats"], first["remainingSeats"]) == (64, 0)  # a real sell-out stays 0
     assert (second["totalSeats"], second["remainingSeats"]) == (None, None)  # -1 / null: unknown
     assert first["cinemaName"] == "아트하우스모모"
+
+
+def test_cgv_theaters_keep_each_sites_region() -> None:
+    assert _data(RouteKey.CGV_THEATERS) == {
+        "theaters": [
+            {"theaterCode": "0056", "theaterName": "강남", "regionCode": "01"},
+            {"theaterCode": "0001", "theaterName": "강변", "regionCode": "01"},
+            {"theaterCode": "0211", "theaterName": "안산", "regionCode": "02"},
+        ]
+    }
+
+
+def test_cgv_movies_without_a_rating_have_none() -> None:
+    assert _data(RouteKey.CGV_MOVIES) == {
+        "movies": [
+            {"movieCode": "30000985", "movieName": "하얼빈", "rating": "전체관람가"},
+            {"movieCode": "30000986", "movieName": "모아나 2", "rating": None},
+        ]
+    }
+
+
+def test_cgv_site_timetable() -> None:
+    first, special = _data(RouteKey.CGV_TIMETABLE)["timetable"]
+    assert first == {
+        "scheduleId": "2026030400562",
+        "movieCode": "30000985",
+        "movieName": "하얼빈",
+        "theaterCode": "0056",
+        "theaterName": "CGV 강남",
+        "playDate": "20260304",
+        "startTime": "12:30",
+        "endTime": "14:43",
+        "totalSeats": 123,
+        "remainingSeats": 118,
+    }
+    # A screening named by its product, times kept as sent, an unreadable total unknown (never 0), and the
+    # temporary count where the real one is missing.
+    assert columns(
+        [special],
+        "scheduleId",
+        "movieCode",
+        "movieName",
+        "theaterCode",
+        "theaterName",
+        "playDate",
+        "startTime",
+        "endTime",
+        "totalSeats",
+        "remainingSeats",
+    ) == [
+        ("2026030400563", "", "하얼빈 무대인사", "0056", "CGV 강남", "20260304", "18:30", "12345", None, 17)
+    ]
+
+
+def test_cgv_movie_timetable_keeps_a_real_zero_over_the_temporary_count() -> None:
+    [row] = _data(RouteKey.CGV_TIMETABLE_MOVIE)["timetable"]
+    assert (row["scheduleId"], row["startTime"], row["totalSeats"], row["remainingSeats"]) == (
+        "2026030400561",
+        "09:30",
+        123,
+        0,
+    )

@@ -32,6 +32,12 @@ lon = st.floats(-180, 180, allow_nan=False)
 page = st.integers(1, 50)
 brand = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
 cinema = st.from_regex(r"[0-9]{6}", fullmatch=True)
+cgv_site = st.fixed_dictionaries(
+    {
+        "theaterCode": st.from_regex(r"[0-9]{4}", fullmatch=True),
+        "playDate": st.dates(date(2000, 1, 1), date(2099, 12, 31)).map(lambda day: day.strftime("%Y%m%d")),
+    }
+)
 
 PARAMS: dict[RouteKey, st.SearchStrategy[dict[str, Any]]] = {
     RouteKey.OY_FIND_STORE: st.fixed_dictionaries(
@@ -88,6 +94,14 @@ PARAMS: dict[RouteKey, st.SearchStrategy[dict[str, Any]]] = {
     RouteKey.DTRYX_PLAY_DATES: st.fixed_dictionaries({"brandCode": brand, "cinemaCode": cinema}),
     RouteKey.DTRYX_TIMETABLE: st.fixed_dictionaries(
         {"brandCode": brand, "cinemaCode": cinema, "playDate": st.dates()}
+    ),
+    RouteKey.CGV_THEATERS: st.just({}),
+    RouteKey.CGV_MOVIES: cgv_site,
+    RouteKey.CGV_TIMETABLE: cgv_site,
+    RouteKey.CGV_TIMETABLE_MOVIE: st.builds(
+        lambda site, movie: {**site, "movieCode": movie},
+        cgv_site,
+        st.from_regex(r"[0-9]{1,16}", fullmatch=True),
     ),
 }
 

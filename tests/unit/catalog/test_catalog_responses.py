@@ -23,6 +23,7 @@ SEVEN_ENVELOPED = [
 OY = [RouteKey.OY_FIND_STORE, RouteKey.OY_PRODUCT_SEARCH, RouteKey.OY_GOODS_INFO, RouteKey.OY_STOCK_STORES]
 CU = [RouteKey.CU_PRIME, RouteKey.CU_STOCK, RouteKey.CU_STORE]
 DTRYX = [RouteKey.DTRYX_MOVIES, RouteKey.DTRYX_PLAY_DATES, RouteKey.DTRYX_TIMETABLE]
+CGV = [RouteKey.CGV_THEATERS, RouteKey.CGV_MOVIES, RouteKey.CGV_TIMETABLE, RouteKey.CGV_TIMETABLE_MOVIE]
 DOC0 = ("data", "SearchQueryResult", "Collection", 0, "Documentset", "Document", 0, "field")
 
 
@@ -179,6 +180,17 @@ SOFT_FAILURES: list[tuple[RouteKey, str, dict[str, Any]]] = [
     soft(RouteKey.DTRYX_TIMETABLE, "seats-oops", ("Recordset", 0, "RemainSeatCnt"), "oops"),
     soft(RouteKey.DTRYX_TIMETABLE, "seats-below-minus-one", ("Recordset", 0, "TotalSeatCnt"), -2),
     soft(RouteKey.DTRYX_TIMETABLE, "start-time-bad", ("Recordset", 0, "StartTime"), "10:3"),
+    # CGV: `statusCode === 0` and `data` an array of objects; the rows themselves are not checked.
+    *[(key, "cgv-status-code-1", changed(key, ("statusCode",), 1)) for key in CGV],
+    *[(key, "cgv-status-code-text", changed(key, ("statusCode",), "0")) for key in CGV],
+    *[(key, "cgv-status-code-false", changed(key, ("statusCode",), False)) for key in CGV],
+    *[(key, "cgv-status-code-missing", changed(key, ("statusCode",), DELETE)) for key in CGV],
+    *[(key, "cgv-data-null", changed(key, ("data",), None)) for key in CGV],
+    *[(key, "cgv-data-object", changed(key, ("data",), {"siteNo": "0056"})) for key in CGV],
+    *[(key, "cgv-data-row-null", changed(key, ("data",), [None])) for key in CGV],
+    *[(key, "cgv-data-row-array", changed(key, ("data",), [[]])) for key in CGV],
+    *[(key, "cgv-data-row-number", changed(key, ("data",), [1])) for key in CGV],
+    *[(key, "cgv-data-missing", changed(key, ("data",), DELETE)) for key in CGV],
 ]
 
 
@@ -212,6 +224,7 @@ def test_oy_product_search_accepts_the_upstream_misspelling() -> None:
         (RouteKey.SEVEN_STOCK, ("data", "storeList")),
         (RouteKey.GS25_STOCK, ("stores",)),
         (RouteKey.DTRYX_TIMETABLE, ("Recordset",)),
+        *[(key, ("data",)) for key in CGV],
     ],
 )
 def test_an_empty_list_is_a_valid_answer(key: RouteKey, path: tuple[str, ...]) -> None:

@@ -45,9 +45,15 @@ SEVEN_HEADERS = {
     "User-Agent": "Mozilla/5.0 (Linux; Android 15)",
 }
 DTRYX_HEADERS = {"Accept": "application/json"}
+CGV_HEADERS = {
+    "Accept": "application/json",
+    "Accept-Language": "ko-KR",
+    "User-Agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36",
+}
 
 OY_POSITION = {"lat": 37.5635, "lon": 126.9839, "mapLat": 37.5635, "mapLon": 126.9839}
 DTRYX = "https://api.dtryx.com/dtryx/cms/thirdparty/movie"
+CGV = "https://api.cgv.co.kr/cnm/atkt"
 
 # key -> (method, URL with exact query, JSON body, headers): the catalog's probe requests, verbatim.
 PROBE_REQUESTS: dict[RouteKey, tuple[str, str, Any, dict[str, str]]] = {
@@ -176,6 +182,26 @@ PROBE_REQUESTS: dict[RouteKey, tuple[str, str, Any, dict[str, str]]] = {
         None,
         DTRYX_HEADERS,
     ),
+    # The signature headers are added when a request is sent (`request_to_send`): test_cgv_signing.py.
+    RouteKey.CGV_THEATERS: ("GET", f"{CGV}/searchRegnList?coCd=A420", None, CGV_HEADERS),
+    RouteKey.CGV_MOVIES: (
+        "GET",
+        f"{CGV}/searchOnlyCgvMovList?coCd=A420&siteNo=0056&scnYmd=20250602",
+        None,
+        CGV_HEADERS,
+    ),
+    RouteKey.CGV_TIMETABLE: (
+        "GET",
+        f"{CGV}/searchMovScnInfo?coCd=A420&siteNo=0056&scnYmd=20250602&rtctlScopCd=08",
+        None,
+        CGV_HEADERS,
+    ),
+    RouteKey.CGV_TIMETABLE_MOVIE: (
+        "GET",
+        f"{CGV}/searchSchByMov?coCd=A420&siteNo=0056&scnYmd=20250602&movNo=20000000&rtctlScopCd=01",
+        None,
+        CGV_HEADERS,
+    ),
 }
 
 # key -> (relay operation segment, relay body for the probe params)
@@ -206,6 +232,13 @@ PROBE_RELAY_CALLS: dict[RouteKey, tuple[str, dict[str, Any]]] = {
     RouteKey.DTRYX_TIMETABLE: (
         "timetable",
         {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "20250602"},
+    ),
+    RouteKey.CGV_THEATERS: ("theaters", {}),
+    RouteKey.CGV_MOVIES: ("movies", {"theaterCode": "0056", "playDate": "20250602"}),
+    RouteKey.CGV_TIMETABLE: ("timetable", {"theaterCode": "0056", "playDate": "20250602"}),
+    RouteKey.CGV_TIMETABLE_MOVIE: (
+        "timetable-movie",
+        {"theaterCode": "0056", "playDate": "20250602", "movieCode": "20000000"},
     ),
 }
 
@@ -330,6 +363,19 @@ INVALID_INPUTS: list[tuple[RouteKey, dict[str, Any]]] = [
     (RouteKey.DTRYX_TIMETABLE, {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "20250230"}),
     (RouteKey.DTRYX_TIMETABLE, {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "2025-6-2"}),
     (RouteKey.DTRYX_TIMETABLE, {"brandCode": "indieart", "cinemaCode": "000067", "playDate": 20250602}),
+    (RouteKey.CGV_THEATERS, {"coCd": "A420"}),
+    (RouteKey.CGV_MOVIES, {"theaterCode": "56", "playDate": "20250602"}),
+    (RouteKey.CGV_MOVIES, {"theaterCode": "00560", "playDate": "20250602"}),
+    (RouteKey.CGV_MOVIES, {"theaterCode": "0056", "playDate": "20250230"}),
+    (RouteKey.CGV_MOVIES, {"theaterCode": "0056", "playDate": "20261301"}),
+    (RouteKey.CGV_MOVIES, {"theaterCode": "0056", "playDate": "2025-06-02"}),
+    (RouteKey.CGV_MOVIES, {"theaterCode": "0056", "playDate": 20250602}),
+    (RouteKey.CGV_TIMETABLE, {"theaterCode": "0056"}),
+    (RouteKey.CGV_TIMETABLE, {"theaterCode": 56, "playDate": "20250602"}),
+    (RouteKey.CGV_TIMETABLE_MOVIE, {"theaterCode": "0056", "playDate": "20250602"}),
+    (RouteKey.CGV_TIMETABLE_MOVIE, {"theaterCode": "0056", "playDate": "20250602", "movieCode": ""}),
+    (RouteKey.CGV_TIMETABLE_MOVIE, {"theaterCode": "0056", "playDate": "20250602", "movieCode": "1" * 17}),
+    (RouteKey.CGV_TIMETABLE_MOVIE, {"theaterCode": "0056", "playDate": "20250602", "movieCode": "3000098x"}),
 ]
 
 
@@ -412,13 +458,30 @@ def test_dtryx_probe_date_is_today_in_korea(now_ms: int, korean_date: str) -> No
     assert f"PlaySDT={korean_date}" in spec.build_request(spec.probe_params(now_ms)).url
 
 
+@pytest.mark.parametrize(
+    ("now_ms", "play_date"),
+    [
+        (1_748_789_999_000, "20250601"),  # 2025-06-01 23:59:59 KST
+        (1_748_790_000_000, "20250602"),  # 2025-06-02 00:00:00 KST (still 06-01 in UTC)
+    ],
+)
+@pytest.mark.parametrize("key", [RouteKey.CGV_MOVIES, RouteKey.CGV_TIMETABLE, RouteKey.CGV_TIMETABLE_MOVIE])
+def test_cgv_probe_is_the_gangnam_theater_today_in_korea(key: RouteKey, now_ms: int, play_date: str) -> None:
+    probe = spec_for(key).probe_params(now_ms)
+    assert (probe.theaterCode, probe.playDate) == ("0056", play_date)
+    assert f"siteNo=0056&scnYmd={play_date}" in spec_for(key).build_request(probe).url
+
+
 @pytest.mark.parametrize("key", list(RouteKey))
 def test_probe_params_are_fixed_apart_from_the_date(key: RouteKey) -> None:
     spec = spec_for(key)
     if key is RouteKey.DTRYX_TIMETABLE:
         assert spec.probe_params(NOW).brandCode == spec.probe_params(NOW + 86_400_000).brandCode
     else:
-        assert spec.probe_params(NOW) == spec.probe_params(NOW + 86_400_000)
+        today, tomorrow = (spec.probe_params(now).model_dump() for now in (NOW, NOW + 86_400_000))
+        if "playDate" in today:  # CGV's: today in Korea, a compact string
+            assert (today.pop("playDate"), tomorrow.pop("playDate")) == ("20250602", "20250603")
+        assert today == tomorrow
 
 
 def test_gs25_stock_needs_an_item_or_keyword_and_takes_either() -> None:
@@ -439,6 +502,8 @@ def test_gs25_stock_needs_an_item_or_keyword_and_takes_either() -> None:
             {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "２０２５０６０２"},
         ),
         (RouteKey.SEVEN_STOCK, _with(RouteKey.SEVEN_STOCK, stockApplicationRate="１００")),
+        (RouteKey.CGV_MOVIES, {"theaterCode": "٠٠٥٦", "playDate": "20250602"}),
+        (RouteKey.CGV_MOVIES, {"theaterCode": "0056", "playDate": "２０２５０６０２"}),
     ],
 )
 def test_codes_and_dates_take_ascii_digits_only(key: RouteKey, params: dict[str, Any]) -> None:

@@ -287,6 +287,12 @@ def test_targets() -> None:
         RouteKey.DTRYX_TIMETABLE,
     )
     assert len(cli.parse_target("oliveyoung")) == 4
+    assert cli.parse_target("cgv") == (
+        RouteKey.CGV_THEATERS,
+        RouteKey.CGV_MOVIES,
+        RouteKey.CGV_TIMETABLE,
+        RouteKey.CGV_TIMETABLE_MOVIE,
+    )
     with pytest.raises(argparse.ArgumentTypeError, match="neither a relay group nor a route key"):
         cli.parse_target("daiso")
 
@@ -301,7 +307,7 @@ def squeezed(text: str) -> list[str]:
 def test_the_routes_table() -> None:
     lines = squeezed(routes_report(snapshot(), now=NOW, tz=UTC))
     assert lines[0] == "ROUTE PATH NOW RULE REASON CHECKED FAILED BLOCKED UNTIL OVERRIDE"
-    rows = {line.split()[0]: line for line in lines[1:21]}
+    rows = {line.split()[0]: line for line in lines[1:25]}
     assert list(rows) == [key.value for key in RouteKey]
     assert (
         rows["cu-stock"]
@@ -314,13 +320,15 @@ def test_the_routes_table() -> None:
     assert rows["oy-find-store"].startswith("oy-find-store 503 override-relay-unhealthy ok")
     assert rows["gs25-stock"] == "gs25-stock relay pinned no verdict - - - -"
     assert rows["dtryx-movies"] == "dtryx-movies relay no-verdict no verdict - - - -"
-    assert lines[22:26] == [
+    assert rows["cgv-timetable-movie"] == "cgv-timetable-movie relay no-verdict no verdict - - - -"
+    assert lines[26:31] == [
         "RELAY HEALTHY REASON CHECKED",
         "oliveyoung NO timeout 11:59:42 (1 min ago)",
         "convenience yes ok 11:57:42 (3 min ago)",
         "dtryx - - never checked",
+        "cgv - - never checked",
     ]
-    assert lines[27:30] == [
+    assert lines[32:35] == [
         "OVERRIDDEN MODE UNTIL SET REASON",
         "oy-find-store force-relay 12:01:42 (in 1 min) 11:59:42 (1 min ago) relay test",
         "cu-stock force-relay 13:30:42 (in 1 h 30 min) 11:59:42 (1 min ago) CU 점검",

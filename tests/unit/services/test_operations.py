@@ -17,6 +17,9 @@ from functions.services.lookup import InvalidParams, Lookup, operation_params
 from functions.services.queries import (
     SEOUL_CITY_HALL_LAT,
     SEOUL_CITY_HALL_LON,
+    CgvMoviesQuery,
+    CgvTheatersQuery,
+    CgvTimetableQuery,
     CuProductsQuery,
     CuStoresQuery,
     DtryxMoviesQuery,
@@ -319,6 +322,178 @@ def test_seven_stock_minus_one_is_unknown_not_out_of_stock(clock: ManualClock) -
     assert data["stock"] == {"quantity": None, "status": "unknown"}
 
 
+# --- CGV ---------------------------------------------------------------------------------------------
+
+KOREA_NEW_YEAR = 1_767_193_200_000  # 2026-01-01 00:00 KST, still 2025-12-31 in UTC
+
+
+def cgv_answer(rows: list[dict[str, Any]]) -> Callable[[Mapping[str, Any]], object]:
+    return lambda _fields: {"statusCode": 0, "data": rows}
+
+
+def test_cgv_theaters_by_region_and_name_words(transport: RecordingTransport, clock: ManualClock) -> None:
+    lookup = lookup_with(transport, clock)
+    everything = CgvTheatersQuery().fetch(lookup)
+    assert everything["filters"] == {"keyword": None, "regionCode": None}
+    assert len(everything["theaters"]) == 11
+    assert CgvTheatersQuery(limit=2).fetch(lookup)["theaters"] == everything["theaters"][:2]
+    gyeonggi = CgvTheatersQuery(regionCode="02").fetch(lookup)["theaters"]
+    assert [t["theaterName"] for t in gyeonggi] == ["안산", "수원", "판교"]
+    named = CgvTheatersQuery(keyword="CGV 강남 근처 극장").fetch(lookup)
+    assert named["theaters"] == [{"theaterCode": "0056", "theaterName": "강남", "regionCode": "01"}]
+    assert named["filters"] == {"keyword": "CGV 강남 근처 극장", "regionCode": None}
+    assert transport.keys == [RouteKey.CGV_THEATERS] * 4
+
+
+@pytest.mark.parametrize("keyword", ["CGV 근처 극장", "역", "해운대"])
+def test_a_cgv_keyword_that_names_no_theater_finds_none_rather_than_any(
+    transport: RecordingTransport, clock: ManualClock, keyword: str
+) -> None:
+    assert CgvTheatersQuery(keyword=keyword).fetch(lookup_with(transport, clock))["theaters"] == []
+
+
+def test_cgv_words_matching_more_of_a_name_come_first(clock: ManualClock) -> None:
+    rows = [
+        {
+            "regnGrpCd": "01",
+            "siteList": [
+                {"siteNo": "0001", "siteNm": "용산"},
+                {"siteNo": "0013", "siteNm": "용산아이파크몰"},
+            ],
+        }
+    ]
+    transport = RecordingTransport(clock, answers={RouteKey.CGV_THEATERS: cgv_answer(rows)})
+    found = CgvTheatersQuery(keyword="용산 아이파크몰").fetch(lookup_with(transport, clock))["theaters"]
+    assert [t["theaterCode"] for t in found] == ["0013", "0001"]
+
+
+def test_cgv_movies_of_a_theater_default_to_today_in_korea(transport: RecordingTransport) -> None:
+    clock = ManualClock(KOREA_NEW_YEAR)
+    data = CgvMoviesQuery(theaterCode="0056").fetch(lookup_with(RecordingTransport(clock), clock))
+    assert (data["playDate"], data["filters"], data["resolvedTheater"]) == (
+        "20260101",
+        {"theaterCode": "0056", "keyword": None},
+        None,
+    )
+    assert [movie["movieCode"] for movie in data["movies"]]
+
+
+def test_cgv_movies_by_a_theaters_name(transport: RecordingTransport, clock: ManualClock) -> None:
+    data = CgvMoviesQuery(keyword="안산", playDate="20260304").fetch(lookup_with(transport, clock))
+    assert transport.keys == [RouteKey.CGV_THEATERS, RouteKey.CGV_MOVIES]
+    assert transport.params_of(RouteKey.CGV_MOVIES) == {"theaterCode": "0211", "playDate": "20260304"}
+    assert data["resolvedTheater"] == {"theaterCode": "0211", "theaterName": "안산", "regionCode": "02"}
+    assert data["filters"] == {"theaterCode": "0211", "keyword": "안산"}
+
+
+def test_cgv_movies_for_a_name_no_theater_has_are_none_and_cost_no_movies_call(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
+    data = CgvMoviesQuery(keyword="해운대").fetch(lookup_with(transport, clock))
+    assert transport.keys == [RouteKey.CGV_THEATERS]
+    assert (data["movies"], data["resolvedTheater"], data["filters"]["theaterCode"]) == ([], None, None)
+
+
+def test_cgv_movies_without_a_theater_are_the_first_listed_theaters(clock: ManualClock) -> None:
+    for rows, theater in (
+        ([{"siteList": [{"siteNo": "0001", "siteNm": "강변"}]}], "0001"),
+        ([], "0056"),  # CGV lists none: 강남
+    ):
+        transport = RecordingTransport(clock, answers={RouteKey.CGV_THEATERS: cgv_answer(rows)})
+        CgvMoviesQuery().fetch(lookup_with(transport, clock))
+        assert transport.params_of(RouteKey.CGV_MOVIES)["theaterCode"] == theater
+
+
+def test_a_theater_code_cgv_lists_but_its_api_refuses_is_its_unusable_answer(clock: ManualClock) -> None:
+    rows = [{"siteList": [{"siteNo": "56", "siteNm": "강남"}]}]
+    transport = RecordingTransport(clock, answers={RouteKey.CGV_THEATERS: cgv_answer(rows)})
+    with pytest.raises(ApiError) as raised:
+        CgvMoviesQuery(keyword="강남").fetch(lookup_with(transport, clock))
+    assert (raised.value.status, raised.value.code) == (502, "UPSTREAM_BAD_RESPONSE")
+    assert transport.keys == [RouteKey.CGV_THEATERS]
+
+
+def test_cgv_timetable_of_a_theater_is_one_call_sorted_and_cut(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
+    data = CgvTimetableQuery(theaterCode="0056", playDate="20260304", limit=3).fetch(
+        lookup_with(transport, clock)
+    )
+    assert transport.keys == [RouteKey.CGV_TIMETABLE]
+    assert [row["startTime"] for row in data["timetable"]] == ["09:30", "12:30", "15:05"]
+    assert (data["playDate"], data["filterRelaxed"], data["resolvedTheater"]) == ("20260304", False, None)
+    assert data["filters"] == {"theaterCode": "0056", "movieCode": None}
+
+
+def test_cgv_timetable_sorts_by_start_then_theater_name(clock: ManualClock) -> None:
+    def row(start: str, name: str) -> dict[str, Any]:
+        return {"siteNo": "0056", "siteNm": name, "scnYmd": "20260304", "movNo": "1", "scnsrtTm": start}
+
+    rows = [row("1800", "CGV 강남"), row("0930", "CGV 용산"), row("0930", "CGV 강남")]
+    transport = RecordingTransport(clock, answers={RouteKey.CGV_TIMETABLE: cgv_answer(rows)})
+    data = CgvTimetableQuery(theaterCode="0056").fetch(lookup_with(transport, clock))
+    assert [(r["startTime"], r["theaterName"]) for r in data["timetable"]] == [
+        ("09:30", "CGV 강남"),
+        ("09:30", "CGV 용산"),
+        ("18:00", "CGV 강남"),
+    ]
+
+
+def test_a_movie_in_the_site_timetable_costs_no_other_call(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
+    data = CgvTimetableQuery(theaterCode="0056", movieCode="30000971").fetch(lookup_with(transport, clock))
+    assert transport.keys == [RouteKey.CGV_TIMETABLE]
+    assert {row["movieCode"] for row in data["timetable"]} == {"30000971"}
+
+
+def test_a_movie_missing_from_the_site_timetable_is_asked_for_on_its_own(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
+    data = CgvTimetableQuery(theaterCode="0056", movieCode="20000000").fetch(lookup_with(transport, clock))
+    assert transport.keys == [RouteKey.CGV_TIMETABLE, RouteKey.CGV_TIMETABLE_MOVIE]
+    assert transport.params_of(RouteKey.CGV_TIMETABLE_MOVIE)["movieCode"] == "20000000"
+    assert data["timetable"] == []
+
+
+def test_an_empty_site_timetable_asks_each_movie_of_that_theater(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
+    data = CgvTimetableQuery(theaterCode="0211").fetch(
+        lookup_with(transport, clock)
+    )  # empty in the simulator
+    movies = len([m for m in realistic_payload(RouteKey.CGV_MOVIES, {"siteNo": "0211"})["data"]])  # type: ignore[index]
+    assert (
+        transport.keys
+        == [RouteKey.CGV_TIMETABLE, RouteKey.CGV_MOVIES] + [RouteKey.CGV_TIMETABLE_MOVIE] * movies
+    )
+    assert data["timetable"]
+    assert {row["theaterCode"] for row in data["timetable"]} == {"0211"}
+
+
+def test_without_a_theater_the_fallback_tries_five_theaters_gangnam_first(clock: ManualClock) -> None:
+    empty = cgv_answer([])
+    transport = RecordingTransport(
+        clock, answers={RouteKey.CGV_TIMETABLE: empty, RouteKey.CGV_TIMETABLE_MOVIE: empty}
+    )
+    data = CgvTimetableQuery().fetch(lookup_with(transport, clock))
+    assert data["timetable"] == []
+    assert data["resolvedTheater"] == {"theaterCode": "0056", "theaterName": "강남", "regionCode": "01"}
+    tried = [params["theaterCode"] for key, params, _ in transport.calls if key is RouteKey.CGV_MOVIES]
+    assert tried == ["0056", "0001", "0013", "0074", "0211"]
+
+
+def test_the_fallback_stops_at_the_lookups_budget(clock: ManualClock) -> None:
+    empty = cgv_answer([])
+    transport = RecordingTransport(
+        clock, takes_ms=1_000, answers={RouteKey.CGV_TIMETABLE: empty, RouteKey.CGV_TIMETABLE_MOVIE: empty}
+    )
+    with pytest.raises(ApiError) as raised:
+        CgvTimetableQuery().fetch(lookup_with(transport, clock, via_relay=True))
+    assert (raised.value.status, raised.value.code) == (504, "UPSTREAM_TIMEOUT")
+    assert len(transport.calls) == 10  # one second each: the 10 s budget, then no further call
+
+
 # --- one budget per request -------------------------------------------------------------------------
 
 
@@ -372,6 +547,12 @@ def test_operation_params_use_the_catalogs_strict_models() -> None:
         (OliveyoungStockQuery, {"productId": "88-00"}),
         (SevenElevenProductsQuery, {"keyword": "a\x85b"}),  # C1 control character
         (CuStoresQuery, {"lat": 37.5, "lon": 127.0, "keyword": "강\x9f남"}),
+        (CgvMoviesQuery, {"theaterCode": "56"}),
+        (CgvMoviesQuery, {"playDate": "2026-03-04"}),
+        (CgvMoviesQuery, {"playDate": "20260230"}),
+        (CgvTimetableQuery, {"movieCode": "3000098x"}),
+        (CgvTimetableQuery, {"limit": "0"}),
+        (CgvTheatersQuery, {"regionCode": "01&x"}),
     ],
 )
 def test_query_models_reject(model: type[BaseModel], values: dict[str, Any]) -> None:
@@ -394,6 +575,7 @@ def test_every_group_is_reachable_through_the_relay(clock: ManualClock) -> None:
     OliveyoungGoodsQuery(goodsNo="A000000165760").fetch(lookup)
     SevenElevenExhibitionsQuery().fetch(lookup)
     DtryxMoviesQuery(brandCode="indieart", cinemaCode="000067").fetch(lookup)
+    CgvTheatersQuery().fetch(lookup)
     assert {group_of(key) for key in transport.keys} == set(RelayGroup)
 
 
@@ -410,6 +592,8 @@ class Reached(Exception):
 
 class FirstCall:
     """A lookup that stops at the endpoint's first upstream call."""
+
+    clock = staticmethod(lambda: NOW)
 
     def __call__(self, _key: RouteKey, _params: BaseModel) -> Any:
         raise Reached

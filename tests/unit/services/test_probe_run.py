@@ -167,7 +167,7 @@ def test_slot_start_is_the_5_minute_boundary() -> None:
     assert SLOT % PROBE_SLOT_MS == 0
 
 
-def test_a_healthy_run_stores_19_direct_verdicts_the_pinned_route_and_3_relays(
+def test_a_healthy_run_stores_23_direct_verdicts_the_pinned_route_and_4_relays(
     store: DynamoVerdictStore,
 ) -> None:
     upstreams = Upstreams(all_ok)
@@ -185,9 +185,9 @@ def test_a_healthy_run_stores_19_direct_verdicts_the_pinned_route_and_3_relays(
     assert {(c.group, c.healthy, c.reason) for c in summary.relays} == {
         (g, True, Reason.OK) for g in RelayGroup
     }
-    # 19 direct requests and 3 health checks; nothing for the pinned route
+    # 23 direct requests and 4 health checks; nothing for the pinned route
     hosts = sorted(request.url.host for request in upstreams.requests)
-    assert len(hosts) == 22
+    assert len(hosts) == 27
     assert "gs25-stock.retailer.test" not in hosts
     snapshot = store.read_snapshot()
     assert {key: verdict.direct for key, verdict in snapshot.routes.items()} == {
@@ -195,8 +195,8 @@ def test_a_healthy_run_stores_19_direct_verdicts_the_pinned_route_and_3_relays(
     }
     assert snapshot.routes[RouteKey.GS25_STOCK].reason is Reason.PINNED_RELAY
     assert all(snapshot.relays[group].healthy for group in RelayGroup)
-    assert len(events.routes) == 20
-    assert len(events.relays) == 3
+    assert len(events.routes) == 24
+    assert len(events.relays) == 4
     assert events.finished == [summary]
 
 
@@ -247,7 +247,7 @@ def test_each_direct_failure_is_stored_with_its_reason(
     failed = [check for check in summary.routes if check.key is RouteKey.CU_STOCK]
     assert [(check.direct, check.reason) for check in failed] == [(False, reason)]
     assert store.read_snapshot().routes[RouteKey.CU_STOCK].reason is reason
-    assert sum(check.direct for check in summary.routes) == 18
+    assert sum(check.direct for check in summary.routes) == 22
 
 
 def test_a_connection_error_and_invalid_probe_params_are_failures_not_crashes(
@@ -296,6 +296,7 @@ def test_relay_health_unhealthy_and_misconfigured(store: DynamoVerdictStore) -> 
         RelayGroup.OLIVEYOUNG: (True, Reason.OK),
         RelayGroup.CONVENIENCE: (False, Reason.HTTP_5XX),
         RelayGroup.DTRYX: (False, Reason.CONFIGURATION),
+        RelayGroup.CGV: (False, Reason.CONFIGURATION),  # no relay settings at all
     }
     stored = store.read_snapshot().relays
     assert {group: check.healthy for group, check in stored.items()} == {g: h for g, (h, _) in relays.items()}
@@ -321,7 +322,7 @@ def test_a_claimed_slot_calls_nothing_and_writes_nothing(store: DynamoVerdictSto
 def test_never_more_than_4_requests_in_flight(store: DynamoVerdictStore) -> None:
     upstreams = Upstreams(all_ok, on_request=lambda: time.sleep(0.02))
     probe(store, upstreams)
-    assert len(upstreams.requests) == 22
+    assert len(upstreams.requests) == 27
     assert 2 <= upstreams.max_in_flight <= 4
 
 

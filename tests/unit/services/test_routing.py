@@ -198,6 +198,8 @@ def test_route_failure_with_no_budget_left_is_a_timeout(
         (Reason.HTTP_403, "UPSTREAM_BAD_RESPONSE", 502),
         (Reason.SHAPE, "UPSTREAM_BAD_RESPONSE", 502),
         (Reason.TIMEOUT, "UPSTREAM_TIMEOUT", 504),
+        # Nothing could be sent (CGV without its signing key): the route is unavailable, not broken.
+        (Reason.CONFIGURATION, "UPSTREAM_ROUTE_UNAVAILABLE", 503),
     ],
 )
 def test_route_failure_without_a_relay_is_an_upstream_error(
@@ -217,6 +219,28 @@ def test_route_failure_without_a_relay_is_an_upstream_error(
     assert (raised.value.code, raised.value.status) == (code, status)
     assert via_relay.calls == 0
     assert events.fallbacks == []
+
+
+def test_a_direct_route_without_its_signing_key_and_without_a_relay_says_what_is_missing(
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+) -> None:
+    router = direct_router(clock, reporter, events, relay_configured=False)
+    with pytest.raises(ApiError) as raised:
+        router.route_operation(
+            KEY, ScriptedCall(clock, RouteFailure(Reason.CONFIGURATION)), ScriptedCall(clock, "-")
+        )
+    assert "CGV_SIGNING_KEY" in raised.value.envelope()["error"]["message"]
+
+
+def test_a_direct_route_without_its_signing_key_falls_back_to_the_relay(
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents, router: Router
+) -> None:
+    via_relay = ScriptedCall(clock, "relay")
+    assert (
+        router.route_operation(KEY, ScriptedCall(clock, RouteFailure(Reason.CONFIGURATION)), via_relay)
+        == "relay"
+    )
+    assert events.direct_failures == [(KEY, Reason.CONFIGURATION)]
 
 
 # Not route failures: 400/404/422 and cancellation never block.
