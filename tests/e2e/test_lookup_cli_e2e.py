@@ -70,8 +70,8 @@ def test_a_refused_lookup_is_one_line_with_the_apis_code_and_exit_1(fresh: Sandb
 
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
-        "route-health lookup: INVALID_INPUT: The request parameters are invalid. "
-        "(parameters: Value error, give itemCode or keyword) [HTTP 400]\n"
+        "route-health lookup: INVALID_INPUT: The request parameters are invalid: give `itemCode` or `keyword` "
+        "(or both). (parameters: give `itemCode` or `keyword` (or both)) [HTTP 400]\n"
     )
 
 
