@@ -24,7 +24,7 @@ from functions.core import (
     UpstreamRejected,
     group_of,
 )
-from functions.core.errors import ErrorCode
+from functions.core.errors import DIRECT_ROUTE_NOT_CONFIGURED, ErrorCode
 from functions.core.model import MINUTE_MS
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import (
@@ -239,10 +239,22 @@ def answered_503(lookup: Lookup) -> bool:
     return isinstance(lookup.error, ApiError) and lookup.error.status == 503
 
 
+def could_not_be_called(scenario: Scenario) -> bool:
+    """Direct failed before sending anything (CGV without its signing key) and no relay is configured: the
+    route cannot be called at all, whatever the snapshot says."""
+    failure = scenario.direct_outcome
+    configuration = isinstance(failure, RouteFailure) and failure.reason is Reason.CONFIGURATION
+    return configuration and not scenario.relay_configured
+
+
 @given(racing_the_snapshot_ttl)
 def test_503_without_the_relay_only_on_a_snapshot_still_fresh_at_that_moment(scenario: Scenario) -> None:
     lookup = run_lookup(scenario)
     if not answered_503(lookup) or lookup.relay.calls > 0:
+        return
+    if could_not_be_called(scenario):  # a fact, not evidence: no snapshot can make the route callable
+        assert isinstance(lookup.error, ApiError)
+        assert lookup.error.message == DIRECT_ROUTE_NOT_CONFIGURED
         return
     assert scenario.snapshot is not None
     assert scenario.snapshot_age + lookup.took_ms <= SNAPSHOT_TTL_MS
