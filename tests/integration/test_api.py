@@ -12,6 +12,7 @@ from pydantic import SecretStr
 
 from functions.core import COOLDOWN_MS, RelayCheck, RelayGroup, RouteKey, group_of
 from functions.handlers import api
+from functions.handlers.telemetry import MetricsRoutingEvents
 from functions.services.lookup import InvalidParams, operation_params
 from functions.services.routing import Router
 from functions.services.snapshot_cache import SnapshotCache
@@ -363,7 +364,11 @@ def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(
     snapshots = SnapshotCache(lambdas.store.read_snapshot, clock=lambdas.clock, executor=executor)
     container.snapshots = snapshots
     container.router = Router(
-        clock=lambdas.clock, snapshots=snapshots, reporter=None, relay_configured=lambda _group: True
+        clock=lambdas.clock,
+        snapshots=snapshots,
+        reporter=None,
+        relay_configured=lambda _group: True,
+        events=MetricsRoutingEvents(),
     )
     lambdas.write_verdicts()
     snapshots.refresh_if_due()
