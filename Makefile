@@ -1,6 +1,8 @@
 # One Makefile for people, CI and hooks. Every target installs what it needs first.
 SHELL := /bin/bash
-PYTHON ?= python3
+# The Python `.venv` is built with: the Lambda runtime's (3.12) where the machine has it, else python3 with a
+# note (.ci/runtime-python); `make install PYTHON=/path/to/python` picks another.
+PYTHON ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -9,9 +11,16 @@ NODE_STAMP := node_modules/.installed
 .PHONY: install test test-fast lint format check
 .DEFAULT_GOAL := check
 
-# The environment is rebuilt only when the locked requirements or the project metadata change.
-$(STAMP): requirements/dev.lock pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+# The environment is rebuilt only when the locked requirements, the project metadata or the Python rule
+# change; a `.venv` of another Python version than the one chosen is built anew.
+$(STAMP): requirements/dev.lock pyproject.toml .ci/runtime-python
+	@python="$(PYTHON)"; python="$${python:-$$(.ci/runtime-python)}"; \
+	version() { "$$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'; }; \
+	if [ -x $(BIN)/python ] && [ "$$(version $(BIN)/python)" != "$$(version "$$python")" ]; then \
+	  echo "rebuilding $(VENV): it has Python $$(version $(BIN)/python), not $$(version "$$python")"; \
+	  rm -rf $(VENV); \
+	fi; \
+	test -x $(BIN)/python || "$$python" -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --quiet --disable-pip-version-check -r requirements/dev.lock
 	$(BIN)/python -m pip install --quiet --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
@@ -25,8 +34,11 @@ $(NODE_STAMP): package.json package-lock.json
 
 # cloud assembly in cdk.out/ with the real dependencies layer (built once per lock file into .build/);
 # no AWS credentials, no Docker, no lookups, no telemetry/notices/version checks.
+# The CDK CLI supports Node.js 22 and newer (since 2026-10-30): an older one gets a note, not a failure.
 .PHONY: synth
 synth: install
+	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 22 ? 1 : 0)' \
+	  || echo "note: Node.js $$(node --version) is older than 22, which the AWS CDK CLI needs for deploys; synth goes on" >&2
 	CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true AWS_EC2_METADATA_DISABLED=true \
 	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 node_modules/.bin/cdk synth --quiet --no-notices $(SYNTH_ARGS)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CDK entry point (`cdk.json` runs it). Context: stage (default prod), region (default ap-northeast-2),
-alarmEmail, logLevel, runbookUrl, probeReservedConcurrency, layerDir. Stack parameters: OyRelayUrl,
-ConvenienceRelayUrl, DtryxRelayUrl (README.md, Deploy)."""
+runbookUrl, snapStart, layerDir. Every operator setting is a stack parameter (infra/parameters.py; README.md,
+Configuration)."""
 
 from infra.stack import create_app
 

@@ -37,6 +37,7 @@ def _rows(results: dict[str, Any]) -> list[Row]:
         *_probe_and_load_rows(results),
         *_cost_and_quota_rows(results),
         *_relay_rows(results["relay"]),
+        *_mcp_rows(results["mcp"]),
     ]
 
 
@@ -149,6 +150,7 @@ def _probe_and_load_rows(results: dict[str, Any]) -> list[Row]:
 
 
 def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
+    series = results["metric_series"]
     cost, bill = results["cost_per_day"], results["cost_per_month"]
     prices = cost["assumed_prices_usd_per_million"]
     quota = results["quota"]
@@ -180,10 +182,11 @@ def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
         ),
         (
             "metric_series",
-            f"{results['metric_series']['emitted']} emitted, {results['metric_series']['worst_case']} worst case",
-            f"distinct series in the load run's EMF lines (probe alone: "
-            f"{results['metric_series']['emitted_without_lookups']}); worst case from the metric table, "
-            f"budget {results['metric_series']['budget']}",
+            f"{series['emitted']} emitted, {series['worst_case_with_reserved']} worst case",
+            f"distinct series in the load run's EMF lines (probe alone: {series['emitted_without_lookups']}); "
+            f"worst case: the metric table's {series['worst_case']} and "
+            f"{sum(series['reserved'].values())} reserved ({', '.join(series['reserved'])}), budget "
+            f"{series['budget']}",
         ),
         *(
             (
@@ -216,6 +219,35 @@ def _relay_rows(relay: dict[str, Any]) -> list[Row]:
     ]
 
 
+def _mcp_rows(mcp: dict[str, Any]) -> list[Row]:
+    imports, inits, calls = mcp["detail"]["cold_import"], mcp["detail"]["cold_init"], mcp["detail"]["call"]
+    return [
+        (
+            "mcp.cold_import_ratio_vs_boto3",
+            f"{mcp['cold_import_ratio_vs_boto3']:.2f}×",
+            f"import of the MCP function (the lookup handler and the protocol types), {imports['ms_median']['mcp']:.0f} "
+            f"ms / boto3 {imports['ms_median']['boto3']:.0f} ms; with the official SDK's server package instead: "
+            f"{imports['sdk_ratio']:.2f}×",
+        ),
+        (
+            "mcp.cold_init_ratio",
+            f"{mcp['cold_init_ratio']:.2f}×",
+            f"INIT with the lookup container and the tools built, {inits['ms_median']['mcp']:.0f} ms / baseline "
+            f"{inits['ms_median']['baseline']:.0f} ms",
+        ),
+        (
+            "mcp.call_ratio_vs_rest",
+            f"{mcp['call_ratio_vs_rest']:.2f}×",
+            "warm tools/call / the same lookup over REST, both handlers in process: "
+            + ", ".join(f"{name} {us:.0f} µs" for name, us in calls["us_median"].items())
+            + "; per revision "
+            + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["ratio_per_revision"].items())
+            + "; in CPU time "
+            + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["cpu_ratio_per_revision"].items()),
+        ),
+    ]
+
+
 def _largest(scenario: dict[str, Any], top: int = 3) -> str:
     components = sorted(((usd, name) for name, usd in scenario.items() if name in COMPONENTS), reverse=True)
     return ", ".join(f"{name} ${usd:,.2f}" for usd, name in components[:top])
@@ -235,6 +267,8 @@ def bill_table(results: dict[str, Any]) -> str:
         [
             *lines,
             "",
+            f"Idle with the dashboard, the alarm topic's key and X-Ray switched off: "
+            f"${bill['idle_switched_off']['total_usd']:,.2f}. "
             f"At 10 M lookups with every metric series of the worst case ({results['metric_series']['worst_case']}): "
             f"${bill['10m_worst_case_series']['total_usd']:,.2f}. Route 53 health checks of the same "
             f"{route53['endpoints']} endpoints: ${route53['basic_usd']:,.2f} a month (basic), "
@@ -289,18 +323,20 @@ def _meaning(results: dict[str, Any]) -> str:
             "flushed in the background). A client hammering through 8 containers at "
             f"{hammering['rate_rps']:.0f} requests/s got {hammering['overshoot_requests']} lookups past "
             f"{hammering['limit']:,} (the README's bound for that rate: {hammering['stated_bound']}); through the "
-            f"deployed API, whose stage throttle caps a client at 50 requests/s, the measured overshoot was "
+            f"deployed API, whose stage throttle caps a client at 50 requests/s by default, the measured overshoot was "
             f"{throttled['overshoot_requests']} (bound {throttled['stated_bound']}).",
             f"- **DynamoDB costs about ${cost['usd_per_month_30d']:.2f} a month** at "
             f"{cost['breakdown']['warm_containers']} busy containers (assumed list prices; reads scale linearly with "
             "warm containers, writes are fixed by the 5-minute schedule), plus the daily quota's counters: at most one "
             "write per limited lookup.",
-            f"- **The whole bill is about ${bill['idle']['total_usd']:.0f} a month idle, "
+            f"- **The whole bill is about ${bill['idle']['total_usd']:.2f} a month idle, "
             f"${bill['100k']['total_usd']:.0f} at 100 k lookups and ${bill['10m']['total_usd']:.0f} at 10 M** "
-            f"(assumed prices; table below). Idle, the fixed parts dominate: {_largest(bill['idle'])}. At 10 M: "
-            f"{_largest(bill['10m'])}. The load run emitted {results['metric_series']['emitted']} metric series "
-            f"(the table's worst case is {results['metric_series']['worst_case']}, budget "
-            f"{results['metric_series']['budget']}).",
+            f"(assumed prices; table below). Idle, the fixed parts dominate: {_largest(bill['idle'])}; with the "
+            f"dashboard, the alarm topic's key and X-Ray switched off (stack parameters), idle is about "
+            f"${bill['idle_switched_off']['total_usd']:.2f}. At 10 M: {_largest(bill['10m'])}. The load run "
+            f"emitted {results['metric_series']['emitted']} metric series (the worst case is "
+            f"{results['metric_series']['worst_case_with_reserved']} with the series reserved for functions "
+            f"to come, budget {results['metric_series']['budget']}).",
         ]
     )
 

@@ -40,6 +40,7 @@ REQUIRED_FIELDS = (
     "cost_per_month",
     "metric_series",
     "relay",
+    "mcp",
 )
 
 
@@ -70,6 +71,7 @@ def main(argv: list[str]) -> int:
         cost,
         decision,
         handler,
+        mcp,
         probe_run,
         quota,
         relay,
@@ -79,7 +81,7 @@ def main(argv: list[str]) -> int:
 
     cases = {
         module.__name__.rsplit(".", 1)[-1]: module
-        for module in (decision, handler, probe_run, cold_import, cold_init, sandbox_load, quota, relay)
+        for module in (decision, handler, probe_run, cold_import, cold_init, sandbox_load, quota, relay, mcp)
     }
     unknown = [name for name in argv if name not in cases]
     if unknown:

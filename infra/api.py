@@ -1,5 +1,5 @@
 """The HTTP API (docs/design.md#http-api): lookups go to the api function, `/api/health/routes` and its
-overrides (`/api/health/routes/{key}/override`) to the operator function."""
+overrides (`/api/health/routes/{key}/override`) to the operator function, `/mcp` to the MCP function."""
 
 from __future__ import annotations
 
@@ -13,17 +13,26 @@ from aws_cdk.aws_apigatewayv2_integrations import HttpLambdaIntegration
 from constructs import Construct
 
 from infra.function import LOG_RETENTION, FunctionDefinition, RouteHealthFunction, SharedResources
+from infra.parameters import LOOKUP_FUNCTION_TIMEOUT_S
 from infra.suppressions import acknowledge
 
 API_HANDLER = "functions.handlers.api.lambda_handler"
 OPS_HANDLER = "functions.handlers.ops.lambda_handler"
+MCP_HANDLER = "functions.handlers.mcp.lambda_handler"
+MCP_PATH = "/mcp"
 HEALTH_ROUTES_PATH = "/api/health/routes"
 OVERRIDE_PATH = "/api/health/routes/{key}/override"
 LOOKUP_PATH = "/api/{proxy+}"
 LOOKUP_FUNCTION = FunctionDefinition(
     handler=API_HANDLER,
     description="Route Health lookups (direct or relay)",
-    timeout_s=15,  # the lookup budget is 10 s; the rest covers INIT and the response
+    # the lookup budget (LookupBudgetSeconds, 10 s by default, 25 at most); the rest covers INIT and the answer
+    timeout_s=LOOKUP_FUNCTION_TIMEOUT_S,
+)
+MCP_FUNCTION = FunctionDefinition(
+    handler=MCP_HANDLER,
+    description="Route Health MCP endpoint: every lookup as a tool (POST /mcp)",
+    timeout_s=LOOKUP_FUNCTION_TIMEOUT_S,  # a tool call is one lookup, with the lookup function's budget
 )
 OPS_FUNCTION = FunctionDefinition(
     handler=OPS_HANDLER,
@@ -31,10 +40,9 @@ OPS_FUNCTION = FunctionDefinition(
     timeout_s=29,  # POST runs the full probe; HTTP API integrations end at 30 s
 )
 
-# Stage-wide limits protect the upstreams' and relays' quotas; the operator routes get a tighter one
-# (a POST runs the full probe at most once per slot anyway, and the secret must not be brute-forced).
-THROTTLE_RATE_LIMIT = 50
-THROTTLE_BURST_LIMIT = 100
+# Stage-wide limits (the ThrottleRateLimit and ThrottleBurstLimit parameters) protect the upstreams' and
+# relays' quotas; the operator routes get a tighter one (a POST runs the full probe at most once per slot
+# anyway, and the secret must not be brute-forced).
 OPS_THROTTLE_RATE_LIMIT = 1
 OPS_THROTTLE_BURST_LIMIT = 5
 
@@ -72,26 +80,38 @@ class _AccessLogs:
 
 class HttpApi(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, shared: SharedResources, *, snap_start: bool = False
+        self,
+        scope: Construct,
+        construct_id: str,
+        shared: SharedResources,
+        *,
+        throttle_rate: float,
+        throttle_burst: float,
+        snap_start: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         # SnapStart pays only where someone waits on a cold start: the lookups, not the rare operator calls.
         self.lookup = RouteHealthFunction(self, "Lookup", shared, LOOKUP_FUNCTION, snap_start=snap_start)
         self.ops = RouteHealthFunction(self, "Ops", shared, OPS_FUNCTION)
+        # The MCP function runs the lookup function's handler in process: the same grants and settings.
+        self.mcp = RouteHealthFunction(
+            self, "Mcp", shared, MCP_FUNCTION, extra_layers=(shared.packaging.mcp_dependencies,)
+        )
         # Lookups read the snapshot, report live direct failures and count the daily quota; the operator POST
         # runs the probe.
-        shared.table.grant_read_snapshot(self.lookup.function)
-        shared.table.grant_report_failures(self.lookup.function)
-        shared.table.grant_count_lookups(self.lookup.function)
+        for lookups in (self.lookup.function, self.mcp.function):
+            shared.table.grant_read_snapshot(lookups)
+            shared.table.grant_report_failures(lookups)
+            shared.table.grant_count_lookups(lookups)
+            shared.secret.grant_read(lookups)
         shared.table.grant_read_snapshot(self.ops.function)
         shared.table.grant_probe_writes(self.ops.function)
         shared.table.grant_override_writes(self.ops.function)
-        shared.secret.grant_read(self.lookup.function)
         shared.secret.grant_read(self.ops.function)
 
         self.http_api = self._routes()
         self.access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION)
-        self.stage = self._throttled_stage()
+        self.stage = self._throttled_stage(throttle_rate, throttle_burst)
 
     def _routes(self) -> apigwv2.HttpApi:
         http_api = apigwv2.HttpApi(
@@ -112,26 +132,30 @@ class HttpApi(Construct):
         http_api.add_routes(
             path=OVERRIDE_PATH, methods=[apigwv2.HttpMethod.PUT, apigwv2.HttpMethod.DELETE], integration=ops
         )
+        # GET and DELETE reach the function too, which answers them 405 as Streamable HTTP asks.
+        http_api.add_routes(
+            path=MCP_PATH,
+            methods=[apigwv2.HttpMethod.POST, apigwv2.HttpMethod.GET, apigwv2.HttpMethod.DELETE],
+            integration=HttpLambdaIntegration("Mcp", self.mcp.function),
+        )
         for route in http_api.node.find_all():
             if isinstance(route, apigwv2.CfnRoute):
                 acknowledge(
                     route,
                     "AwsSolutions-APIG4",
-                    "Lookups are public by design; the operator routes check the health-check secret in the "
-                    "function (Bearer or x-health-check-key, constant time).",
+                    "Lookups (REST and MCP) are public by design; the operator routes check the health-check "
+                    "secret in the function (Bearer or x-health-check-key, constant time).",
                 )
         return http_api
 
-    def _throttled_stage(self) -> apigwv2.HttpStage:
+    def _throttled_stage(self, rate: float, burst: float) -> apigwv2.HttpStage:
         stage = apigwv2.HttpStage(
             self,
             "DefaultStage",
             http_api=self.http_api,
             stage_name="$default",
             auto_deploy=True,
-            throttle=apigwv2.ThrottleSettings(
-                rate_limit=THROTTLE_RATE_LIMIT, burst_limit=THROTTLE_BURST_LIMIT
-            ),
+            throttle=apigwv2.ThrottleSettings(rate_limit=rate, burst_limit=burst),
             access_log_settings=_AccessLogs(self.access_logs),
         )
         ops_throttle = {

@@ -13,7 +13,7 @@ from types import MappingProxyType
 SERVICE_NAME = "route-health"
 METRICS_NAMESPACE = "RouteHealth"
 DEFAULT_LOG_LEVEL = "INFO"
-"""Per-lookup decisions log at DEBUG; deploy with `-c logLevel=DEBUG` to see them."""
+"""Per-lookup decisions log at DEBUG; deploy with `--parameters LogLevel=DEBUG` to see them."""
 
 POWERTOOLS_ENVIRONMENT: Mapping[str, str] = MappingProxyType(
     {"POWERTOOLS_SERVICE_NAME": SERVICE_NAME, "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE}
@@ -24,7 +24,8 @@ RUNTIME_ENVIRONMENT: Mapping[str, str] = MappingProxyType({"PYDANTIC_DISABLE_PLU
 its first model, and the Lambda package has none (the search is about 1.5 % of the lookup function's
 import)."""
 
-CALLS_UNTRACED: Mapping[str, str] = MappingProxyType({"POWERTOOLS_TRACE_DISABLED": "true"})
-"""What every function gets unless deployed with `-c traceCalls=true`: no Powertools Tracer, so the probe and
-operator functions never import the X-Ray SDK (functions/handlers/tracing.py). Lambda's active tracing still
-records every invocation."""
+TRACE_DISABLED_VARIABLE = "POWERTOOLS_TRACE_DISABLED"
+CALLS_UNTRACED: Mapping[str, str] = MappingProxyType({TRACE_DISABLED_VARIABLE: "true"})
+"""What every function gets unless deployed with `--parameters TraceCalls=true` (and Tracing=xray): no
+Powertools Tracer, so the probe and operator functions never import the X-Ray SDK
+(functions/handlers/tracing.py). With Tracing=xray, Lambda's active tracing still records every invocation."""

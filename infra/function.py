@@ -53,6 +53,7 @@ class RouteHealthFunction(Construct):
         memory_size: int = 512,
         reserved_concurrent_executions: int | None = None,
         snap_start: bool = False,
+        extra_layers: tuple[lambda_.ILayerVersion, ...] = (),
     ) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(self, "Logs", retention=LOG_RETENTION)
@@ -64,7 +65,7 @@ class RouteHealthFunction(Construct):
             self,
             "Function",
             code=shared.packaging.code,
-            layers=[shared.packaging.dependencies],
+            layers=[shared.packaging.dependencies, *extra_layers],
             handler=definition.handler,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,

@@ -2,8 +2,12 @@
 over the functions' EMF metrics, their JSON logs and the Lambda/API metrics.
 
 Custom metrics come from the table in `functions/handlers/metrics.py` (names and dimensions are checked against
-it here, at synth); each carries Powertools' `service` dimension on top of its own. Every alarm's description
-says what it means, the first steps, and its runbook: a section of the README's "Runbooks".
+it here, at synth); each carries Powertools' `service` dimension on top of its own. Which route, relay or store
+call failed is in the log lines, not in metric dimensions (each series is billed): the dashboard shows it per
+route through Logs Insights widgets, and the alarms page on series that count across routes and say in their
+description how to see which one. CloudWatch bills an alarm per metric it reads, so each alarm reads as few as
+its question needs. Every alarm's description says what it means, the first steps, and its runbook: a section
+of the README's "Runbooks".
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from functions.core.decision import Path
-from functions.core.model import SNAPSHOT_TTL_MS, RelayGroup
-from functions.handlers.metrics import METRICS, STORE_OPERATIONS
+from functions.core.model import SNAPSHOT_TTL_MS
+from functions.handlers.metrics import METRICS
 from infra.environment import METRICS_NAMESPACE, SERVICE_NAME
+from infra.parameters import StackParameters, only_if
 
 PERIOD = Duration.minutes(5)
 LOOKUP_PATHS = tuple(path.value for path in Path)
@@ -95,17 +100,25 @@ class LogsQuery:
     query: logs.QueryString
 
 
+STORE_FAILURE_LINES = (
+    "verdict store failed",
+    "snapshot refresh failed",
+    "failure report not stored",
+    "daily quota flush failed",
+)
+"""The log lines that come with a `StoreError` count; each names the store call in `operation`."""
+
 LOGS_QUERIES = (
     LogsQuery(
         "why-did-a-route-go-relay",
-        ("api", "probe", "ops"),
+        ("api", "mcp", "probe", "ops"),
         logs.QueryString(
             fields=["@timestamp", "route", "message", "reason", "rule", "@logStream"],
             filter_statements=[
                 "ispresent(route)",
                 'message in ["direct failed", "relay fallback", "probe check failed", "route unavailable", '
                 '"route override set", "route override cleared", "route decided"]',
-                # Decisions log at DEBUG (deploy with -c logLevel=DEBUG); the direct ones explain nothing here.
+                # Decisions log at DEBUG (LogLevel=DEBUG); the direct ones explain nothing here.
                 'not (message = "route decided" and path = "direct")',
             ],
             sort="@timestamp desc",
@@ -114,11 +127,53 @@ LOGS_QUERIES = (
     ),
     LogsQuery(
         "failures-by-reason",
-        ("api", "probe", "ops"),
+        ("api", "mcp", "probe", "ops"),
         logs.QueryString(
             filter_statements=['message in ["direct failed", "probe check failed", "relay check failed"]'],
             stats_statements=["count(*) as failures by message, route, group, reason"],
             sort="failures desc",
+        ),
+    ),
+    LogsQuery(
+        "direct-failures-by-route",
+        ("api", "mcp"),
+        logs.QueryString(
+            filter_statements=['message = "direct failed"'],
+            stats_statements=[
+                "count(*) as failures, latest(reason) as lastReason, max(@timestamp) as lastFailed by route"
+            ],
+            sort="failures desc",
+        ),
+    ),
+    LogsQuery(
+        "probe-checks-by-route",
+        ("probe", "ops"),
+        logs.QueryString(
+            filter_statements=['message in ["probe check passed", "probe check failed"]'],
+            stats_statements=[
+                "latest(message) as lastCheck, latest(reason) as reason, max(@timestamp) as checked by route"
+            ],
+            sort="lastCheck asc",  # "… failed" before "… passed"
+        ),
+    ),
+    LogsQuery(
+        "relay-checks",
+        ("probe", "ops"),
+        logs.QueryString(
+            filter_statements=['message in ["relay check passed", "relay check failed"]'],
+            stats_statements=[
+                "latest(message) as lastCheck, latest(reason) as reason, max(@timestamp) as checked by group"
+            ],
+            sort="lastCheck asc",  # "… failed" before "… passed"
+        ),
+    ),
+    LogsQuery(
+        "store-errors-by-operation",
+        ("api", "mcp", "probe", "ops"),
+        logs.QueryString(
+            filter_statements=["message in [" + ", ".join(f'"{line}"' for line in STORE_FAILURE_LINES) + "]"],
+            stats_statements=["count(*) as errors, max(@timestamp) as last by operation, error_type"],
+            sort="errors desc",
         ),
     ),
     LogsQuery(
@@ -133,7 +188,7 @@ LOGS_QUERIES = (
     ),
     LogsQuery(
         "503s-by-route",
-        ("api",),
+        ("api", "mcp"),
         logs.QueryString(
             filter_statements=['message = "route unavailable"'],
             stats_statements=["count(*) as answers503 by route"],
@@ -141,6 +196,7 @@ LOGS_QUERIES = (
         ),
     ),
 )
+SEE_WHICH_ROUTE = "`route-health ops routes` shows each route and relay now"
 
 
 class Observability(Construct):
@@ -153,34 +209,45 @@ class Observability(Construct):
         *,
         functions: Mapping[str, lambda_.Function],
         http_api: apigwv2.HttpApi,
-        alarm_email: str | None = None,
+        parameters: StackParameters,
         runbook_url: str = DEFAULT_RUNBOOK_URL,
     ) -> None:
         super().__init__(scope, construct_id)
         self._stack_name = Stack.of(self).stack_name
         self._runbook_url = runbook_url
-        self.topic = self._alarm_topic(alarm_email)
+        self.topic = self._alarm_topic(parameters)
         self._action = cloudwatch_actions.SnsAction(self.topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         unavailable_rate = unavailable_rate_percent()
         api_5xx_rate = api_5xx_rate_percent(http_api)
         self._add_probe_alarms(functions["probe"])
         self._add_lookup_alarms(unavailable_rate, api_5xx_rate)
-        self._add_relay_unhealthy_alarms()
-        self._add_store_alarms()
+        self._add_store_alarm()
         self._add_error_alarms(functions)
         self.queries = self._saved_queries(functions)
         self.dashboard = self._dashboard(functions, http_api, unavailable_rate, api_5xx_rate)
+        dashboard = self.dashboard.node.default_child
+        assert isinstance(dashboard, cloudwatch.CfnDashboard)
+        dashboard.cfn_options.condition = parameters.dashboard  # Dashboard=off: none
 
-    def _alarm_topic(self, alarm_email: str | None) -> sns.Topic:
-        # CloudWatch can publish only to topics whose key policy lets it use the key: a customer key.
+    def _alarm_topic(self, parameters: StackParameters) -> sns.Topic:
+        # CloudWatch can publish only to topics whose key policy lets it use the key: a customer key, unless
+        # AlarmTopicEncryption=none leaves the topic without server-side encryption (and the key is not made).
         key = kms.Key(self, "AlarmTopicKey", description="Route Health alarm topic", enable_key_rotation=True)
         key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
+        cfn_key = key.node.default_child
+        assert isinstance(cfn_key, kms.CfnKey)
+        cfn_key.cfn_options.condition = parameters.topic_key
         topic = sns.Topic(
             self, "AlarmTopic", display_name="Route Health alarms", master_key=key, enforce_ssl=True
         )
-        if alarm_email:
-            topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+        cfn_topic = topic.node.default_child
+        assert isinstance(cfn_topic, sns.CfnTopic)
+        cfn_topic.add_property_override("KmsMasterKeyId", only_if(parameters.topic_key, key.key_arn))
+        subscription = topic.add_subscription(subscriptions.EmailSubscription(parameters.text("AlarmEmail")))
+        cfn_subscription = subscription.node.default_child
+        assert isinstance(cfn_subscription, sns.CfnSubscription)
+        cfn_subscription.cfn_options.condition = parameters.alarm_email  # AlarmEmail empty: none
         return topic
 
     def _add_alarm(
@@ -220,8 +287,9 @@ class Observability(Construct):
             runbook="probe-stale",
             meaning="No probe run in 15 minutes: verdicts are ageing out and lookups fall back to the relays.",
             first_steps="check the probe function's errors and throttles, its log group and the EventBridge "
-            "rule; POST /api/health/routes runs a probe by hand.",
-            metric=metric("ProbeRun", period=PROBE_STALE_WINDOW),
+            "rule; `route-health ops probe` runs a probe by hand.",
+            # One ProbeRunDuration value per run that claimed its slot: the sample count is the runs.
+            metric=metric("ProbeRunDuration", statistic="SampleCount", period=PROBE_STALE_WINDOW),
             comparison=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
             missing_data=cloudwatch.TreatMissingData.BREACHING,
         )
@@ -234,6 +302,19 @@ class Observability(Construct):
             metric=probe.metric_throttles(period=PERIOD, statistic="Sum"),
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         )
+        self._add_alarm(
+            "relay-unhealthy",
+            runbook="relay-unhealthy",
+            meaning="A relay failed its health check in two consecutive probe runs: routes without a working "
+            "direct path answer 503.",
+            first_steps=f"see which relay and why: {SEE_WHICH_ROUTE} (RELAY table), or the relay-checks "
+            "query; then check that relay's host, its tunnel and its secret.",
+            metric=metric("RelaysUnhealthy", statistic="Minimum"),
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            periods=2,
+            # No data means no probe run, which the probe-stale alarm reports.
+            missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
 
     def _add_lookup_alarms(
         self, unavailable_rate: cloudwatch.IMetric, api_5xx_rate: cloudwatch.IMetric
@@ -244,8 +325,8 @@ class Observability(Construct):
             meaning=f"More than {UNAVAILABLE_RATE_PERCENT}% of lookups answered 503 UPSTREAM_ROUTE_UNAVAILABLE "
             "in two 5-minute periods: direct known bad and the relay known unhealthy, or the relay itself "
             "could not serve.",
-            first_steps="run the 503s-by-route query, check the relay-unhealthy alarms and the operator "
-            "endpoint's relays.",
+            first_steps=f"see which routes: the 503s-by-route query; {SEE_WHICH_ROUTE}; check the "
+            "relay-unhealthy alarm.",
             metric=unavailable_rate,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             threshold=UNAVAILABLE_RATE_PERCENT,
@@ -273,8 +354,8 @@ class Observability(Construct):
             meaning=f"For 15 minutes, the lookups' verdict snapshots were a median of more than "
             f"{SNAPSHOT_STALE_MS // 1000} s old (refreshed every {SNAPSHOT_TTL_MS // 1000} s): containers "
             "cannot read DynamoDB and route relay-first.",
-            first_steps="check the store-errors alarm, StoreError{Operation=read_snapshot} and the lookup "
-            "function's 'snapshot refresh failed' log lines.",
+            first_steps="check the store-errors alarm, the store-errors-by-operation query (read_snapshot) "
+            "and the lookup function's 'snapshot refresh failed' log lines.",
             metric=cloudwatch.MathExpression(
                 expression=f"IF(n >= {SNAPSHOT_MIN_INVOCATIONS}, age, 0)",
                 using_metrics=snapshots,
@@ -286,39 +367,15 @@ class Observability(Construct):
             periods=3,
         )
 
-    def _add_relay_unhealthy_alarms(self) -> None:
-        for group in RelayGroup:
-            self._add_alarm(
-                f"relay-unhealthy-{group.value}",
-                runbook="relay-unhealthy",
-                meaning=f"The {group.value} relay failed its health check in two consecutive probe runs: "
-                "routes without a working direct path answer 503.",
-                first_steps="read the relay's reason on GET /api/health/routes, then check the relay host, "
-                "its tunnel and its secret.",
-                metric=metric("RelayHealthy", statistic="Minimum", Group=group.value),
-                comparison=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-                periods=2,
-                # No data means no probe run, which the probe-stale alarm reports.
-                missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            )
-
-    def _add_store_alarms(self) -> None:
-        errors = {
-            f"s{i}": metric("StoreError", Operation=op) for i, op in enumerate(sorted(STORE_OPERATIONS))
-        }
+    def _add_store_alarm(self) -> None:
         self._add_alarm(
             "store-errors",
             runbook="store-errors",
             meaning="Verdict store (DynamoDB) calls failed in two 5-minute periods in a row: the probe "
             "cannot store verdicts, lookups route relay-first on ageing snapshots.",
-            first_steps="see which operation on the dashboard's store widget, then the DynamoDB table's "
-            "metrics and the AWS Health Dashboard.",
-            metric=cloudwatch.MathExpression(
-                expression=" + ".join(f"FILL({i}, 0)" for i in errors),
-                using_metrics=errors,
-                label="store errors",
-                period=PERIOD,
-            ),
+            first_steps="see which call: the store-errors-by-operation query (the dashboard's 'Store errors "
+            "by operation'), then the DynamoDB table's metrics and the AWS Health Dashboard.",
+            metric=metric("StoreError"),
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             periods=2,
         )
@@ -334,16 +391,26 @@ class Observability(Construct):
             metric=metric("UnexpectedError"),
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         )
-        for name, function in functions.items():
-            self._add_alarm(
-                f"{name}-errors",
-                runbook="function-errors",
-                meaning=f"The {name} function failed: an unhandled error, a timeout or a crash at start.",
-                first_steps="read the function's log group and X-Ray traces; a crash at start names the bad "
-                "setting.",
-                metric=function.metric_errors(period=PERIOD, statistic="Sum"),
-                comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            )
+        # One question ("did a function fail?"), one alarm: the functions' errors summed.
+        errors = {
+            f"e_{name}": function.metric_errors(period=PERIOD, statistic="Sum")
+            for name, function in functions.items()
+        }
+        self._add_alarm(
+            "function-errors",
+            runbook="function-errors",
+            meaning=f"A function ({', '.join(functions)}) failed: an unhandled error, a timeout or a crash at "
+            "start.",
+            first_steps="see which function on the dashboard's 'Lambda errors', then read its log group and "
+            "X-Ray traces; a crash at start names the bad setting.",
+            metric=cloudwatch.MathExpression(
+                expression=" + ".join(f"FILL({query_id}, 0)" for query_id in errors),
+                using_metrics=errors,
+                label="function errors",
+                period=PERIOD,
+            ),
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        )
 
     def _saved_queries(self, functions: Mapping[str, lambda_.Function]) -> dict[str, logs.QueryDefinition]:
         return {
@@ -374,16 +441,29 @@ class Observability(Construct):
                 )
             ],
             lookup_widgets(unavailable_rate),
-            failure_widgets(),
+            [
+                logs_widget("Live direct failures per route (logs)", functions, "direct-failures-by-route"),
+                failures_widget(),
+            ],
             [
                 logs_widget("Failures by reason (logs)", functions, "failures-by-reason"),
                 logs_widget("503 answers by route (logs)", functions, "503s-by-route"),
             ],
+            [
+                logs_widget("Probe: last direct check per route (logs)", functions, "probe-checks-by-route"),
+                logs_widget("Relays: last health check per group (logs)", functions, "relay-checks"),
+            ],
             probe_widgets(),
             error_widgets(api_5xx_rate),
-            store_and_probe_run_widgets(),
+            [
+                snapshot_age_widget(),
+                logs_widget(
+                    "Store errors by operation (logs)", functions, "store-errors-by-operation", width=16
+                ),
+            ],
             [daily_quota_widget(), overrides_widget()],
             lambda_widgets(functions),
+            [mcp_widget(functions["mcp"])],
             [http_api_widget(http_api)],
         ]
         for row in rows:
@@ -423,15 +503,19 @@ def search_widget(
     return cloudwatch.GraphWidget(title=title, left=[search(name, statistic=statistic)], width=width)
 
 
-def logs_widget(title: str, functions: Mapping[str, lambda_.Function], query_name: str) -> cloudwatch.IWidget:
-    """A table from one of the saved Logs Insights queries (reasons live in logs, not in dimensions)."""
+def logs_widget(
+    title: str, functions: Mapping[str, lambda_.Function], query_name: str, *, width: int = 12
+) -> cloudwatch.IWidget:
+    """A table from one of the saved Logs Insights queries: the per-route, per-relay and per-call detail that
+    metrics leave out (each dimension value would be a billed series). Logs Insights bills the bytes each
+    refresh scans; the dashboard's 6-hour window keeps that small."""
     query = next(query for query in LOGS_QUERIES if query.name == query_name)
     return cloudwatch.LogQueryWidget(
         title=title,
         log_group_names=[functions[name].log_group.log_group_name for name in query.functions],
         query_string=query.query.to_string(),
         view=cloudwatch.LogQueryVisualizationType.TABLE,
-        width=12,
+        width=width,
     )
 
 
@@ -448,32 +532,33 @@ def lookup_widgets(unavailable_rate: cloudwatch.IMetric) -> list[cloudwatch.IWid
     ]
 
 
-def failure_widgets() -> list[cloudwatch.IWidget]:
-    return [
-        search_widget("Live direct failures per route (reasons: the logs widget below)", "DirectFailure"),
-        cloudwatch.GraphWidget(
-            title="Relay fallbacks after a live direct failure",
-            left=[metric("RelayFallback", label="RelayFallback")],
-            width=12,
-        ),
-    ]
+def failures_widget() -> cloudwatch.IWidget:
+    return cloudwatch.GraphWidget(
+        title="Live direct failures (all routes) and relay fallbacks after them",
+        left=[
+            metric("DirectFailure", label="DirectFailure"),
+            metric("RelayFallback", label="RelayFallback"),
+        ],
+        width=12,
+    )
 
 
 def probe_widgets() -> list[cloudwatch.IWidget]:
     return [
-        search_widget(
-            "Probe: direct API healthy per route (1 = passed, 0 = failed)",
-            "DirectHealthy",
-            statistic="Minimum",
+        cloudwatch.GraphWidget(
+            title="Probe: routes failing direct, relays unhealthy (which: the tables above)",
+            left=[
+                metric("RoutesFailingDirect", statistic="Maximum", label="routes failing direct"),
+                metric("RelaysUnhealthy", statistic="Maximum", label="relays unhealthy"),
+            ],
+            left_y_axis=cloudwatch.YAxisProps(min=0),
+            right=[metric("Gs25SessionExpired", label="GS25 stock refused for the relay's GS25 session")],
+            width=12,
         ),
         cloudwatch.GraphWidget(
-            title="Relay health (1 = healthy) and GS25 stock refused for the relay's GS25 session",
-            left=[
-                metric("RelayHealthy", statistic="Minimum", Group=group.value, label=group.value)
-                for group in RelayGroup
-            ],
-            left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
-            right=[metric("Gs25SessionExpired", label="Gs25SessionExpired")],
+            title="Probe run duration (ms) and runs",
+            left=[metric("ProbeRunDuration", statistic=s, label=s) for s in ("Average", "Maximum")],
+            right=[metric("ProbeRunDuration", statistic="SampleCount", label="runs")],
             width=12,
         ),
     ]
@@ -491,26 +576,16 @@ def error_widgets(api_5xx_rate: cloudwatch.IMetric) -> list[cloudwatch.IWidget]:
     ]
 
 
-def store_and_probe_run_widgets() -> list[cloudwatch.IWidget]:
-    return [
-        cloudwatch.GraphWidget(
-            title="Snapshot age at lookup (ms)",
-            left=[metric("SnapshotAge", statistic=s, label=s) for s in ("p50", "p99", "Maximum")],
-            width=8,
-        ),
-        cloudwatch.GraphWidget(
-            title="Probe run duration (ms) and runs",
-            left=[metric("ProbeRunDuration", statistic=s, label=s) for s in ("Average", "Maximum")],
-            right=[metric("ProbeRun", label="runs")],
-            width=8,
-        ),
-        cloudwatch.GraphWidget(
-            title="Store: rejected stale writes and errors by operation",
-            left=[metric("StaleWriteRejected", label="StaleWriteRejected")],
-            right=[search("StoreError")],
-            width=8,
-        ),
-    ]
+def snapshot_age_widget() -> cloudwatch.IWidget:
+    return cloudwatch.GraphWidget(
+        title="Snapshot age at lookup (ms); store errors and rejected stale writes",
+        left=[metric("SnapshotAge", statistic=s, label=s) for s in ("p50", "p99", "Maximum")],
+        right=[
+            metric("StoreError", label="StoreError"),
+            metric("StaleWriteRejected", label="StaleWriteRejected"),
+        ],
+        width=8,
+    )
 
 
 def daily_quota_widget() -> cloudwatch.IWidget:
@@ -551,6 +626,23 @@ def lambda_widgets(functions: Mapping[str, lambda_.Function]) -> list[cloudwatch
             width=8,
         ),
     ]
+
+
+def mcp_widget(mcp: lambda_.Function) -> cloudwatch.IWidget:
+    """The MCP endpoint's calls, errors and duration; its lookups count with the others in the custom metrics
+    (they run the lookup function's handler) and log to its own log group, which the lookup queries read."""
+    return cloudwatch.GraphWidget(
+        title="MCP endpoint (POST /mcp): calls, errors, duration",
+        left=[
+            mcp.metric_invocations(period=PERIOD, statistic="Sum", label="calls"),
+            mcp.metric_errors(period=PERIOD, statistic="Sum", label="errors"),
+        ],
+        right=[
+            mcp.metric_duration(period=PERIOD, statistic="p50", label="duration p50 (ms)"),
+            mcp.metric_duration(period=PERIOD, statistic="p99", label="duration p99 (ms)"),
+        ],
+        width=24,
+    )
 
 
 def http_api_widget(http_api: apigwv2.HttpApi) -> cloudwatch.IWidget:

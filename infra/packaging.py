@@ -3,7 +3,9 @@
 The code asset is the `functions/` package with its package root kept, so handler strings read
 `functions.handlers.<name>.lambda_handler`. Dependencies go into one layer built by pip for the Lambda
 platform (`--platform manylinux2014_<arch> --only-binary=:all:`), cached under `.build/` by the hash of the
-runtime lock file so repeated synths reuse it.
+runtime lock file so repeated synths reuse it. The MCP function adds a second layer on top: the pins of
+`requirements/mcp.lock` that the runtime lock does not have (the MCP protocol types), so no other function's
+package holds them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from constructs import Construct
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_PACKAGE = REPO_ROOT / "functions"
 RUNTIME_LOCK = REPO_ROOT / "requirements" / "runtime.lock"
+MCP_LOCK = REPO_ROOT / "requirements" / "mcp.lock"
 BUILD_DIR = REPO_ROOT / ".build"
 
 PYTHON_VERSION = "3.12"
@@ -125,21 +128,39 @@ def stage_code(*, compile_bytecode: bool = True) -> Path:
 
 def build_dependencies_layer(architecture: lambda_.Architecture = ARCHITECTURE) -> Path:
     """pip-install the runtime lock for the Lambda platform once per lock file content."""
-    lock_hash = hashlib.sha256(RUNTIME_LOCK.read_bytes()).hexdigest()[:16]
+    return _build_layer("layer", RUNTIME_LOCK.read_text(), architecture)
+
+
+def build_mcp_layer(architecture: lambda_.Architecture = ARCHITECTURE) -> Path:
+    """pip-install the MCP lock's pins that the runtime lock lacks, without their dependencies (the runtime
+    layer has them, at the same pins: the MCP lock is compiled against it)."""
+    extra = sorted(locked_pins(MCP_LOCK.read_text()) - locked_pins(RUNTIME_LOCK.read_text()))
+    return _build_layer("mcp-layer", "\n".join(extra) + "\n", architecture, "--no-deps")
+
+
+def locked_pins(lock: str) -> set[str]:
+    """The `name==version` lines of a lock file."""
+    return {line.strip() for line in lock.splitlines() if "==" in line and not line.lstrip().startswith("#")}
+
+
+def _build_layer(name: str, requirements: str, architecture: lambda_.Architecture, *options: str) -> Path:
+    lock_hash = hashlib.sha256(requirements.encode()).hexdigest()[:16]
     bytecode = "-pyc" if _runtime_python() else ""
-    final = BUILD_DIR / f"layer-{architecture.name}-py{PYTHON_TAG}-{lock_hash}{bytecode}"
+    final = BUILD_DIR / f"{name}-{architecture.name}-py{PYTHON_TAG}-{lock_hash}{bytecode}"
     if final.is_dir():
         return final
     BUILD_DIR.mkdir(exist_ok=True)
-    build = Path(tempfile.mkdtemp(prefix="layer-tmp", dir=BUILD_DIR))
+    build = Path(tempfile.mkdtemp(prefix=f"{name}-tmp", dir=BUILD_DIR))
+    (build / "requirements.txt").write_text(requirements)
     command = [
         sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
         "--platform", _PIP_PLATFORM[architecture.name], "--only-binary=:all:",
-        "--python-version", PYTHON_VERSION, "--implementation", "cp",
-        "--target", str(build / "python"), "-r", str(RUNTIME_LOCK),
+        "--python-version", PYTHON_VERSION, "--implementation", "cp", *options,
+        "--target", str(build / "python"), "-r", str(build / "requirements.txt"),
     ]  # fmt: skip
     try:
         subprocess.run(command, check=True)  # noqa: S603 - fixed argv, no shell, no user input
+        (build / "requirements.txt").unlink()
         _compile_bytecode(build / "python")
     except subprocess.CalledProcessError:
         shutil.rmtree(build, ignore_errors=True)
@@ -156,6 +177,8 @@ class LambdaPackaging(Construct):
         layer_dir = Path(prebuilt) if prebuilt else build_dependencies_layer()
         if not layer_dir.is_dir():
             raise FileNotFoundError(f"dependencies layer directory {layer_dir} does not exist")
+        # A test synth's prebuilt (empty) layer stands in for both layers.
+        mcp_layer_dir = layer_dir if prebuilt else build_mcp_layer()
 
         # A prebuilt layer means a test synth: skip compiling, which needs the runtime's Python.
         self.code = lambda_.Code.from_asset(str(stage_code(compile_bytecode=not prebuilt)))
@@ -166,4 +189,12 @@ class LambdaPackaging(Construct):
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
             description=f"Route Health runtime dependencies ({RUNTIME_LOCK.name}, {ARCHITECTURE.name})",
+        )
+        self.mcp_dependencies = lambda_.LayerVersion(
+            self,
+            "McpDependencies",
+            code=lambda_.Code.from_asset(str(mcp_layer_dir)),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            description=f"Route Health MCP function's own dependencies ({MCP_LOCK.name}, {ARCHITECTURE.name})",
         )

@@ -3,12 +3,14 @@ at a time."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, IResolvable
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from infra.function import FunctionDefinition, RouteHealthFunction, SharedResources
+from infra.suppressions import acknowledge
 
 PROBE_HANDLER = "functions.handlers.probe.lambda_handler"
 PROBE_SCHEDULE = "cron(0/5 * * * ? *)"
@@ -26,18 +28,22 @@ class Probe(Construct):
         construct_id: str,
         shared: SharedResources,
         *,
-        reserved_concurrency: int | None,
+        reserved_concurrency: IResolvable,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.handler = RouteHealthFunction(
-            self,
-            "Probe",
-            shared,
-            PROBE_FUNCTION,
-            # Runs cannot pile up: a second invocation is throttled while one is running.
-            reserved_concurrent_executions=reserved_concurrency,
-        )
+        self.handler = RouteHealthFunction(self, "Probe", shared, PROBE_FUNCTION)
         function = self.handler.function
+        # With 1 (the default), runs cannot pile up: a second invocation is throttled while one is running.
+        # A stack parameter decides it, so CloudFormation, not the CDK, sets it.
+        cfn_function = function.node.default_child
+        assert isinstance(cfn_function, lambda_.CfnFunction)
+        cfn_function.add_property_override("ReservedConcurrentExecutions", reserved_concurrency)
+        acknowledge(
+            cfn_function,
+            "CloudFormation-Validate::W9003",
+            "ProbeReservedConcurrency is a String parameter (a number, or `none` for no reservation); "
+            "CloudFormation turns the number's text into the integer.",
+        )
         shared.table.grant_read_snapshot(function)
         shared.table.grant_probe_writes(function)
         shared.secret.grant_read(function)

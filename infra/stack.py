@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
 from infra.api import HttpApi
-from infra.environment import CALLS_UNTRACED, DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT, RUNTIME_ENVIRONMENT
+from infra.environment import (
+    POWERTOOLS_ENVIRONMENT,
+    RUNTIME_ENVIRONMENT,
+    TRACE_DISABLED_VARIABLE,
+)
 from infra.function import SharedResources
 from infra.observability import DEFAULT_RUNBOOK_URL, Observability
 from infra.packaging import LambdaPackaging
+from infra.parameters import EVERY_FUNCTION, LOOKUP_FUNCTION, StackParameters
 from infra.probe import Probe
 from infra.secret import RouteHealthSecret
 from infra.table import VerdictTable
@@ -21,47 +27,10 @@ from infra.table import VerdictTable
 DEFAULT_STAGE = "prod"
 DEFAULT_REGION = "ap-northeast-2"
 
-# Stack parameter -> environment variable (README.md, "Deploy"). Parameters, not context: the running stack
-# keeps them, and a later `cdk deploy` that does not name them reuses their previous values instead of
-# silently removing the relays. Empty (the default) leaves the variable blank, which the functions read as unset.
-RELAY_URL_PARAMETERS = {
-    "OyRelayUrl": "OY_RELAY_URL",
-    "ConvenienceRelayUrl": "CONVENIENCE_RELAY_URL",
-    "DtryxRelayUrl": "DTRYX_RELAY_URL",
-}
-RELAY_URL_PATTERN = r"^(https://[^\s/?#@]+(/[^\s?#@]*)?)?$"
-"""https, no userinfo, query or fragment (the relay adapter checks the rest), or empty for no relay."""
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
 
 def _context(scope: Construct, key: str, default: str = "") -> str:
     value = scope.node.try_get_context(key)
     return default if value is None else str(value).strip()
-
-
-def _relay_url(stack: cdk.Stack, parameter: str) -> str:
-    legacy_key = parameter[0].lower() + parameter[1:]
-    if stack.node.try_get_context(legacy_key) is not None:
-        raise ValueError(
-            f"-c {legacy_key} is no longer read: relay URLs are stack parameters that later deploys keep; "
-            f"deploy with --parameters {parameter}=<url> (README.md, Deploy)"
-        )
-    return cdk.CfnParameter(
-        stack,
-        parameter,
-        type="String",
-        default="",
-        allowed_pattern=RELAY_URL_PATTERN,
-        constraint_description="an https:// base URL without userinfo, query or fragment, or empty",
-        description=f"{RELAY_URL_PARAMETERS[parameter]}: the relay base URL (empty: no relay)",
-    ).value_as_string
-
-
-def _log_level(scope: Construct) -> str:
-    level = _context(scope, "logLevel", DEFAULT_LOG_LEVEL).upper()
-    if level not in LOG_LEVELS:
-        raise ValueError(f"-c logLevel={level} must be one of {', '.join(LOG_LEVELS)}")
-    return level
 
 
 def _flag(scope: Construct, key: str) -> bool:
@@ -72,26 +41,15 @@ def _flag(scope: Construct, key: str) -> bool:
     return value == "true"
 
 
-def _trace_calls(scope: Construct) -> bool:
-    """`-c traceCalls=true`: X-Ray subsegments for the probe's and operator API's calls (~140 ms CPU per cold
-    start of those two functions)."""
-    return _flag(scope, "traceCalls")
-
-
 def _snap_start(scope: Construct) -> bool:
     """`-c snapStart=true`: SnapStart for the lookup function (README.md, "SnapStart")."""
     return _flag(scope, "snapStart")
 
 
-def _probe_reserved_concurrency(scope: Construct) -> int | None:
-    """1 by default; `none` for accounts whose concurrency quota cannot reserve any (new accounts)."""
-    value = _context(scope, "probeReservedConcurrency", "1")
-    return None if value.lower() == "none" else int(value)
-
-
 class RouteHealthStack(cdk.Stack):
     def __init__(self, scope: Construct, construct_id: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        parameters = StackParameters(self)
         table = VerdictTable(self, "Verdicts")
         packaging = LambdaPackaging(self, "Packaging")
         secret = RouteHealthSecret(self, "Secret")
@@ -101,26 +59,52 @@ class RouteHealthStack(cdk.Stack):
             "ROUTE_HEALTH_SECRET_ID": secret.secret.secret_arn,
             **POWERTOOLS_ENVIRONMENT,
             **RUNTIME_ENVIRONMENT,
-            "POWERTOOLS_LOG_LEVEL": _log_level(self),
             # Relay calls carry credentials: never record responses in traces.
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
-            **({} if _trace_calls(self) else CALLS_UNTRACED),
-            **{variable: _relay_url(self, name) for name, variable in RELAY_URL_PARAMETERS.items()},
+            # Powertools' Tracer (and with it the X-Ray SDK) only with TraceCalls=true and Tracing=xray.
+            TRACE_DISABLED_VARIABLE: cdk.Token.as_string(
+                cdk.Fn.condition_if(parameters.calls_traced.logical_id, "false", "true")
+            ),
+            **parameters.environment(EVERY_FUNCTION),
         }
 
         shared = SharedResources(packaging=packaging, environment=common, table=table, secret=secret)
-        self.probe = Probe(self, "Probe", shared, reserved_concurrency=_probe_reserved_concurrency(self))
-        self.api = HttpApi(self, "Api", shared, snap_start=_snap_start(self))
+        self.probe = Probe(
+            self,
+            "Probe",
+            shared,
+            # ProbeReservedConcurrency, or no reservation at all when it is `none`.
+            reserved_concurrency=cdk.Fn.condition_if(
+                parameters.probe_unreserved.logical_id,
+                cdk.Aws.NO_VALUE,
+                parameters.text("ProbeReservedConcurrency"),
+            ),
+        )
+        self.api = HttpApi(
+            self,
+            "Api",
+            shared,
+            snap_start=_snap_start(self),
+            throttle_rate=parameters.number("ThrottleRateLimit"),
+            throttle_burst=parameters.number("ThrottleBurstLimit"),
+        )
+        # The MCP function runs the lookups in process: the same settings as the lookup function.
+        for variable, value in parameters.environment(LOOKUP_FUNCTION).items():
+            self.api.lookup.function.add_environment(variable, value)
+            self.api.mcp.function.add_environment(variable, value)
+        functions = {
+            "probe": self.probe.handler.function,
+            "api": self.api.lookup.function,
+            "ops": self.api.ops.function,
+            "mcp": self.api.mcp.function,
+        }
+        self._apply_tracing(parameters, functions.values())
         self.observability = Observability(
             self,
             "Observability",
-            functions={
-                "probe": self.probe.handler.function,
-                "api": self.api.lookup.function,
-                "ops": self.api.ops.function,
-            },
+            functions=functions,
             http_api=self.api.http_api,
-            alarm_email=_context(self, "alarmEmail") or None,
+            parameters=parameters,
             runbook_url=_context(self, "runbookUrl", DEFAULT_RUNBOOK_URL),
         )
 
@@ -132,6 +116,7 @@ class RouteHealthStack(cdk.Stack):
             "DashboardUrl",
             value=f"https://{self.region}.console.aws.amazon.com/cloudwatch/home?region={self.region}"
             f"#dashboards/dashboard/{self.stack_name}",
+            condition=parameters.dashboard,
         )
         cdk.CfnOutput(
             self,
@@ -141,6 +126,18 @@ class RouteHealthStack(cdk.Stack):
         )
         cdk.CfnOutput(self, "TableName", value=table.table.table_name)
         cdk.CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)
+
+    @staticmethod
+    def _apply_tracing(parameters: StackParameters, functions: Iterable[lambda_.Function]) -> None:
+        """Tracing=xray: Lambda's active tracing (each invocation and its INIT); off: PassThrough, which
+        records nothing here (no caller sends a sampled trace header)."""
+        for function in functions:
+            cfn_function = function.node.default_child
+            assert isinstance(cfn_function, lambda_.CfnFunction)
+            cfn_function.add_property_override(
+                "TracingConfig.Mode",
+                cdk.Fn.condition_if(parameters.tracing.logical_id, "Active", "PassThrough"),
+            )
 
 
 def create_app(

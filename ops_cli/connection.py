@@ -73,15 +73,7 @@ def from_stack(
 ) -> Connection:
     """The stack's `ApiUrl` output and the `HEALTH_CHECK_SECRET` of its `SecretArn` secret."""
     aws = session(region_name=region)
-    where = aws.region_name
-    if not where:
-        raise CliError("no AWS region: pass --region or set AWS_REGION (or use --url with --secret-file)")
-    described = _aws_call(
-        f"read the stack {stack} in {where}",
-        lambda: aws.client("cloudformation", config=AWS_CONFIG).describe_stacks(StackName=stack),
-        not_found=f"stack {stack} not found in {where} (another --stack or --region?)",
-    )
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in described["Stacks"][0].get("Outputs", [])}
+    outputs = _stack_outputs(aws, stack, instead="use --url with --secret-file")
     missing = [name for name in (API_URL_OUTPUT, SECRET_ARN_OUTPUT) if not outputs.get(name)]
     if missing:
         raise CliError(f"stack {stack} has no {' or '.join(missing)} output: is it a Route Health stack?")
@@ -93,6 +85,28 @@ def from_stack(
         not_found=f"the secret named by stack {stack} ({outputs[SECRET_ARN_OUTPUT]}) does not exist",
     )
     return Connection(_checked_url(outputs[API_URL_OUTPUT]), _operator_secret(value, stack), f"stack {stack}")
+
+
+def stack_api_url(
+    stack: str, region: str | None, *, session: Callable[..., Any] = boto3.session.Session
+) -> str:
+    """The stack's `ApiUrl` output (the lookups need no secret)."""
+    outputs = _stack_outputs(session(region_name=region), stack, instead="use --url")
+    if not outputs.get(API_URL_OUTPUT):
+        raise CliError(f"stack {stack} has no {API_URL_OUTPUT} output: is it a Route Health stack?")
+    return outputs[API_URL_OUTPUT].rstrip("/")
+
+
+def _stack_outputs(aws: Any, stack: str, *, instead: str) -> dict[str, str]:
+    where = aws.region_name
+    if not where:
+        raise CliError(f"no AWS region: pass --region or set AWS_REGION (or {instead})")
+    described = _aws_call(
+        f"read the stack {stack} in {where}",
+        lambda: aws.client("cloudformation", config=AWS_CONFIG).describe_stacks(StackName=stack),
+        not_found=f"stack {stack} not found in {where} (another --stack or --region?)",
+    )
+    return {o["OutputKey"]: o["OutputValue"] for o in described["Stacks"][0].get("Outputs", [])}
 
 
 def _operator_secret(value: Mapping[str, Any], stack: str) -> str:

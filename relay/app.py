@@ -21,7 +21,6 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from pydantic import ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -33,7 +32,7 @@ from relay.cache import ResponseCache, cache_key
 from relay.consumers import Consumers, Reservation, consumer_of
 from relay.logs import RelayLog
 from relay.quota import LedgerUnavailable, QuotaLedger, QuotaLimits
-from relay.upstream import UpstreamCaller, UpstreamFailed, compact_json, relay_params
+from relay.upstream import InputUnusable, UpstreamCaller, UpstreamFailed, compact_json, relay_params
 
 CLIENT_CLOSED = 499
 HEALTH: Final = "health"
@@ -51,11 +50,14 @@ OY_EXPIRED = {"error": "Request expired"}
 OY_QUOTA_UNAVAILABLE = {"error": "Relay quota unavailable"}
 OY_QUOTA_EXCEEDED = "Relay quota exceeded"
 OY_INVALID_PAYLOAD = {"error": "Invalid payload"}
+OY_BODY_TIMEOUT = {"error": "Request timeout"}
+BODY_DEADLINE_MS = 15_000
 
 
 @dataclass(frozen=True, slots=True)
 class GroupPolicy:
-    """A group's limits. Times are ms; `deadline_ms` covers a request from admission to its answer."""
+    """A group's limits. Times are ms; `deadline_ms` covers a request from admission to its answer,
+    `body_deadline_ms` its body's upload (from admission too)."""
 
     upstream_slots: int
     max_outstanding: int
@@ -66,6 +68,7 @@ class GroupPolicy:
     queue_expiry_ms: int | None = None
     """Olive Young: a waiter whose job starts this long after it arrived gets 503 `Request expired`."""
     upstream_timeout_ms: int = 15_000
+    body_deadline_ms: int = BODY_DEADLINE_MS
 
 
 _MINUTE, _FIVE_MINUTES, _TEN_MINUTES = 60_000, 300_000, 600_000
@@ -199,13 +202,14 @@ class GroupRelay:
             if not self._consumers.admit(consumer):
                 return self._quota_exceeded("consumer-busy", 1)
         self.outstanding += 1
+        admitted = asyncio.get_running_loop().time()
         try:
             if self.policy.deadline_ms is None:
-                return await self._lookup(request, route, consumer, None)
-            deadline = asyncio.get_running_loop().time() + self.policy.deadline_ms / 1000
+                return await self._lookup(request, route, consumer, admitted, None)
+            deadline = admitted + self.policy.deadline_ms / 1000
             try:
                 async with asyncio.timeout_at(deadline):
-                    return await self._lookup(request, route, consumer, deadline)
+                    return await self._lookup(request, route, consumer, admitted, deadline)
             except TimeoutError:
                 return Reply.json(504, CORE_FAILURE)
         finally:
@@ -236,18 +240,23 @@ class GroupRelay:
         return key
 
     async def _lookup(
-        self, request: Request, key: RouteKey, consumer: str | None, deadline: float | None
+        self, request: Request, key: RouteKey, consumer: str | None, admitted: float, deadline: float | None
     ) -> Reply:
-        try:
-            raw = await _read_capped(request, MAX_RELAY_BODY_BYTES + 1)
+        try:  # a slow upload holds an outstanding slot: every group reads the body within the same time
+            async with asyncio.timeout_at(admitted + self.policy.body_deadline_ms / 1000):
+                raw = await _read_capped(request, MAX_RELAY_BODY_BYTES + 1)
         except ClientDisconnect:
             return Reply.json(CLIENT_CLOSED, self._failure_body())
+        except TimeoutError:
+            if self._is_oliveyoung:
+                return Reply.json(408, OY_BODY_TIMEOUT, {"connection": "close"})
+            return Reply.json(504, CORE_FAILURE)
         try:
             body = read_relay_input(key, raw)
             params = relay_params(key, body)
         except RelayInputRejected as rejected:
             return Reply.json(rejected.status, rejected.body)
-        except ValidationError:
+        except InputUnusable:
             return Reply.json(400, OY_INVALID_PAYLOAD if self._is_oliveyoung else CORE_FAILURE)
         ttl = self.policy.cache_ttl_ms.get(key)
         job_key = cache_key(spec_for(key).relay_operation, body)
@@ -321,6 +330,10 @@ class GroupRelay:
             if not job.waiters:
                 self._release(job)
                 return None
+            refused = self._upstream.certain_refusal(job.key, job.body)
+            if refused is not None:  # nothing that will certainly fail spends a quota unit
+                self._release(job)
+                return self._upstream_failure(UpstreamFailed(refused))
             denied = self._take_quota(job)
             if denied is not None:
                 return denied
@@ -435,6 +448,7 @@ class GroupRelay:
     def close(self) -> None:
         self.closed = True
         self._threads.shutdown(wait=False, cancel_futures=True)
+        self.ledger.close()
 
 
 def _as_seen_by(reply: Reply, *, leader: bool) -> Reply:
@@ -490,7 +504,7 @@ class RelayApp:
 
     def __init__(self, relays: Sequence[GroupRelay], *, log: RelayLog) -> None:
         self.relays = {relay.group: relay for relay in relays}
-        self._log = log
+        self.log = log
         self._fallback = next(
             self.relays[group]
             for group in (RelayGroup.DTRYX, RelayGroup.OLIVEYOUNG, RelayGroup.CONVENIENCE)
@@ -511,7 +525,7 @@ class RelayApp:
         try:
             reply = Reply.json(404, NOT_FOUND) if relay is None else await relay.handle(request)
         except Exception as error:
-            self._log.event("handler-failed", errorType=type(error).__name__, requestId=request_id)
+            self.log.event("handler-failed", errorType=type(error).__name__, requestId=request_id)
             reply = Reply.json(500, HANDLER_FAILURE)
         headers = {**reply.headers, "cache-control": "no-store", "x-request-id": request_id}
         if relay is not None and relay.group is not RelayGroup.OLIVEYOUNG:
@@ -519,7 +533,7 @@ class RelayApp:
         response = Response(reply.body, reply.status, headers, media_type="application/json")
         with suppress(OSError):  # a caller that left cannot be answered
             await response(scope, receive, send)
-        self._log.event(
+        self.log.event(
             "request",
             group=None if relay is None else relay.group.value,
             requestId=request_id,
@@ -545,11 +559,11 @@ class RelayApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                self._log.event("process-ready", outcome="-".join(self.relays))
+                self.log.event("process-ready", outcome="-".join(self.relays))
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.close()
-                self._log.event("process-stopping")
+                self.log.event("process-stopping")
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

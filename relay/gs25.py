@@ -5,7 +5,7 @@
    back to the file (atomically) before they are used. When GS25 refuses the renewal, the session is revoked:
    every later stock call is refused (403) until the file is replaced and the relay restarted.
 2. Otherwise the operator's `GS25_API_KEY`, else the caller's `apiKey`, sent only as the `Api-Key` header.
-3. Neither: refused with 403.
+3. Neither: refused with 403 (before any quota unit is spent: `certainly_refused`).
 
 The session file must be a regular file of the relay's own user, readable by nobody else (mode 0600).
 """
@@ -165,6 +165,17 @@ class Gs25Session:
             self._revoke()
         return answer
 
+    def certainly_refused(self) -> bool:
+        """Revoked, or due for a renewal that its expired refresh token cannot get: a call would be 403."""
+        with self._lock:
+            if self._revoked:
+                return True
+            tokens = self._tokens
+        if not self._expires_soon(tokens.access):
+            return False
+        refresh_expiry = jwt_expiry_ms(tokens.refresh)
+        return refresh_expiry is None or refresh_expiry <= self._clock()
+
     def _current(self) -> Tokens:
         with self._lock:
             if self._revoked:
@@ -260,6 +271,13 @@ class Gs25Auth:
     def __init__(self, *, api_key: str | None = None, session: Gs25Session | None = None) -> None:
         self._api_key = (api_key or "").strip() or None
         self._session = session
+
+    def certainly_refused(self, caller_api_key: str | None) -> bool:
+        """Whether a call would be refused (403) without reaching GS25: no credential, or a session that
+        cannot be used."""
+        if self._session is not None:
+            return self._session.certainly_refused()
+        return not (self._api_key or caller_api_key)
 
     def call(self, send: Send, caller_api_key: str | None) -> Answer:
         """Raises `Gs25Refused` when there is no credential, or the session cannot be used."""

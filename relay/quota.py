@@ -3,24 +3,32 @@
 `<state dir>/quota.json` holds `{"day", "minute", "dayCount", "minuteCount"}` (`day` = epoch ms // 86,400,000,
 `minute` = epoch ms // 60,000). A restart, or new limits, never resets the counts; a clock that goes back
 restores nothing (each window is the later of the stored one and now). A unit is counted in memory first and
-then written (a temporary file, fsync, rename): a failed write answers 503 and the unit stays spent.
+then written (a temporary file, fsync, rename, directory fsync): a failed write answers 503 and the unit stays
+spent.
+
+A ledger holds `<state dir>/relay.lock` (an exclusive `flock`, the holder's pid inside) from start to `close`:
+a second relay on the same directory would overwrite the first one's counts, so it refuses to start. Under
+the lock, the temporary files a killed relay left behind are removed.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from functions.core import Clock
-from relay.files import write_private_file
+from relay.files import remove_stray_temporaries, write_private_file
 
 MINUTE_MS = 60_000
 DAY_MS = 86_400_000
 LEDGER_FILE = "quota.json"
+LOCK_FILE = "relay.lock"
 _FIELDS = ("day", "minute", "dayCount", "minuteCount")
 
 QuotaReason = Literal["minute", "daily"]
@@ -28,6 +36,10 @@ QuotaReason = Literal["minute", "daily"]
 
 class LedgerUnreadable(Exception):
     """The ledger file exists but is not a ledger: the relay must not start (its counts would be lost)."""
+
+
+class LedgerInUse(Exception):
+    """Another relay (process) holds the state directory's lock."""
 
 
 class LedgerUnavailable(Exception):
@@ -48,14 +60,30 @@ class QuotaLimits:
 
 
 class QuotaLedger:
-    """Thread-safe; `take` is serialized. Health reads `status()`, which never writes."""
+    """Thread-safe; `take` is serialized. Health reads `status()`, which never writes. Raises `LedgerInUse`
+    or `LedgerUnreadable`; `close` gives the state directory up."""
 
     def __init__(self, state_dir: Path, limits: QuotaLimits, *, clock: Clock) -> None:
         self.path = state_dir / LEDGER_FILE
         self.limits = limits
         self._clock = clock
         self._lock = threading.Lock()
-        self._day, self._minute, self._day_count, self._minute_count = _load(self.path)
+        self._directory_lock = _lock_directory(state_dir)
+        try:
+            remove_stray_temporaries(self.path)
+            self._day, self._minute, self._day_count, self._minute_count = _load(self.path)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self._directory_lock.close()
+
+    def __enter__(self) -> QuotaLedger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def take(self) -> QuotaDenied | None:
         """Spends one unit, or answers why not (nothing written then). Raises `LedgerUnavailable`."""
@@ -117,6 +145,28 @@ class QuotaLedger:
             zip(_FIELDS, (self._day, self._minute, self._day_count, self._minute_count), strict=True)
         )
         write_private_file(self.path, json.dumps(record, separators=(",", ":")).encode())
+
+
+def _lock_directory(state_dir: Path) -> BinaryIO:
+    path = state_dir / LOCK_FILE
+    try:
+        file = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "r+b")
+    except OSError as error:
+        raise LedgerUnreadable(f"cannot open {path}: {error.strerror}") from None
+    try:
+        fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = file.read(16).strip()
+        file.close()
+        pid = f" (pid {holder.decode()})" if holder.isdigit() else ""
+        raise LedgerInUse(
+            f"another relay process{pid} is using the state directory {state_dir}: "
+            "one relay process per state directory"
+        ) from None
+    file.truncate(0)
+    file.write(f"{os.getpid()}\n".encode())
+    file.flush()
+    return file
 
 
 def _load(path: Path) -> tuple[int, int, int, int]:

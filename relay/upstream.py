@@ -22,6 +22,7 @@ from functions.adapters.http import OK_ONLY, Answer, decode_json, exchange
 from functions.adapters.relay import is_failure_envelope
 from functions.catalog import spec_for
 from functions.core import Reason, RouteFailure, RouteKey, group_of
+from relay.config import visible_ascii
 from relay.gs25 import Gs25Auth, Gs25Refused
 
 SEVEN_STOCK_REJECTION = "정상적인 점포 조회 요청이 아닙니다."
@@ -41,12 +42,23 @@ class UpstreamFailed(Exception):
         self.envelope = envelope
 
 
+class InputUnusable(Exception):
+    """A body that passes the relay's input rule but can make no request (the Lambda never sends one)."""
+
+
 def relay_params(key: RouteKey, body: Mapping[str, Any]) -> BaseModel:
-    """The spec's parameters for a relay body (which passed the relay's input rule). Raises ValidationError
-    for a body that passes the rule but makes no valid request (the Lambda never sends one)."""
+    """The spec's parameters for a relay body (which passed the relay's input rule). Raises `InputUnusable`
+    for a body that makes no valid request, or carries an API key no header can hold as is (it would fail
+    after its quota unit was spent)."""
     spec = spec_for(key)
+    api_key = body.get(spec.relay_api_key_field) if spec.relay_api_key_field else None
+    if isinstance(api_key, str) and not visible_ascii(api_key):
+        raise InputUnusable(f"{spec.relay_api_key_field} is not visible ASCII")
     fields = {name: value for name, value in body.items() if name != spec.relay_api_key_field}
-    params: BaseModel = spec.params.model_validate(fields, strict=False)
+    try:
+        params: BaseModel = spec.params.model_validate(fields, strict=False)
+    except ValidationError:
+        raise InputUnusable("no valid request") from None
     return params
 
 
@@ -60,6 +72,13 @@ class UpstreamCaller:
     def __init__(self, client: httpx.Client, *, gs25: Gs25Auth | None = None) -> None:
         self._client = client
         self._gs25 = gs25 or Gs25Auth()
+
+    def certain_refusal(self, key: RouteKey, body: Mapping[str, Any]) -> int | None:
+        """The status a call would end with before reaching the retailer (GS25 stock without a usable
+        credential: 403), so that it spends no quota unit; None when only the call can tell."""
+        if key is RouteKey.GS25_STOCK and self._gs25.certainly_refused(_caller_api_key(body)):
+            return 403
+        return None
 
     def call(self, key: RouteKey, body: Mapping[str, Any], params: BaseModel, *, timeout_ms: int) -> bytes:
         """The retailer's validated answer as compact JSON. Raises `UpstreamFailed`.
@@ -77,11 +96,8 @@ class UpstreamCaller:
             return exchange(self._client, request, timeout_ms=timeout_ms, body_statuses=statuses)
 
         try:
-            if key is RouteKey.GS25_STOCK:
-                api_key = body.get(API_KEY_FIELD)
-                answer = self._gs25.call(send, api_key if isinstance(api_key, str) else None)
-            else:
-                answer = send({})
+            gs25 = key is RouteKey.GS25_STOCK
+            answer = self._gs25.call(send, _caller_api_key(body)) if gs25 else send({})
             if key is RouteKey.GS25_STOCK and answer.status in (401, 403):
                 raise UpstreamFailed(answer.status)
             if key is RouteKey.SEVEN_STOCK and answer.status == 400:
@@ -99,6 +115,11 @@ class UpstreamCaller:
         except ValidationError:
             raise UpstreamFailed(502) from None
         return compact_json(decoded)
+
+
+def _caller_api_key(body: Mapping[str, Any]) -> str | None:
+    api_key = body.get(API_KEY_FIELD)
+    return api_key if isinstance(api_key, str) else None
 
 
 def _seven_stock_envelope(body: bytes) -> Mapping[str, Any] | None:

@@ -1,7 +1,8 @@
 """`route-health sandbox [--port 8080] [--upstream sim|real]`: the whole system on 127.0.0.1
 (docs/design.md#sandbox).
 
-The same console script carries `route-health ops` (ops_cli/cli.py), the operator's command line.
+The same console script carries `route-health ops` (ops_cli/cli.py), the operator's command line, and
+`route-health lookup` (ops_cli/lookup.py), any lookup from a terminal.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["lookup"]:
+        # Its parser is built from the lookup API's document, which only this command needs to load.
+        from ops_cli import lookup
+
+        return lookup.main(given[1:])
     parser = argparse.ArgumentParser(prog="route-health", description="Route Health tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     sandbox = commands.add_parser("sandbox", help="run the whole stack locally on 127.0.0.1")
@@ -50,8 +57,11 @@ def _run(argv: Sequence[str] | None) -> int:
         "from the environment",
     )
     ops_cli.add_parser(commands)
+    commands.add_parser(
+        "lookup", help="run any lookup of the API and print its answer (route-health lookup --help)"
+    )
     add_relay_command(commands)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(given)
     if args.command == "ops":
         return ops_cli.run(args)
     if args.command == "relay":
@@ -149,11 +159,13 @@ def banner(url: str, *, upstream: str, secret_shell: str, command: str = "route-
             f"Operator secret {secret_note}.",
             "Try:",
             f"  curl -s '{url}/api/cu/products?keyword=cola'",
+            f"  {command} lookup cuProducts --keyword cola --url {url}",
             f"  {operator_view}",
             f'  curl -s -X POST {url}/_sandbox/faults -d \'{{"target": "direct:cu-prime", "fault": "http-403"}}\'',
             f"  curl -s {url}/_sandbox/calls",
             f"  curl -s -X POST {url}/_sandbox/clock -d '{{\"advanceMs\": 300000}}'",
             f"  curl -s -X DELETE {url}/_sandbox/faults",
+            f"MCP endpoint for AI assistants: {url}/mcp (README.md, 'Use it from an AI assistant').",
             "Ctrl-C stops the sandbox.",
         ]
     )

@@ -2,7 +2,7 @@
 
 The routes are the deployed ones (infra/api.py): `GET|POST /api/health/routes` and
 `PUT|DELETE /api/health/routes/{key}/override` to the operator function, `GET /api/{proxy+}` to the lookup
-function; anything else under `/api/` is API Gateway's 404. `/_sandbox/...` goes to the sandbox controls
+function, `POST|GET|DELETE /mcp` to the MCP function; anything else under `/api/` is API Gateway's 404. `/_sandbox/...` goes to the sandbox controls
 (which are never deployed). The `Date` header follows the one sandbox clock, as API Gateway's follows AWS's.
 
 `requestContext.http.sourceIp` is the TCP peer, as in API Gateway (which ignores `X-Forwarded-For`). To play
@@ -42,6 +42,8 @@ OVERRIDE_ROUTE = "/api/health/routes/{key}/override"
 OVERRIDE_METHODS = frozenset({"PUT", "DELETE"})
 _OVERRIDE_PATH = re.compile(r"/api/health/routes/(?P<key>[^/]+)/override")
 LOOKUP_ROUTE_KEY = "GET /api/{proxy+}"
+MCP_PATH = "/mcp"
+MCP_METHODS = frozenset({"POST", "GET", "DELETE"})
 NOT_FOUND = {"message": "Not Found"}
 SOURCE_IP_HEADER = "x-sandbox-source-ip"
 MAX_REQUEST_BYTES = 1024 * 1024
@@ -100,7 +102,7 @@ class Route:
     """A matched route: its `routeKey` as API Gateway sets it, the function behind it, its path parameters."""
 
     key: str
-    function: str  # "api" (lookups) or "ops" (operator)
+    function: str  # "api" (lookups), "ops" (operator) or "mcp"
     path_parameters: Mapping[str, str] | None = None
 
 
@@ -111,6 +113,8 @@ def match_route(method: str, path: str) -> Route | None:
     override = _OVERRIDE_PATH.fullmatch(path)
     if override is not None and method in OVERRIDE_METHODS:
         return Route(f"{method} {OVERRIDE_ROUTE}", "ops", {"key": override["key"]})
+    if path == MCP_PATH and method in MCP_METHODS:
+        return Route(f"{method} {MCP_PATH}", "mcp")
     proxy = path.removeprefix("/api/")
     if method == "GET" and path.startswith("/api/") and proxy:
         return Route(LOOKUP_ROUTE_KEY, "api", {"proxy": proxy})
@@ -204,10 +208,11 @@ class Gateway(ThreadingHTTPServer):
         clock: Clock,
         api: Callable[[dict[str, Any]], Any],
         ops: Callable[[dict[str, Any]], Any],
+        mcp: Callable[[dict[str, Any]], Any],
         controls: ControlHandler,
     ) -> None:
         self.clock = clock
-        self.functions = {"api": api, "ops": ops}
+        self.functions = {"api": api, "ops": ops, "mcp": mcp}
         self.controls = controls
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
@@ -265,8 +270,13 @@ class _GatewayRequestHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    # Every method is answered the same way: the route table, not the handler, says what a path allows.
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _dispatch
+    def __getattr__(self, name: str) -> Any:
+        # Every method is answered the same way: the route table, not the handler, says what a path allows.
+        # BaseHTTPRequestHandler looks for `do_<METHOD>` and answers its own 501 HTML page without one; API
+        # Gateway answers an unusual method (TRACE, QUERY, ...) as any unmatched route: 404 JSON.
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
 
     def _answer(self) -> tuple[int, list[tuple[str, str]], bytes]:
         length = int(self.headers.get("content-length") or 0)

@@ -57,7 +57,7 @@ POWERTOOLS_DEFAULTS = {
     "POWERTOOLS_LOG_LEVEL": DEFAULT_LOG_LEVEL,
 }
 STARTUP_SNAPSHOT_TIMEOUT_S = 2.0
-FUNCTION_TIMEOUT_S = {"api": 15.0, "ops": 60.0, "probe": 60.0}
+FUNCTION_TIMEOUT_S = {"api": 15.0, "ops": 60.0, "probe": 60.0, "mcp": 15.0}
 
 
 class Upstream(StrEnum):
@@ -162,7 +162,12 @@ class SandboxStack:
         self._handlers: dict[str, Handler] = {}
         # Binding now: raises OSError (EADDRINUSE) before anything else is started.
         self.gateway = Gateway(
-            port, clock=self.clock, api=self._invoke_api, ops=self._invoke_ops, controls=self._controls
+            port,
+            clock=self.clock,
+            api=self._invoke_api,
+            ops=self._invoke_ops,
+            mcp=self._invoke_mcp,
+            controls=self._controls,
         )
         self._resources.callback(self.gateway.server_close)
         self.controls: SandboxControls | None = None
@@ -282,6 +287,13 @@ class SandboxStack:
     def _invoke_ops(self, event: dict[str, Any]) -> Any:
         return self._invoke("ops", event)
 
+    def _invoke_mcp(self, event: dict[str, Any]) -> Any:
+        # The MCP function runs the lookup function's handler in process. Here both share this process's one
+        # copy of that module (its resolver holds the current event), so a tool call waits for a REST lookup
+        # as the lookup function's own invocations do; in AWS each function has its own copy.
+        with self._function_locks["api"]:
+            return self._invoke("mcp", event)
+
     def _invoke_probe(self, event: dict[str, Any]) -> Mapping[str, Any]:
         """One probe invocation; a failed one (store down...) answers `ran: false` with the error's type."""
         try:
@@ -294,6 +306,11 @@ class SandboxStack:
 
 def _load_handlers() -> dict[str, Handler]:
     """The real entry points, imported only once the environment points at the embedded services."""
-    from functions.handlers import api, ops, probe
+    from functions.handlers import api, mcp, ops, probe
 
-    return {"api": api.lambda_handler, "ops": ops.lambda_handler, "probe": probe.lambda_handler}
+    return {
+        "api": api.lambda_handler,
+        "ops": ops.lambda_handler,
+        "probe": probe.lambda_handler,
+        "mcp": mcp.lambda_handler,
+    }

@@ -18,11 +18,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import boto3
+import httpx
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
 from bench.cases.cold_import import lambda_like_environment, medians_of, timed_ms
 from bench.common import BENCH_SECRET_VALUES, REGION, TABLE_NAME, all_healthy_checks, progress
-from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client, table_definition
+from functions.adapters.dynamo_store import DynamoVerdictStore, table_definition
 
 SAMPLES = 11
 """Fresh processes per target."""
@@ -44,7 +45,10 @@ def _embedded_store() -> Iterator[str]:
     try:
         host, port = server.get_host_and_port()
         url = f"http://{host}:{port}"
-        dynamodb = dynamodb_client(region_name=REGION, endpoint_url=url)  # bench.run's credentials
+        # moto's backends are the process's: empty what an earlier case (or store) left there.
+        httpx.post(f"{url}/moto-api/reset").raise_for_status()
+        # botocore's default timeouts, not the store's: on a loaded machine a retried CreateTable found its table.
+        dynamodb = boto3.client("dynamodb", region_name=REGION, endpoint_url=url)  # bench.run's credentials
         dynamodb.create_table(**table_definition(TABLE_NAME))
         now_ms = int(time.time() * 1000)
         routes, relays = all_healthy_checks(now_ms - 30_000)

@@ -23,7 +23,13 @@ from typing import Any
 
 from bench.common import LOOKUP_ENDPOINTS
 from functions.core.model import PROBE_SLOT_MS
-from functions.handlers.metrics import SERIES_BUDGET, worst_case_series
+from functions.handlers.metrics import (
+    PROBE_METRICS,
+    RESERVED_SERIES,
+    SERIES_BUDGET,
+    budgeted_series,
+    worst_case_series,
+)
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 from functions.services.snapshot_cache import REFRESH_DUE_AFTER_MS
 
@@ -159,17 +165,18 @@ ASSUMPTIONS = {
     "operator_calls_per_day": OPERATOR_READS_PER_DAY,
     "platform_log_bytes_per_invocation": 350,
     "access_log_bytes_per_request": 400,
-    "probe_log_bytes_per_run": 8_000,
+    "probe_log_bytes_per_run": 14_000,
 }
 """What a local run cannot measure: a lookup's billed time (one upstream answer in ~300 ms, the handler adds
 ~1 ms), how much busier the peak hour is than the average, the operator's calls (none at idle), Lambda's own
-START/END/REPORT lines and API Gateway's access log line. Each is overridable with `BENCH_ASSUME_<KEY>`."""
+START/END/REPORT lines and API Gateway's access log line, and the probe's lines per run (a line per check with
+Lambda's context keys: 26 lines, 13.4 KB, in the integration harness with every check passing; a failing check
+adds a little). Each is overridable with `BENCH_ASSUME_<KEY>`."""
 XRAY_SAMPLED_SHARE = 0.05
 """X-Ray's default rule: the first request each second, then 5 % of the others."""
-PROBE_METRICS = frozenset(
-    {"DirectHealthy", "RelayHealthy", "ProbeRun", "ProbeRunDuration", "StaleWriteRejected", "OverridesActive"}
-)
-"""What a deployment without lookups still emits (the probe's own metrics)."""
+SWITCHABLE = ("cloudwatch_dashboard", "kms", "xray")
+"""What an operator can switch off with a stack parameter (Dashboard=off, AlarmTopicEncryption=none,
+Tracing=off); the bill reports idle without them too."""
 
 
 def assumptions() -> dict[str, float]:
@@ -180,8 +187,8 @@ def assumptions() -> dict[str, float]:
 
 
 def stack_inventory() -> dict[str, Any]:
-    """What the synthesized stack bills by itself: alarm metrics, dashboards, customer keys, secrets, and
-    the functions' memory (an empty dependencies layer: nothing here depends on its contents)."""
+    """What the synthesized stack bills by itself, deployed with its parameters' defaults (an empty
+    dependencies layer: nothing here depends on its contents)."""
     # jsii prints a banner on stderr for Node versions past their end of life: noise in the bench's progress.
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "18,20")
     from infra.stack import create_app
@@ -191,6 +198,12 @@ def stack_inventory() -> dict[str, Any]:
         context = json.loads((ROOT / "cdk.json").read_text())["context"]
         app, stack = create_app({**context, "layerDir": layer}, nag=False)
         template = app.synth().get_stack_by_name(stack.stack_name).template
+    return inventory_of(template)
+
+
+def inventory_of(template: Mapping[str, Any]) -> dict[str, Any]:
+    """Alarm metrics, dashboards, customer keys, secrets and the functions' memory of a template. A resource
+    that a parameter can switch off (a condition) counts: its parameter's default keeps it."""
     resources = list(template["Resources"].values())
 
     def of(kind: str) -> list[dict[str, Any]]:
@@ -219,12 +232,14 @@ def monthly_bill(results: Mapping[str, Any], inventory: Mapping[str, Any]) -> di
     """`cost_per_month` per scenario (total and per component), `metric_series`, and the Route 53 alternative."""
     price, assume = prices(), assumptions()
     emitted = results["sandbox_load"]["metric_series_emitted"]
-    series = {
+    series: dict[str, Any] = {
         "emitted": len(emitted),
         "emitted_without_lookups": sum(
             1 for s in emitted if s.split("/", 1)[1].split("{")[0] in PROBE_METRICS
         ),
         "worst_case": worst_case_series(),
+        "reserved": dict(RESERVED_SERIES),
+        "worst_case_with_reserved": budgeted_series(),
         "budget": SERIES_BUDGET,
     }
     bill: dict[str, Any] = {
@@ -237,6 +252,11 @@ def monthly_bill(results: Mapping[str, Any], inventory: Mapping[str, Any]) -> di
     bill["10m_worst_case_series"] = {
         "total_usd": worst["total_usd"],
         "cloudwatch_metrics": worst["cloudwatch_metrics"],
+    }
+    idle = bill["idle"]
+    bill["idle_switched_off"] = {
+        "total_usd": round(idle["total_usd"] - sum(idle[component] for component in SWITCHABLE), 2),
+        "without": list(SWITCHABLE),
     }
     bill["prices_usd"] = price
     bill["assumptions"] = assume
@@ -257,7 +277,7 @@ def _scenario(
     lookups: int,
     results: Mapping[str, Any],
     inventory: Mapping[str, Any],
-    series: Mapping[str, int],
+    series: Mapping[str, Any],
     price: Mapping[str, float],
     assume: Mapping[str, float],
 ) -> dict[str, Any]:

@@ -359,7 +359,8 @@ TIMETABLE = spec(
     relay_input=TimetableRelayInput,
     query=lambda p: _query(TIMETABLE_ENDPOINT, p, play_date=p.playDate),
     relay_operation="timetable",
-    relay_body=lambda p: {**same_body(p), "playDate": p.playDate.strftime("%Y%m%d")},
+    # Not strftime("%Y%m%d"): the C library writes year 991 as "991", not "0991".
+    relay_body=lambda p: {**same_body(p), "playDate": p.playDate.isoformat().replace("-", "")},
 )
 
 SPECS = (MOVIES, PLAY_DATES, TIMETABLE)

@@ -8,8 +8,15 @@ is pure: times are epoch milliseconds passed in.
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
+import re
 
+from functions.core.input_rules import (
+    CONTROL,
+    FORMAT_AND_SEPARATORS,
+    SURROGATES,
+    CrossRule,
+    visible_text,
+)
 from functions.core.model import (
     MAX_CLOCK_SKEW_MS,
     MAX_OVERRIDE_TTL_MS,
@@ -23,9 +30,16 @@ from functions.core.model import (
 
 MAX_REASON_CHARS = 200
 MAX_TTL_SECONDS = MAX_OVERRIDE_TTL_MS // SECOND_MS
-# Control and format characters (bidi overrides, zero-width...) and line separators could rewrite what an
-# operator's terminal shows; the reason is shown back to operators, so it holds none.
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+REASON_PATTERN = visible_text([*CONTROL, *FORMAT_AND_SEPARATORS])
+"""A reason as sent (stored stripped): control and format characters (bidi overrides, zero-width...) and line
+separators could rewrite what an operator's terminal shows, and the reason is shown back to operators, so it
+holds none; nor is it blank."""
+# The same, and no lone surrogate either: JSON can't carry one to the API, and the pattern can't name one.
+_REASON = re.compile(visible_text([*CONTROL, *FORMAT_AND_SEPARATORS, SURROGATES]))
+PINNED_NEVER_DIRECT = CrossRule(
+    "pinnedNeverDirect", "force-direct is refused on a key pinned to the relay (gs25-stock)"
+)
+"""Plain text: `route-health ops` shows it in a terminal."""
 
 
 class OverrideRefused(ValueError):
@@ -45,14 +59,14 @@ def new_override(
     It expires `ttl_seconds` after `now`, cut to the whole second (DynamoDB's TTL attribute holds seconds).
     """
     if mode is OverrideMode.FORCE_DIRECT and key in PINNED_TO_RELAY:
-        raise OverrideRefused("mode", f"{key.value} is pinned to the relay and never goes direct")
-    reason = reason.strip()
-    if not reason:
-        raise OverrideRefused("reason", "a reason is required")
+        raise OverrideRefused("mode", PINNED_NEVER_DIRECT.text)
     if len(reason) > MAX_REASON_CHARS:
         raise OverrideRefused("reason", f"at most {MAX_REASON_CHARS} characters")
-    if any(unicodedata.category(char) in _REFUSED_CATEGORIES for char in reason):
-        raise OverrideRefused("reason", "control, format and line-separator characters are not allowed")
+    if not _REASON.fullmatch(reason):
+        raise OverrideRefused(
+            "reason", "a reason is required, without control, format or line-separator characters"
+        )
+    reason = reason.strip()
     if not 1 <= ttl_seconds <= MAX_TTL_SECONDS:
         raise OverrideRefused("ttlSeconds", f"between 1 and {MAX_TTL_SECONDS} seconds (24 h)")
     expires_at = (now + ttl_seconds * SECOND_MS) // SECOND_MS * SECOND_MS

@@ -38,6 +38,7 @@ from pydantic_core import to_json
 
 from functions.core import ApiError, ErrorCode, LookupCancelled
 from functions.core.errors import field_errors
+from functions.core.input_rules import broken_rules_message
 from functions.core.quota import QuotaDecision
 from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.settings import ApiSettings
@@ -50,7 +51,7 @@ from functions.handlers.telemetry import (
 )
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.lookup import Lookup
-from functions.services.queries import LOOKUPS, LookupQuery, retailer_of
+from functions.services.queries import LOOKUPS, LookupQuery, description_of, retailer_of
 
 OPENAPI_PATH = "/api/openapi.json"
 LAMBDA_SAFETY_MS = 500
@@ -127,10 +128,13 @@ def _parameter(name: str, field: FieldInfo, *, in_path: bool) -> inspect.Paramet
         given = [arm for arm in get_args(annotation) if arm is not type(None)]
         annotation = given[0] if len(given) == 1 else annotation
     where = Path if in_path else Query
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else None
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,
-        annotation=Annotated[(annotation, *field.metadata, where(description=field.description))],
+        annotation=Annotated[
+            (annotation, *field.metadata, where(description=field.description, json_schema_extra=extra))
+        ],
         default=inspect.Parameter.empty
         if field.is_required()
         else field.get_default(call_default_factory=True),
@@ -147,8 +151,9 @@ def _handler(query: type[LookupQuery]) -> Callable[..., Response[str]]:
             validated = query.model_validate(values)
         except ValidationError as error:
             location = "path" if in_path else "query"
-            fields = field_errors(location, error.errors(include_url=False, include_input=False))
-            raise ApiError(ErrorCode.INVALID_INPUT, fields=fields) from None
+            errors = error.errors(include_url=False, include_input=False)
+            message = broken_rules_message(query.cross_rules, errors)
+            raise ApiError(ErrorCode.INVALID_INPUT, message, fields=field_errors(location, errors)) from None
         return _answer(validated)
 
     handler.__name__ = handler.__qualname__ = query.name
@@ -162,7 +167,7 @@ for _query in LOOKUPS:
     app.get(
         _query.path.replace("{", "<").replace("}", ">"),
         summary=_query.summary,
-        description=_query.description,
+        description=description_of(_query),
         tags=[retailer_of(_query)],
         operation_id=operation_id(_query),
     )(_handler(_query))

@@ -54,6 +54,7 @@ def limited_lookups(
         clock=clock,
         on_flush_error=_flush_failed,
         on_untracked=_untracked,
+        flush_interval_ms=round(settings.daily_rate_limit_flush_s * SECOND_MS),
     )
     return LimitedLookups(quota, settings.daily_rate_limit_prefixes)
 
@@ -74,8 +75,11 @@ def rate_limit_headers(decision: QuotaDecision) -> dict[str, str]:
 
 def _flush_failed(error: Exception) -> None:
     # Lookups keep being counted here and the counts go into the next flush; only sharing is delayed.
-    logger.warning("daily quota flush failed", extra={"error_type": type(error).__name__})
-    emit_metric("StoreError", 1, Operation="add_daily_lookups")
+    logger.warning(
+        "daily quota flush failed",
+        extra={"operation": "add_daily_lookups", "error_type": type(error).__name__},
+    )
+    emit_metric("StoreError", 1)
 
 
 def _untracked() -> None:

@@ -14,22 +14,29 @@ from __future__ import annotations
 
 import gc
 
-_paused = False
+_pauses = 0
+"""Pauses not yet resumed: a handler module that imports another (the MCP function imports the lookup
+function's) pauses around the other's own pause, and only the outermost resume ends INIT."""
+_resume = False
+"""Whether the outermost pause turned the collector off, so its resume turns it back on."""
 
 
 def pause_for_init() -> None:
-    """Turns the collector off, if it is on, until `resume_after_init()`."""
-    global _paused
-    if gc.isenabled():
+    """Turns the collector off, if it is on, until the matching `resume_after_init()`."""
+    global _pauses, _resume
+    if _pauses == 0:
+        _resume = gc.isenabled()
         gc.disable()
-        _paused = True
+    _pauses += 1
 
 
 def resume_after_init() -> None:
-    """Turns the collector back on, past what exists now, if `pause_for_init()` turned it off; otherwise
-    changes nothing."""
-    global _paused
-    if _paused:
-        _paused = False
+    """Ends a pause; the outermost one turns the collector back on, past what exists now, if its pause turned it
+    off. Without a pause it changes nothing."""
+    global _pauses
+    if _pauses == 0:
+        return
+    _pauses -= 1
+    if _pauses == 0 and _resume:
         gc.freeze()
         gc.enable()

@@ -2,8 +2,10 @@
 
 CloudWatch bills each distinct series (metric name x dimension values) every month, so the table is a budget:
 `worst_case_series()` is the number of series the code can ever emit (every route failing for every reason),
-and a test holds it to `SERIES_BUDGET`. Reasons belong in logs and in the probe's verdicts, never in a
-dimension, where they would multiply the series. `telemetry.emit_metric` refuses any name or dimension value
+and a test holds it, with the series `RESERVED_SERIES` keeps for functions still to come, to `SERIES_BUDGET`.
+Which route or relay failed, and why, belongs in the structured log lines (the dashboard's Logs Insights
+widgets show them per route); a metric counts across routes, so an alarm can page on it, and a dimension is
+kept only where the dashboard graphs each value (lookups by path, relay lookups by route, error codes). `telemetry.emit_metric` refuses any name or dimension value
 that is not here, so this table is what the code emits, and the dashboard and alarms (`infra/observability.py`)
 take their names from it. Every series also carries Powertools' `service` dimension, which has one value.
 """
@@ -17,20 +19,23 @@ from types import MappingProxyType
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from functions.core import DIRECT_PROBED, ErrorCode, RelayGroup, RouteKey
+from functions.core import ErrorCode, RouteKey
 from functions.core.decision import Path
 from functions.core.model import OverrideMode
 
-SERIES_BUDGET = 100
-"""At most this many distinct series in the worst case (about $30 a month at $0.30 per series)."""
+SERIES_BUDGET = 60
+"""At most this many distinct series in the worst case, every function included (about $18 a month at $0.30
+per series); a deployment without lookups emits only the probe's few (`PROBE_METRICS`)."""
+RESERVED_SERIES: Mapping[str, int] = MappingProxyType({"mcp": 8})
+"""Series kept for functions not in the table yet: the `mcp` function (POST /mcp) shares the lookups' metrics
+(Lookups, RelayLookup, LookupError...) and may add up to 8 of its own (e.g. requests by JSON-RPC method)."""
 
 ROUTES = frozenset(key.value for key in RouteKey)
-DIRECT_ROUTES = frozenset(key.value for key in DIRECT_PROBED)
-"""The routes that are ever called or probed direct (every route but the pinned `gs25-stock`)."""
 STORE_OPERATIONS = frozenset(
     {"read_snapshot", "write_checks", "record_failure", "claim_probe_slot", "add_daily_lookups"}
 )
-"""The store's calls (`functions.core.ports.VerdictStore`, and the daily quota's `QuotaStore`)."""
+"""The store's calls (`functions.core.ports.VerdictStore`, and the daily quota's `QuotaStore`): the
+`operation` of every log line that comes with a `StoreError`."""
 LOOKUP_ERROR_CODES = frozenset(code.value for code in ErrorCode if code.lookup)
 """Every `error.code` the lookup API answers with."""
 
@@ -65,8 +70,7 @@ METRICS = _table(
     ),
     MetricDefinition(
         "DirectFailure",
-        "A live direct failure of a route (its reason is in the `direct failed` log line).",
-        dimensions={"Route": DIRECT_ROUTES},
+        "A live direct failure of a lookup (route and reason: the `direct failed` log line).",
     ),
     MetricDefinition("RelayFallback", "A lookup answered through the relay after a live direct failure."),
     MetricDefinition(
@@ -79,17 +83,19 @@ METRICS = _table(
         "An unexpected exception answered as 500 INTERNAL_ERROR by the lookup or operator API (a bug).",
     ),
     MetricDefinition(
-        "DirectHealthy",
-        "The probe's check of a route's direct API: 1 passed, 0 failed (the reason is in the verdict).",
-        dimensions={"Route": DIRECT_ROUTES},
+        "RoutesFailingDirect",
+        "Routes whose direct check failed in a probe run (which, and why: its `probe check failed` lines).",
     ),
     MetricDefinition(
-        "RelayHealthy",
-        "The probe's check of a relay: 1 healthy, 0 not.",
-        dimensions={"Group": frozenset(group.value for group in RelayGroup)},
+        "RelaysUnhealthy",
+        "Relays that failed their health check in a probe run (which, and why: its `relay check failed` "
+        "lines).",
     ),
-    MetricDefinition("ProbeRun", "One per probe run that claimed its slot."),
-    MetricDefinition("ProbeRunDuration", "How long a probe run took.", unit=MetricUnit.Milliseconds),
+    MetricDefinition(
+        "ProbeRunDuration",
+        "How long a probe run that claimed its slot took: one value per run (SampleCount = runs).",
+        unit=MetricUnit.Milliseconds,
+    ),
     MetricDefinition(
         "SnapshotAge",
         "Age of the lookup container's verdict snapshot at each invocation.",
@@ -98,8 +104,8 @@ METRICS = _table(
     MetricDefinition("StaleWriteRejected", "A verdict write the store refused as stale (normal)."),
     MetricDefinition(
         "StoreError",
-        "A verdict store call that failed (DynamoDB down, throttled, timed out).",
-        dimensions={"Operation": STORE_OPERATIONS},
+        "A verdict store call that failed (DynamoDB down, throttled, timed out); which call: the log line's "
+        "`operation`.",
     ),
     MetricDefinition("Gs25SessionExpired", "GS25 refused the convenience relay's GS25 session or key."),
     MetricDefinition(
@@ -117,6 +123,17 @@ METRICS = _table(
 )
 
 
+PROBE_METRICS = frozenset(
+    {"RoutesFailingDirect", "RelaysUnhealthy", "ProbeRunDuration", "StaleWriteRejected", "OverridesActive"}
+)
+"""What a deployment without lookups still emits: the probe's own metrics, one series each."""
+
+
 def worst_case_series(metrics: Mapping[str, MetricDefinition] = METRICS) -> int:
     """Every series the code can emit: each metric's dimension values multiplied out, summed."""
     return sum(definition.series() for definition in metrics.values())
+
+
+def budgeted_series() -> int:
+    """The worst case of the table plus the series reserved for functions still to come."""
+    return worst_case_series() + sum(RESERVED_SERIES.values())

@@ -23,6 +23,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from pydantic import BaseModel, TypeAdapter
 
 from functions.core import ErrorCode
+from functions.core.overrides import PINNED_NEVER_DIRECT
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 from functions.handlers.wire import OverrideRequestBody, RouteHealth, RouteOverride
 from functions.services.queries import LOOKUPS, LookupQuery, answer_type, retailer_of
@@ -189,11 +190,15 @@ def _corrected_lookup(
         schema.pop("title", None)
         if schema.get("description") == parameter.get("description"):
             schema.pop("description", None)
+        for bound in BOUNDS:  # Powertools writes a bound of 90 as 90.0
+            if isinstance(schema.get(bound), float) and schema[bound].is_integer():
+                schema[bound] = int(schema[bound])
     if limited:
-        notes = [query.description or "", LIMITED_NOTE]
-        operation["description"] = "\n\n".join(note for note in notes if note)
+        notes = [operation.get("description", ""), LIMITED_NOTE]
+        operation["description"] = " ".join(note for note in notes if note)
 
 
+BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 LIMITED_NOTE = "Counts against the per-client daily rate limit (by default; `DAILY_RATE_LIMIT_PREFIXES`)."
 
 
@@ -237,9 +242,7 @@ def _operator_paths(refs: Mapping[type[BaseModel], dict[str, str]]) -> dict[str,
         "required": True,
         "content": {"application/json": {"schema": refs[OverrideRequestBody]}},
     }
-    put["description"] = (
-        "Replaces any earlier override of the key. `force-direct` on `gs25-stock` is refused (400)."
-    )
+    put["description"] = f"Replaces any earlier override of the key. {PINNED_NEVER_DIRECT.note}"
     delete = _operator_operation("delete", "clearRouteOverride", "End a route's override now", override)
     delete["parameters"] = [key]
     return {ROUTES_PATH: {"get": get, "post": post}, OVERRIDE_PATH: {"put": put, "delete": delete}}

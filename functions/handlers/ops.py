@@ -79,7 +79,7 @@ def set_override(key: str) -> Response[Any]:
     container = get_container(OpsSettings)
     overrides = _authorized_overrides(container)
     route = _route_key(key)
-    request = _override_request(app.current_event.decoded_body)
+    request = _override_request(_body_text())
     try:
         override = new_override(
             route, request.mode, request.reason, request.ttl_seconds, now=container.clock()
@@ -112,6 +112,14 @@ def _route_key(name: str) -> RouteKey:
         return RouteKey(name)
     except ValueError:
         raise ApiError(ErrorCode.UNKNOWN_ROUTE_KEY) from None
+
+
+def _body_text() -> str | None:
+    """The body as text: one that is not UTF-8 (API Gateway passes it on base64-encoded) is no JSON either."""
+    try:
+        return app.current_event.decoded_body
+    except UnicodeDecodeError:
+        raise _invalid_body([_body_field(None, "the body must be a JSON object in UTF-8")]) from None
 
 
 def _override_request(body: str | None) -> OverrideRequestBody:

@@ -13,6 +13,8 @@ from typing import Annotated, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from functions.services.quota import FLUSH_INTERVAL_MS
+
 Seconds = Annotated[float, Field(gt=0, le=60)]
 DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/")
 
@@ -69,6 +71,10 @@ class ApiSettings(CommonSettings):
         default=DAILY_LIMITED_PREFIXES, alias="DAILY_RATE_LIMIT_PREFIXES"
     )
     """Comma-separated path prefixes whose lookups count against the limit."""
+    daily_rate_limit_flush_s: Annotated[float, Field(ge=0.05, le=5)] = Field(
+        default=FLUSH_INTERVAL_MS / 1000, alias="DAILY_RATE_LIMIT_FLUSH_SECONDS"
+    )
+    """How often a container shares its counts at most; the overshoot past the limit grows with it."""
 
     @field_validator("daily_rate_limit_prefixes", mode="before")
     @classmethod

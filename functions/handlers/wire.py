@@ -30,7 +30,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from functions import core
 from functions.core import OverrideMode, Reason, RelayGroup, RouteKey
-from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS
+from functions.core.input_rules import whole_number
+from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS, REASON_PATTERN
 
 READ_NEWER: Final = {"read_newer": True}
 """The validation context for reading an answer of a newer API: unknown fields, keys and codes left out."""
@@ -89,11 +90,20 @@ OptionalTime = StrictInt | SkipJsonSchema[None]
 
 
 class OverrideRequestBody(_Wire):
-    """The body of PUT: the reason is shown to every operator (never a secret)."""
+    """The body of PUT: the reason is shown to every operator (never a secret), without the whitespace around
+    it."""
 
     mode: OverrideMode
-    reason: OverrideReason
-    ttl_seconds: Annotated[StrictInt, Field(json_schema_extra={"minimum": 1, "maximum": MAX_TTL_SECONDS})]
+    reason: Annotated[
+        StrictStr,
+        Field(json_schema_extra={"minLength": 1, "maxLength": MAX_REASON_CHARS, "pattern": REASON_PATTERN}),
+    ]
+    # JSON Schema's integer: `60` or `60.0` (never `60.5`, `"60"` or `true`).
+    ttl_seconds: Annotated[
+        StrictInt,
+        BeforeValidator(whole_number),
+        Field(json_schema_extra={"minimum": 1, "maximum": MAX_TTL_SECONDS}),
+    ]
 
 
 class ActiveOverride(_Answer):

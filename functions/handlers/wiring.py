@@ -323,8 +323,10 @@ def _stale_write_rejected() -> None:
 
 def _snapshot_load_failed(error: Exception) -> None:
     # Lookups keep routing (relay-first once the snapshot is stale); operators see the outage here.
-    logger.warning("snapshot refresh failed", extra={"error_type": type(error).__name__})
-    emit_metric("StoreError", 1, Operation="read_snapshot")
+    logger.warning(
+        "snapshot refresh failed", extra={"operation": "read_snapshot", "error_type": type(error).__name__}
+    )
+    emit_metric("StoreError", 1)
 
 
 def _failure_reporter(
@@ -334,8 +336,11 @@ def _failure_reporter(
         return None
 
     def on_error(error: Exception) -> None:
-        logger.warning("failure report not stored", extra={"error_type": type(error).__name__})
-        emit_metric("StoreError", 1, Operation="record_failure")
+        logger.warning(
+            "failure report not stored",
+            extra={"operation": "record_failure", "error_type": type(error).__name__},
+        )
+        emit_metric("StoreError", 1)
 
     return BackgroundFailureReporter(store, executor, clock, on_error=on_error)
 

@@ -21,13 +21,25 @@ from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Annotated, Any, ClassVar, Self, TypeVar, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from functions.catalog import common, cu, dtryx, oliveyoung, seveneleven, spec_for
 from functions.catalog.common import stock
-from functions.core import RouteKey
+from functions.core import RouteKey, input_rules
 from functions.core.errors import ApiError, ErrorCode
+from functions.core.input_rules import CONTROL, CrossRule
 from functions.services.lookup import InvalidParams, Lookup, operation_params
 
 SEOUL_CITY_HALL_LAT = 37.5665
@@ -35,37 +47,64 @@ SEOUL_CITY_HALL_LON = 126.9780
 """Where a store search looks when the caller gives no coordinates."""
 
 
-def _trimmed(value: object) -> object:
-    return value.strip() if isinstance(value, str) else value
+def _explained(message: str) -> WrapValidator:
+    """A value that fails its pattern is refused with `message` (pydantic's own would quote the pattern)."""
+
+    def explain(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+        try:
+            return handler(value)
+        except ValidationError as error:
+            if any(item["type"] == "string_pattern_mismatch" for item in error.errors()):
+                raise PydanticCustomError("string_pattern_mismatch", message) from None
+            raise
+
+    return WrapValidator(explain)
 
 
-# The catalog's own value types, trimmed first: whatever passes here also passes the operation's params, so
-# a 400 always names a field the caller sent.
-Trimmed = BeforeValidator(_trimmed)
-SearchText = Annotated[common.SearchText, Trimmed]
-"""Free text: trimmed, 1..200 characters, no control characters (the upstream engines reject them)."""
-Code = Annotated[common.Code, Trimmed]
+# Every rule a parameter has is in its schema, which the OpenAPI document shows (a pattern, lengths, a range):
+# the value is checked as the caller sent it, and what passes here also passes the operation's params, so a
+# 400 always names a field the caller sent.
+MAX_SEARCH_CHARS = 100
+"""Any 100 characters fit the retailers' 200 UTF-16 code units (a character beyond the BMP counts twice
+there), which no JSON Schema keyword can count."""
+SearchText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_SEARCH_CHARS, pattern=input_rules.visible_text(CONTROL)),
+    _explained("must hold a visible character and no control characters"),
+    AfterValidator(str.strip),
+]
+"""Free text: 1..100 characters, no control characters, not blank; searched for without the whitespace
+around it."""
+Code = common.Code
 """Retailer codes (item codes, store codes, labels): short and plain, so they are safe in any URL."""
-GoodsNumber = Annotated[oliveyoung.GoodsCode, Trimmed]
+GoodsNumber = oliveyoung.GoodsCode
 """Olive Young goods numbers and master goods numbers (letters and digits only)."""
 Latitude = Annotated[common.Latitude, Field(description="WGS84 latitude")]
 Longitude = Annotated[common.Longitude, Field(description="WGS84 longitude")]
-Page = Annotated[int, Field(ge=1, le=1000, description="1-based page number")]
-PageSize = Annotated[int, Field(ge=1, le=100, description="Rows per page")]
-BrandCode = Annotated[dtryx.BrandCode, Trimmed]
-CinemaCode = Annotated[dtryx.CinemaCode, Trimmed]
+WholeNumber = BeforeValidator(input_rules.whole_number_text)
+"""An integer parameter takes what JSON Schema calls one: `3`, and also `3.0` or `3e0` (never `3.5`). After
+the range (pydantic would not show a range behind a validator in the schema)."""
+Page = Annotated[int, Field(ge=1, le=1000, description="1-based page number"), WholeNumber]
+PageSize = Annotated[int, Field(ge=1, le=100, description="Rows per page"), WholeNumber]
+BrandCode = dtryx.BrandCode
+CinemaCode = dtryx.CinemaCode
 
-_DASHED_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_DASHED_DATE = re.compile(input_rules.DASHED_DATE)
 
 
 def _dashed_date_only(value: object) -> object:
     # pydantic's lax `date` also takes "20240131" or epoch numbers; the API promises YYYY-MM-DD only.
-    if isinstance(value, str) and not _DASHED_DATE.fullmatch(value.strip()):
+    if isinstance(value, str) and not _DASHED_DATE.fullmatch(value):
         raise ValueError("must be a date in YYYY-MM-DD form")
-    return value.strip() if isinstance(value, str) else value
+    return value
 
 
-DashedDate = Annotated[date, BeforeValidator(_dashed_date_only), Field(description="YYYY-MM-DD")]
+DashedDate = Annotated[
+    date,
+    BeforeValidator(_dashed_date_only),
+    # pydantic's schema of a date is `format: date`, which JSON Schema only annotates; the pattern asserts.
+    Field(description="YYYY-MM-DD", json_schema_extra={"pattern": input_rules.DASHED_DATE}),
+]
 
 
 UNKNOWN_QUANTITY = -1
@@ -93,8 +132,11 @@ class LookupQuery(BaseModel):
     path: ClassVar[str]
     """`/api/cu/products`; a parameter in braces is a path parameter (`/api/oliveyoung/products/{goodsNo}`)."""
     summary: ClassVar[str]
-    description: ClassVar[str | None] = None
-    """What else a caller must know: a rule across parameters the schema cannot carry, say."""
+    description: ClassVar[str]
+    """What it finds, where, and what its parameters mean, in English and Korean: assistants (MCP) and people
+    (the CLI's help, the document) read it."""
+    cross_rules: ClassVar[tuple[CrossRule, ...]] = ()
+    """Its rules across parameters: a break of one raises a pydantic error whose type is the rule's name."""
 
     @abstractmethod
     def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
@@ -115,7 +157,7 @@ RETAILERS = {
 Q = TypeVar("Q", bound=type[LookupQuery])
 
 
-def lookup(name: str, path: str, summary: str, description: str | None = None) -> Callable[[Q], Q]:
+def lookup(name: str, path: str, summary: str, description: str) -> Callable[[Q], Q]:
     """Declares a query model a lookup endpoint (see the module docstring) and adds it to `LOOKUPS`."""
 
     def declare(query: Q) -> Q:
@@ -124,6 +166,11 @@ def lookup(name: str, path: str, summary: str, description: str | None = None) -
         return query
 
     return declare
+
+
+def description_of(query: type[LookupQuery]) -> str:
+    """Its description and the rules across its parameters, which their own schemas cannot state."""
+    return " ".join([query.description, *(rule.note for rule in query.cross_rules)])
 
 
 def retailer_of(query: type[LookupQuery]) -> str:
@@ -158,7 +205,13 @@ class OperationQuery(LookupQuery):
 # --- Olive Young -------------------------------------------------------------------------------
 
 
-@lookup("oliveyoung_stores", "/api/oliveyoung/stores", "Olive Young stores")
+@lookup(
+    "oliveyoung_stores",
+    "/api/oliveyoung/stores",
+    "Olive Young stores",
+    "Finds Olive Young (올리브영) stores near `lat`/`lon` (default: Seoul City Hall), optionally "
+    "by name, area or store code in `keyword` (e.g. 명동, Gangnam). 올리브영 매장 검색.",
+)
 class OliveyoungStoresQuery(OperationQuery):
     key = RouteKey.OY_FIND_STORE
     keyword: SearchText | None = Field(
@@ -169,7 +222,14 @@ class OliveyoungStoresQuery(OperationQuery):
     page: Page = Field(default=1, serialization_alias="pageIdx")
 
 
-@lookup("oliveyoung_products", "/api/oliveyoung/products", "Olive Young product search")
+@lookup(
+    "oliveyoung_products",
+    "/api/oliveyoung/products",
+    "Olive Young product search",
+    "Searches Olive Young's online catalogue by `keyword` (a product or brand name; Korean "
+    "matches best, e.g. 립밤), with prices, discounts and online stock. The `goodsNumber` of a "
+    "result is the `goodsNo` of oliveyoungGoodsInfo. 올리브영 상품 검색.",
+)
 class OliveyoungProductsQuery(OperationQuery):
     key = RouteKey.OY_PRODUCT_SEARCH
     keyword: SearchText
@@ -181,6 +241,8 @@ class OliveyoungProductsQuery(OperationQuery):
     "oliveyoung_goods_info",
     "/api/oliveyoung/products/{goodsNo}",
     "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+    "Turns an Olive Young goods number (`goodsNo`, from a product search) into its master "
+    "goods number, the `productId` that oliveyoungStock asks for. 올리브영 상품번호 → 마스터 상품번호.",
 )
 class OliveyoungGoodsQuery(OperationQuery):
     """A goods number (a path parameter) -> its master goods number."""
@@ -189,7 +251,14 @@ class OliveyoungGoodsQuery(OperationQuery):
     goodsNo: GoodsNumber
 
 
-@lookup("oliveyoung_stock", "/api/oliveyoung/stock", "Olive Young stock per store")
+@lookup(
+    "oliveyoung_stock",
+    "/api/oliveyoung/stock",
+    "Olive Young stock per store",
+    "Stock of one Olive Young product (`productId`: its master goods number, from "
+    "oliveyoungGoodsInfo) in each store near `lat`/`lon` (default: Seoul City Hall), "
+    "optionally only stores matching `keyword`. 올리브영 매장별 재고.",
+)
 class OliveyoungStockQuery(OperationQuery):
     key = RouteKey.OY_STOCK_STORES
     productId: GoodsNumber = Field(description="Master goods number (see /api/oliveyoung/products/{goodsNo})")
@@ -205,10 +274,17 @@ class OliveyoungStockQuery(OperationQuery):
 
 
 # The PocketCU client primes the stock-search display before every search; so do we.
-@lookup("cu_products", "/api/cu/products", "CU product search")
+@lookup(
+    "cu_products",
+    "/api/cu/products",
+    "CU product search",
+    "Searches CU (씨유) convenience-store products by `keyword` (a product name; Korean matches "
+    "best, e.g. 레쓰비), with prices and pickup, delivery and reservation options. "
+    "`offset`/`limit` page through results. CU 상품 검색.",
+)
 class CuProductsQuery(LookupQuery):
     keyword: SearchText
-    offset: Annotated[int, Field(ge=0, le=9999)] = 0
+    offset: Annotated[int, Field(ge=0, le=9999), WholeNumber] = 0
     limit: PageSize = 20
 
     def fetch(self, lookup: Lookup) -> cu.CuProducts:
@@ -220,7 +296,14 @@ class CuProductsQuery(LookupQuery):
         return cast(cu.CuProducts, lookup.data(RouteKey.CU_STOCK, search))
 
 
-@lookup("cu_stores", "/api/cu/stores", "CU stores near a point (with one item's stock)")
+@lookup(
+    "cu_stores",
+    "/api/cu/stores",
+    "CU stores near a point (with one item's stock)",
+    "Finds CU (씨유) stores near `lat`/`lon` (required; WGS84), optionally by name in "
+    "`keyword`; with `itemCd` (an `itemCode` from cuProducts) each store also shows that "
+    "item's stock. CU 매장 검색 및 매장별 재고.",
+)
 class CuStoresQuery(OperationQuery):
     key = RouteKey.CU_STORE
     lat: Latitude = Field(serialization_alias="latVal")
@@ -243,22 +326,38 @@ class CuStoresQuery(OperationQuery):
 # --- GS25 --------------------------------------------------------------------------------------
 
 
-@lookup("gs25_products", "/api/gs25/products", "GS25 product search")
+@lookup(
+    "gs25_products",
+    "/api/gs25/products",
+    "GS25 product search",
+    "Searches GS25 (지에스25) convenience-store products by `keyword` (a product name; Korean "
+    "matches best, e.g. 코카콜라). The `itemCode` of a result is what gs25Stock asks for. GS25 상품 "
+    "검색.",
+)
 class Gs25ProductsQuery(OperationQuery):
     key = RouteKey.GS25_PRODUCTS
     keyword: SearchText = Field(serialization_alias="query")
+
+
+ITEM_CODE_OR_KEYWORD = CrossRule("itemCodeOrKeyword", "give `itemCode` or `keyword` (or both)")
+SEARCH_WINDOW = CrossRule(
+    "searchWindow",
+    f"`(page - 1) * size` must be at most {seveneleven.MAX_START_COUNT} (the search goes no deeper)",
+)
 
 
 # Pinned to the relay (the app session lives there): the router decides that, not this query.
 @lookup(
     "gs25_stock",
     "/api/gs25/stock",
-    "GS25 stock per store near a point",
-    "Give `itemCode` or `keyword`, or both: a rule across parameters that the parameters' schemas cannot "
-    "state. Without either the answer is 400 `INVALID_INPUT` with a field error whose `field` is null.",
+    "GS25 stock per store near a point (`itemCode` or `keyword` required)",
+    "Stock of one GS25 product in stores near `lat`/`lon` (required; WGS84): give its "
+    "`itemCode` (from gs25Products) or a `keyword` naming it; at least one of the two. GS25 "
+    "매장별 재고.",
 )
 class Gs25StockQuery(OperationQuery):
     key = RouteKey.GS25_STOCK
+    cross_rules = (ITEM_CODE_OR_KEYWORD,)
     itemCode: Code | None = Field(default=None, description="GS25 item code; or give `keyword`")
     keyword: SearchText | None = Field(default=None, description="Product keyword; or give `itemCode`")
     lat: Latitude = Field(serialization_alias="myPositionYCoordination")
@@ -267,16 +366,24 @@ class Gs25StockQuery(OperationQuery):
     @model_validator(mode="after")
     def _item_code_or_keyword(self) -> Self:
         if self.itemCode is None and self.keyword is None:
-            raise ValueError("give itemCode or keyword")
+            raise PydanticCustomError(ITEM_CODE_OR_KEYWORD.name, ITEM_CODE_OR_KEYWORD.text)
         return self
 
 
 # --- 7-Eleven ----------------------------------------------------------------------------------
 
 
-@lookup("seveneleven_products", "/api/seveneleven/products", "7-Eleven product search")
+@lookup(
+    "seveneleven_products",
+    "/api/seveneleven/products",
+    "7-Eleven product search",
+    "Searches 7-Eleven (세븐일레븐) products by `keyword` (a product name; Korean matches best, "
+    "e.g. 코카콜라), with prices, events (1+1, 2+1) and ratings. `page`/`size` page through "
+    "results. 세븐일레븐 상품 검색.",
+)
 class SevenElevenProductsQuery(OperationQuery):
     key = RouteKey.SEVEN_GOODS
+    cross_rules = (SEARCH_WINDOW,)
     keyword: SearchText
     page: Page = 1
     size: PageSize = 20
@@ -285,10 +392,7 @@ class SevenElevenProductsQuery(OperationQuery):
     def _within_the_search_window(self) -> Self:
         # The upstream search starts at row (page-1)*size and goes no deeper than MAX_START_COUNT.
         if (self.page - 1) * self.size > seveneleven.MAX_START_COUNT:
-            limit = seveneleven.MAX_START_COUNT
-            error = PydanticCustomError(
-                "search_window", "(page - 1) * size must be at most {limit}", {"limit": limit}
-            )
+            error = PydanticCustomError(SEARCH_WINDOW.name, SEARCH_WINDOW.text)
             raise ValidationError.from_exception_data(
                 type(self).__name__,
                 [
@@ -308,14 +412,26 @@ class SevenElevenProductsQuery(OperationQuery):
         }
 
 
-@lookup("seveneleven_stores", "/api/seveneleven/stores", "7-Eleven store search")
+@lookup(
+    "seveneleven_stores",
+    "/api/seveneleven/stores",
+    "7-Eleven store search",
+    "Finds 7-Eleven (세븐일레븐) stores by name or area in `keyword` (e.g. 강남), with their "
+    "location and services; `limit` caps the rows. 세븐일레븐 매장 검색.",
+)
 class SevenElevenStoresQuery(OperationQuery):
     key = RouteKey.SEVEN_STORE
     keyword: SearchText = Field(serialization_alias="query")
     limit: PageSize = Field(default=20, serialization_alias="listCount")
 
 
-@lookup("seveneleven_popwords", "/api/seveneleven/popwords", "7-Eleven popular keywords")
+@lookup(
+    "seveneleven_popwords",
+    "/api/seveneleven/popwords",
+    "7-Eleven popular keywords",
+    "7-Eleven's (세븐일레븐) most searched keywords right now, ranked; `label` picks the list "
+    "(default `home`). 세븐일레븐 인기 검색어.",
+)
 class SevenElevenPopwordsQuery(OperationQuery):
     key = RouteKey.SEVEN_POPWORDS
     label: Code = "home"
@@ -324,7 +440,13 @@ class SevenElevenPopwordsQuery(OperationQuery):
 # The item's stock metadata first (it names the stock request's codes), then one store's stock. One store per
 # request: asking for several at once is rejected upstream. A management quantity of -1 means the item's stock
 # is unknown: that is the answer, and no stock request is made (the relays refuse -1 in one).
-@lookup("seveneleven_stock", "/api/seveneleven/stock", "7-Eleven stock of one item in one store")
+@lookup(
+    "seveneleven_stock",
+    "/api/seveneleven/stock",
+    "7-Eleven stock of one item in one store",
+    "Stock of one 7-Eleven item (`itemCd`: an `itemCode` from sevenelevenProducts) in one "
+    "store (`storeCd`: a `storeCode` from sevenelevenStores). 세븐일레븐 매장 재고.",
+)
 class SevenElevenStockQuery(LookupQuery):
     itemCd: Code
     storeCd: Code
@@ -364,17 +486,34 @@ class SevenElevenListingQuery(OperationQuery):
     """`seven-pages`, `seven-issues` or `seven-exhibitions`: listings that take no parameters."""
 
 
-@lookup("seveneleven_pages", "/api/seveneleven/catalog/pages", "7-Eleven product pages")
+@lookup(
+    "seveneleven_pages",
+    "/api/seveneleven/catalog/pages",
+    "7-Eleven product pages",
+    "7-Eleven's (세븐일레븐) product listing pages: the products the app shows on its catalogue "
+    "pages. No parameters. 세븐일레븐 상품 목록.",
+)
 class SevenElevenPagesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_PAGES
 
 
-@lookup("seveneleven_issues", "/api/seveneleven/catalog/issues", "7-Eleven featured products")
+@lookup(
+    "seveneleven_issues",
+    "/api/seveneleven/catalog/issues",
+    "7-Eleven featured products",
+    "7-Eleven's (세븐일레븐) featured products of the moment. No parameters. 세븐일레븐 추천 상품.",
+)
 class SevenElevenIssuesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_ISSUES
 
 
-@lookup("seveneleven_exhibitions", "/api/seveneleven/catalog/exhibitions", "7-Eleven promotions")
+@lookup(
+    "seveneleven_exhibitions",
+    "/api/seveneleven/catalog/exhibitions",
+    "7-Eleven promotions",
+    "7-Eleven's (세븐일레븐) current promotions, with their dates and number of products. No "
+    "parameters. 세븐일레븐 기획전.",
+)
 class SevenElevenExhibitionsQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_EXHIBITIONS
 
@@ -388,17 +527,35 @@ class DtryxCinemaQuery(OperationQuery):
     cinemaCode: CinemaCode = Field(description="Six-digit cinema code, e.g. 000067")
 
 
-@lookup("dtryx_movies", "/api/dtryx/movies", "Films now showing at a cinema")
+@lookup(
+    "dtryx_movies",
+    "/api/dtryx/movies",
+    "Films now showing at a cinema",
+    "Films now showing at one cinema of the Dtryx booking system (Korean independent cinemas, "
+    "독립영화관): `brandCode` (e.g. indieart) and six-digit `cinemaCode` (e.g. 000067). 상영 중인 영화.",
+)
 class DtryxMoviesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_MOVIES
 
 
-@lookup("dtryx_play_dates", "/api/dtryx/play-dates", "Bookable screening dates")
+@lookup(
+    "dtryx_play_dates",
+    "/api/dtryx/play-dates",
+    "Bookable screening dates",
+    "Dates with bookable screenings at one Dtryx cinema (`brandCode`, `cinemaCode`); a date "
+    "from here is the `playDate` of dtryxTimetable. 예매 가능한 상영일.",
+)
 class DtryxPlayDatesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_PLAY_DATES
 
 
-@lookup("dtryx_timetable", "/api/dtryx/timetable", "Showtimes and seats for one date")
+@lookup(
+    "dtryx_timetable",
+    "/api/dtryx/timetable",
+    "Showtimes and seats for one date",
+    "Showtimes of one Dtryx cinema (`brandCode`, `cinemaCode`) on one date (`playDate`, "
+    "YYYY-MM-DD), with screens, start and end times and remaining seats. 상영 시간표와 잔여 좌석.",
+)
 class DtryxTimetableQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_TIMETABLE
     playDate: DashedDate

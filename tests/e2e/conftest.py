@@ -120,9 +120,12 @@ class Sandbox:
 
 
 @contextmanager
-def running_sandbox(workdir: Path, settings: Mapping[str, str] | None = None) -> Iterator[Sandbox]:
-    """`route-health sandbox` in a subprocess; yields once it printed `ready:`; checks it stops cleanly."""
-    secret = secrets.token_urlsafe(24)
+def running_sandbox(
+    workdir: Path, settings: Mapping[str, str] | None = None, *, secret: str | None = None
+) -> Iterator[Sandbox]:
+    """`route-health sandbox` in a subprocess; yields once it printed `ready:`; checks it stops cleanly.
+    `secret`: the operator secret (default: a new random one)."""
+    secret = secret or secrets.token_urlsafe(24)
     with (
         sandbox_process(workdir, health_check_secret=secret, settings=settings) as started,
         httpx.Client(base_url=started.url, timeout=30) as http,

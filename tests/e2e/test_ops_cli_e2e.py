@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from functions.core.model import RouteKey
+from functions.core.overrides import PINNED_NEVER_DIRECT
 from sandbox.cli import main
 from sandbox.process import route_health_command
 
@@ -82,7 +83,7 @@ def test_force_direct_on_the_pinned_key_is_refused_with_the_apis_reason(ops: Ops
     status, out, _ = ops("override", "set", "gs25-stock", "force-direct", "--ttl", "5m", "--reason", "no")
     assert status == 1
     assert "refused" in out
-    assert "mode: gs25-stock is pinned to the relay and never goes direct" in out
+    assert f"mode: {PINNED_NEVER_DIRECT.text}" in out
 
 
 def test_probe_in_a_probed_slot_shows_the_verdicts_and_says_when_the_next_slot_starts(ops: Ops) -> None:

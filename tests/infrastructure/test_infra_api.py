@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infra.api import API_HANDLER, OPS_HANDLER
+from infra.api import API_HANDLER, MCP_HANDLER, OPS_HANDLER
 from infra.secret import HEALTH_CHECK_SECRET_KEY
 from ops_cli.connection import API_URL_OUTPUT, SECRET_ARN_OUTPUT, SECRET_KEY
 
@@ -60,8 +60,12 @@ def _route_for(method: str, path: str, route_keys: set[str]) -> str:
 def test_routes_go_to_the_right_function(synthesized):
     functions = synthesized.functions_by_handler()
     lookup_id, ops_id = functions[API_HANDLER][0], functions[OPS_HANDLER][0]
+    mcp_id = functions[MCP_HANDLER][0]
 
     assert _route_targets(synthesized) == {
+        "POST /mcp": mcp_id,
+        "GET /mcp": mcp_id,  # answered 405 by the function, as Streamable HTTP asks
+        "DELETE /mcp": mcp_id,
         "GET /api/{proxy+}": lookup_id,
         "GET /api/health/routes": ops_id,
         "POST /api/health/routes": ops_id,
@@ -85,13 +89,17 @@ def test_integrations_use_payload_v2(synthesized):
 
 
 def test_default_stage_throttles_and_writes_json_access_logs(synthesized):
-    _, stage = synthesized.only("AWS::ApiGatewayV2::Stage")
+    assert synthesized.only("AWS::ApiGatewayV2::Stage")[1]["Properties"]["DefaultRouteSettings"] == {
+        "ThrottlingRateLimit": {"Ref": "ThrottleRateLimit"},
+        "ThrottlingBurstLimit": {"Ref": "ThrottleBurstLimit"},
+    }
+    _, stage = synthesized.deployed().only("AWS::ApiGatewayV2::Stage")
     props = stage["Properties"]
 
     assert props["StageName"] == "$default"
     assert props["AutoDeploy"] is True
-    throttle = props["DefaultRouteSettings"]
-    assert 0 < throttle["ThrottlingRateLimit"] <= throttle["ThrottlingBurstLimit"]
+    throttle = {name: float(value) for name, value in props["DefaultRouteSettings"].items()}
+    assert throttle == {"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100}
     for route_key in (
         "GET /api/health/routes",
         "POST /api/health/routes",

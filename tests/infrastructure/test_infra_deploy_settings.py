@@ -1,5 +1,6 @@
-"""What a deploy takes and keeps: the one source of the Powertools settings, the relay URLs as stack parameters,
-the log level, the CDK's recommended feature flags, and cdk-nag acknowledgements that cite real documents."""
+"""What a deploy takes and keeps: the one source of the Powertools settings, the relay URLs and the log level as
+stack parameters, tracing, the CDK's recommended feature flags, and cdk-nag acknowledgements that cite real
+documents. (Every other parameter: test_infra_parameters.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import aws_cdk
 import pytest
 
 from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT, RUNTIME_ENVIRONMENT
-from infra.stack import RELAY_URL_PARAMETERS, create_app
+from infra.parameters import LEGACY_CONTEXT, LOG_LEVELS, RELAY_URLS
+from infra.stack import create_app
 
 pytestmark = pytest.mark.infra
 
@@ -46,7 +48,7 @@ def test_every_recommended_feature_flag_is_set_in_cdk_json():
 
 
 def test_every_function_gets_the_powertools_service_and_namespace_from_the_one_source(synthesized):
-    for _, props in synthesized.functions_by_handler().values():
+    for _, props in synthesized.deployed().functions_by_handler().values():
         variables = props["Environment"]["Variables"]
         assert {name: variables[name] for name in POWERTOOLS_ENVIRONMENT} == dict(POWERTOOLS_ENVIRONMENT)
         assert variables["POWERTOOLS_LOG_LEVEL"] == "INFO"
@@ -62,11 +64,11 @@ def test_no_function_looks_for_pydantic_plugins(synthesized):
 
 def test_the_relay_urls_are_stack_parameters_that_every_function_reads(synthesized):
     parameters = synthesized.template["Parameters"]
-    for name, variable in RELAY_URL_PARAMETERS.items():
-        assert parameters[name]["Type"] == "String"
-        assert parameters[name]["Default"] == ""  # no relay until a deploy names one
+    for relay_url in RELAY_URLS:
+        assert parameters[relay_url.name]["Type"] == "String"
+        assert parameters[relay_url.name]["Default"] == ""  # no relay until a deploy names one
         for _, props in synthesized.functions_by_handler().values():
-            assert props["Environment"]["Variables"][variable] == {"Ref": name}
+            assert props["Environment"]["Variables"][relay_url.variable] == {"Ref": relay_url.name}
 
 
 @pytest.mark.parametrize(
@@ -95,14 +97,6 @@ def _template(context: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     return template
 
 
-def _function_variables(template: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        resource["Properties"]["Environment"]["Variables"]
-        for resource in template["Resources"].values()
-        if resource["Type"] == "AWS::Lambda::Function" and "Environment" in resource["Properties"]
-    ]
-
-
 def test_a_later_deploy_without_relay_urls_keeps_the_previous_values():
     # The URLs live in the running stack's parameters; the pinned CDK CLI reuses a parameter's previous
     # value when a deploy does not name it, so such a deploy cannot remove a relay.
@@ -119,39 +113,41 @@ def test_a_later_deploy_without_relay_urls_keeps_the_previous_values():
     assert "[default: true]" in option
 
 
-@pytest.mark.parametrize("legacy_key", ["oyRelayUrl", "convenienceRelayUrl", "dtryxRelayUrl"])
-def test_the_old_relay_url_context_is_refused_with_the_way_to_deploy(tmp_path, legacy_key):
-    with pytest.raises(ValueError, match=r"--parameters [A-Za-z]+RelayUrl="):
-        _template({legacy_key: "https://relay.example.com"}, tmp_path)
+@pytest.mark.parametrize(("legacy_key", "parameter"), sorted(LEGACY_CONTEXT.items()))
+def test_an_old_context_key_is_refused_with_the_parameter_to_deploy_with(tmp_path, legacy_key, parameter):
+    with pytest.raises(ValueError, match=rf"--parameters {parameter}="):
+        _template({legacy_key: "value"}, tmp_path)
 
 
-def test_an_unknown_log_level_is_refused_at_synth(tmp_path):
-    with pytest.raises(ValueError, match="logLevel"):
-        _template({"logLevel": "verbose"}, tmp_path)
+def test_the_log_level_is_a_parameter_every_function_reads(synthesized):
+    assert synthesized.template["Parameters"]["LogLevel"]["AllowedValues"] == list(LOG_LEVELS)
+    debug = synthesized.deployed(LogLevel="DEBUG").functions_by_handler().values()
+    assert {props["Environment"]["Variables"]["POWERTOOLS_LOG_LEVEL"] for _, props in debug} == {"DEBUG"}
 
 
-def test_a_debug_log_level_reaches_every_function(tmp_path):
-    template = _template({"logLevel": "debug"}, tmp_path)
-    levels = {variables["POWERTOOLS_LOG_LEVEL"] for variables in _function_variables(template)}
-    assert levels == {"DEBUG"}
-
-
-def test_calls_are_untraced_by_default(synthesized):
-    for _, props in synthesized.functions_by_handler().values():
+def test_calls_are_untraced_and_invocations_traced_by_default(synthesized):
+    for _, props in synthesized.deployed().functions_by_handler().values():
         variables = props["Environment"]["Variables"]
         assert {name: variables.get(name) for name in CALLS_UNTRACED} == dict(CALLS_UNTRACED)
+        assert props["TracingConfig"] == {"Mode": "Active"}
 
 
-def test_trace_calls_leaves_powertools_tracer_on_in_every_function(tmp_path):
-    every_function = _function_variables(_template({"traceCalls": "true"}, tmp_path))
+def test_trace_calls_turns_powertools_tracer_on_in_every_function(synthesized):
+    every_function = synthesized.deployed(TraceCalls="true").functions_by_handler().values()
 
     assert len(every_function) >= 3
-    assert all("POWERTOOLS_TRACE_DISABLED" not in variables for variables in every_function)
+    assert all(
+        props["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == "false"
+        for _, props in every_function
+    )
 
 
-def test_a_trace_calls_value_other_than_true_or_false_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="traceCalls"):
-        _template({"traceCalls": "yes"}, tmp_path)
+def test_tracing_off_records_nothing_whatever_trace_calls_says(synthesized):
+    every_function = synthesized.deployed(Tracing="off", TraceCalls="true").functions_by_handler().values()
+
+    for _, props in every_function:
+        assert props["TracingConfig"] == {"Mode": "PassThrough"}  # nothing upstream sends a sampled trace
+        assert props["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == "true"
 
 
 # --- documents cited by acknowledgements and alarms ---------------------------------------------------

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
-from infra.api import API_HANDLER, OPS_HANDLER
+from infra.api import API_HANDLER, MCP_HANDLER, OPS_HANDLER
 from infra.environment import RUNTIME_ENVIRONMENT
 from infra.probe import PROBE_HANDLER
 
@@ -17,6 +17,7 @@ SETTINGS_BY_HANDLER: dict[str, type[CommonSettings]] = {
     PROBE_HANDLER: ProbeSettings,
     API_HANDLER: ApiSettings,
     OPS_HANDLER: OpsSettings,
+    MCP_HANDLER: ApiSettings,  # it runs the lookup function's handler in process
 }
 
 
@@ -25,7 +26,7 @@ def _resolve(handler: str) -> object:
     return getattr(importlib.import_module(module_name), attribute)
 
 
-def test_exactly_the_three_handlers_are_deployed(synthesized):
+def test_exactly_the_four_handlers_are_deployed(synthesized):
     assert set(synthesized.functions_by_handler()) == set(SETTINGS_BY_HANDLER)
 
 
@@ -126,13 +127,27 @@ def test_environment_points_at_this_stacks_table_and_secret(synthesized):
         assert variables["ROUTE_HEALTH_SECRET_ID"] == {"Ref": secret_id}
 
 
-def test_runtime_architecture_tracing_and_layer(synthesized):
-    (layer_id, _) = synthesized.only("AWS::Lambda::LayerVersion")
-    for _, props in synthesized.functions_by_handler().values():
+def test_runtime_architecture_tracing_and_layers(synthesized):
+    layers = {
+        props["Properties"]["Description"].split(" (")[0]: logical_id
+        for logical_id, props in synthesized.resources("AWS::Lambda::LayerVersion").items()
+    }
+    shared = layers.pop("Route Health runtime dependencies")
+    (mcp_only,) = layers.values()  # the MCP function's own layer
+    for handler, (_, props) in synthesized.deployed().functions_by_handler().items():
         assert props["Runtime"] == "python3.12"
         assert props["Architectures"] == ["arm64"]
-        assert props["TracingConfig"] == {"Mode": "Active"}
-        assert props["Layers"] == [{"Ref": layer_id}]
+        assert props["TracingConfig"] == {"Mode": "Active"}  # Tracing=xray, the default
+        extra = [{"Ref": mcp_only}] if handler == MCP_HANDLER else []
+        assert props["Layers"] == [{"Ref": shared}, *extra]
+
+
+def test_the_mcp_layer_holds_only_what_the_runtime_layer_lacks():
+    from infra.packaging import MCP_LOCK, RUNTIME_LOCK, locked_pins
+
+    runtime, mcp = locked_pins(RUNTIME_LOCK.read_text()), locked_pins(MCP_LOCK.read_text())
+    assert runtime < mcp  # compiled against the runtime lock: every shared pin is the same
+    assert {pin.split("==")[0] for pin in mcp - runtime} == {"mcp-types"}
 
 
 def test_each_function_logs_to_its_own_group_with_retention(synthesized):
@@ -142,25 +157,29 @@ def test_each_function_logs_to_its_own_group_with_retention(synthesized):
         group_id = props["LoggingConfig"]["LogGroup"]["Ref"]
         assert log_groups[group_id]["Properties"]["RetentionInDays"] == 30
         targets.add(group_id)
-    assert len(targets) == 3
+    assert len(targets) == 4
 
 
 def test_timeouts(synthesized):
     functions = synthesized.functions_by_handler()
     assert functions[PROBE_HANDLER][1]["Timeout"] == 60
-    assert functions[API_HANDLER][1]["Timeout"] == 15
-    assert functions[OPS_HANDLER][1]["Timeout"] < 30  # inside the HTTP API integration limit
+    # Inside the HTTP API's 30 s integration limit; the lookup's leaves room for INIT beyond the largest
+    # lookup budget the LookupBudgetSeconds parameter allows. A tool call is one lookup, with the same budget.
+    assert functions[API_HANDLER][1]["Timeout"] == 29
+    assert functions[MCP_HANDLER][1]["Timeout"] == 29
+    assert synthesized.template["Parameters"]["LookupBudgetSeconds"]["MaxValue"] <= 29 - 4
+    assert functions[OPS_HANDLER][1]["Timeout"] < 30
 
 
 def test_probe_runs_every_five_minute_slot_one_at_a_time(synthesized):
-    probe_id, probe = synthesized.functions_by_handler()[PROBE_HANDLER]
+    probe_id, probe = synthesized.deployed().functions_by_handler()[PROBE_HANDLER]
     _, rule = synthesized.only("AWS::Events::Rule")
 
     assert rule["Properties"]["ScheduleExpression"] == "cron(0/5 * * * ? *)"
     assert rule["Properties"]["State"] == "ENABLED"
     [target] = rule["Properties"]["Targets"]
     assert target["Arn"] == {"Fn::GetAtt": [probe_id, "Arn"]}
-    assert probe["ReservedConcurrentExecutions"] == 1
+    assert probe["ReservedConcurrentExecutions"] == "1"  # CloudFormation makes the text an integer
 
     _, invoke_config = synthesized.only("AWS::Lambda::EventInvokeConfig")
     assert invoke_config["Properties"]["FunctionName"] == {"Ref": probe_id}

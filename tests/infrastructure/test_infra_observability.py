@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from functions.core.model import RelayGroup
 from functions.handlers.metrics import METRICS
-from infra.api import API_HANDLER, OPS_HANDLER
+from infra.api import API_HANDLER, MCP_HANDLER, OPS_HANDLER
 from infra.probe import PROBE_HANDLER
 
 pytestmark = pytest.mark.infra
@@ -99,20 +98,32 @@ def test_lambda_metrics_are_graphed_for_every_function(synthesized, widgets, nam
     assert graphed_functions == {f"Ref:{logical_id}" for logical_id in function_ids}
 
 
-def test_per_route_families_use_search_expressions(widgets):
+def test_the_mcp_endpoints_calls_errors_and_duration_are_graphed_together(synthesized, widgets):
+    mcp = f"Ref:{synthesized.functions_by_handler()[MCP_HANDLER][0]}"
+    (widget,) = [w for w in widgets if w.get("properties", {}).get("title", "").startswith("MCP endpoint")]
+    graphed = {metric for namespace, metric, dims in _graphed(widget) if dims.get("FunctionName") == mcp}
+    assert graphed == {"Invocations", "Errors", "Duration"}
+
+
+def test_metrics_with_a_dimension_are_graphed_with_search_expressions(widgets):
     expressions = [expression for widget in widgets for expression in _expressions(widget)]
-    for name in ("RelayLookup", "DirectFailure", "DirectHealthy", "LookupError"):
+    for name in ("RelayLookup", "LookupError", "OverrideChange"):
         assert any(e.startswith("SEARCH(") and f'MetricName="{name}"' in e for e in expressions), name
 
 
-def test_relay_health_is_graphed_per_group(widgets):
-    groups = {
-        dims.get("Group")
-        for widget in widgets
-        for _, metric, dims in _graphed(widget)
-        if metric == "RelayHealthy"
-    }
-    assert groups == {group.value for group in RelayGroup}
+def _log_widgets(widgets) -> dict[str, str]:
+    return {w["properties"]["title"]: w["properties"]["query"] for w in widgets if w["type"] == "log"}
+
+
+def test_per_route_relay_and_store_call_detail_comes_from_the_logs(widgets):
+    queries = _log_widgets(widgets)
+    per_route = queries["Probe: last direct check per route (logs)"]
+    assert 'message in ["probe check passed", "probe check failed"]' in per_route
+    assert "sort lastCheck asc" in per_route  # failed checks first
+    assert "by route" in per_route
+    assert "by group" in queries["Relays: last health check per group (logs)"]
+    assert "by route" in queries["Live direct failures per route (logs)"]
+    assert "by operation" in queries["Store errors by operation (logs)"]
 
 
 def _alarms(synthesized) -> dict[str, dict[str, Any]]:
@@ -121,10 +132,8 @@ def _alarms(synthesized) -> dict[str, dict[str, Any]]:
 
 
 def test_every_alarm_notifies_the_encrypted_topic(synthesized):
-    topic_id, topic = synthesized.only("AWS::SNS::Topic")
-    assert "KmsMasterKeyId" in topic["Properties"]
-    _, subscription = synthesized.only("AWS::SNS::Subscription")
-    assert subscription["Properties"]["Protocol"] == "email"
+    topic_id, topic = synthesized.deployed().only("AWS::SNS::Topic")
+    assert "KmsMasterKeyId" in topic["Properties"]  # AlarmTopicEncryption=kms, the default
 
     alarms = _alarms(synthesized)
     assert alarms
@@ -136,10 +145,11 @@ def test_every_alarm_notifies_the_encrypted_topic(synthesized):
 def test_probe_stale_alarm(synthesized):
     alarm = _alarms(synthesized)["RouteHealth-prod-probe-stale"]
 
-    assert alarm["MetricName"] == "ProbeRun"
+    # One ProbeRunDuration value per run: its sample count is the number of runs.
+    assert alarm["MetricName"] == "ProbeRunDuration"
     assert alarm["Namespace"] == "RouteHealth"
     assert {"Name": "service", "Value": "route-health"} in alarm["Dimensions"]
-    assert alarm["Statistic"] == "Sum"
+    assert alarm["Statistic"] == "SampleCount"
     assert alarm["Period"] * alarm["EvaluationPeriods"] == 15 * 60
     assert alarm["ComparisonOperator"] == "LessThanThreshold"
     assert alarm["Threshold"] == 1
@@ -163,26 +173,33 @@ def test_unavailable_rate_alarm_divides_503s_by_all_lookups(synthesized):
     assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
 
 
-def test_one_relay_unhealthy_alarm_per_group(synthesized):
-    alarms = _alarms(synthesized)
-    for group in RelayGroup:
-        alarm = alarms[f"RouteHealth-prod-relay-unhealthy-{group.value}"]
-        assert alarm["MetricName"] == "RelayHealthy"
-        assert {"Name": "Group", "Value": group.value} in alarm["Dimensions"]
-        assert alarm["Statistic"] == "Minimum"
-        assert alarm["ComparisonOperator"] == "LessThanThreshold"
-        assert alarm["Threshold"] == 1
-        assert 2 <= alarm["DatapointsToAlarm"] <= 3
+def test_one_relay_unhealthy_alarm_for_every_relay(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-relay-unhealthy"]
+    assert alarm["MetricName"] == "RelaysUnhealthy"
+    assert alarm["Dimensions"] == [{"Name": "service", "Value": "route-health"}]
+    assert alarm["Statistic"] == "Minimum"  # a relay down in every run of the period, not a blip
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert alarm["Threshold"] == 1
+    assert alarm["DatapointsToAlarm"] == alarm["EvaluationPeriods"] == 2
+    # Which relay: the operator CLI or the saved query.
+    assert "`route-health ops routes`" in alarm["AlarmDescription"]
+    assert "relay-checks" in alarm["AlarmDescription"]
 
 
-def test_an_error_alarm_per_function(synthesized):
-    alarms = _alarms(synthesized)
+def test_one_error_alarm_sums_every_functions_errors(synthesized):
+    alarm = _alarms(synthesized)["RouteHealth-prod-function-errors"]
     functions = synthesized.functions_by_handler()
-    for name, handler in (("probe", PROBE_HANDLER), ("api", API_HANDLER), ("ops", OPS_HANDLER)):
-        alarm = alarms[f"RouteHealth-prod-{name}-errors"]
-        assert alarm["Namespace"] == "AWS/Lambda"
-        assert alarm["MetricName"] == "Errors"
-        assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": functions[handler][0]}}]
+    read = {query["Id"]: query["MetricStat"]["Metric"] for query in alarm["Metrics"] if "MetricStat" in query}
+    assert {metric["Namespace"] for metric in read.values()} == {"AWS/Lambda"}
+    assert {metric["MetricName"] for metric in read.values()} == {"Errors"}
+    assert sorted(str(metric["Dimensions"]) for metric in read.values()) == sorted(
+        str([{"Name": "FunctionName", "Value": {"Ref": logical_id}}]) for logical_id, _ in functions.values()
+    )
+    [expression] = [q["Expression"] for q in alarm["Metrics"] if "Expression" in q]
+    assert all(f"FILL({query_id}, 0)" in expression for query_id in read)
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert alarm["Threshold"] == 1
+    assert "Lambda errors" in alarm["AlarmDescription"]  # the dashboard widget that says which
 
 
 def test_unexpected_errors_alarm_fires_on_one_handled_500(synthesized):
@@ -213,16 +230,13 @@ def test_api_5xx_rate_alarm_divides_5xx_by_all_requests(synthesized):
     assert alarm["DatapointsToAlarm"] == 2
 
 
-def test_store_errors_alarm_sums_every_store_operation(synthesized):
+def test_store_errors_alarm_counts_every_store_call_in_one_series(synthesized):
     alarm = _alarms(synthesized)["RouteHealth-prod-store-errors"]
-    operations = {
-        {d["Name"]: d["Value"] for d in q["MetricStat"]["Metric"]["Dimensions"]}["Operation"]
-        for q in alarm["Metrics"]
-        if "MetricStat" in q
-    }
-    assert operations == set(METRICS["StoreError"].dimensions["Operation"])
-    [expression] = [q["Expression"] for q in alarm["Metrics"] if "Expression" in q]
-    assert expression.count("FILL(") == len(operations)
+    assert alarm["MetricName"] == "StoreError"
+    assert alarm["Dimensions"] == [{"Name": "service", "Value": "route-health"}]
+    assert alarm["Statistic"] == "Sum"
+    assert alarm["DatapointsToAlarm"] == 2
+    assert "store-errors-by-operation" in alarm["AlarmDescription"]
 
 
 def test_snapshot_stale_alarm_judges_the_median_age_of_busy_periods_only(synthesized):
@@ -257,32 +271,102 @@ def test_every_alarm_description_has_first_steps_and_a_runbook_section_that_exis
         assert len(description) <= 1024
 
 
-def test_saved_logs_insights_queries(synthesized):
-    queries = {
-        props["Properties"]["Name"]: props["Properties"]
+def _saved_queries(synthesized) -> dict[str, dict[str, Any]]:
+    return {
+        props["Properties"]["Name"].removeprefix("RouteHealth-prod/"): props["Properties"]
         for props in synthesized.resources("AWS::Logs::QueryDefinition").values()
     }
+
+
+def test_saved_logs_insights_queries(synthesized):
+    queries = _saved_queries(synthesized)
     assert set(queries) == {
-        "RouteHealth-prod/why-did-a-route-go-relay",
-        "RouteHealth-prod/failures-by-reason",
-        "RouteHealth-prod/503s-by-route",
-        "RouteHealth-prod/override-changes",
+        "why-did-a-route-go-relay",
+        "failures-by-reason",
+        "direct-failures-by-route",
+        "probe-checks-by-route",
+        "relay-checks",
+        "store-errors-by-operation",
+        "503s-by-route",
+        "override-changes",
     }
     functions = synthesized.functions_by_handler()
     log_group_of = {
-        handler: props["LoggingConfig"]["LogGroup"]["Ref"] for handler, (_, props) in functions.items()
+        handler: {"Ref": props["LoggingConfig"]["LogGroup"]["Ref"]}
+        for handler, (_, props) in functions.items()
     }
-    why = queries["RouteHealth-prod/why-did-a-route-go-relay"]
-    assert {"Ref": log_group_of[API_HANDLER]} in why["LogGroupNames"]
+    why = queries["why-did-a-route-go-relay"]
+    assert log_group_of[API_HANDLER] in why["LogGroupNames"]
     assert '"direct failed"' in why["QueryString"]
     assert '"probe check failed"' in why["QueryString"]
-    assert "by message, route, group, reason" in queries["RouteHealth-prod/failures-by-reason"]["QueryString"]
-    assert queries["RouteHealth-prod/503s-by-route"]["LogGroupNames"] == [{"Ref": log_group_of[API_HANDLER]}]
-    overrides = queries["RouteHealth-prod/override-changes"]
-    assert overrides["LogGroupNames"] == [{"Ref": log_group_of[OPS_HANDLER]}]
+    assert "by message, route, group, reason" in queries["failures-by-reason"]["QueryString"]
+    # MCP tool calls run the lookup function's handler and log to the MCP function's group.
+    lookups = [log_group_of[API_HANDLER], log_group_of[MCP_HANDLER]]
+    assert queries["503s-by-route"]["LogGroupNames"] == lookups
+    assert all(group in why["LogGroupNames"] for group in lookups)
+    # The probe's checks run on schedule (probe) and on demand (POST /api/health/routes: ops).
+    for name in ("probe-checks-by-route", "relay-checks"):
+        assert queries[name]["LogGroupNames"] == [log_group_of[PROBE_HANDLER], log_group_of[OPS_HANDLER]]
+    assert len(queries["store-errors-by-operation"]["LogGroupNames"]) == 4
+    overrides = queries["override-changes"]
+    assert overrides["LogGroupNames"] == [log_group_of[OPS_HANDLER]]
     assert 'filter audit = "route-override"' in overrides["QueryString"]
 
 
-def test_the_dashboard_shows_failures_by_reason_and_503s_by_route_from_the_logs(widgets):
-    titles = {w["properties"].get("title") for w in widgets if w["type"] == "log"}
-    assert titles == {"Failures by reason (logs)", "503 answers by route (logs)"}
+def test_every_query_an_alarm_names_is_saved(synthesized):
+    saved = set(_saved_queries(synthesized))
+    named = {
+        query
+        for props in _alarms(synthesized).values()
+        for query in re.findall(r"(?:the |, )([\w-]+) query", props["AlarmDescription"])
+    }
+    assert named, "the alarms name the saved queries that show which route, relay or call"
+    assert named <= saved
+
+
+def test_the_dashboard_shows_per_route_detail_from_the_logs(widgets):
+    assert set(_log_widgets(widgets)) == {
+        "Live direct failures per route (logs)",
+        "Failures by reason (logs)",
+        "503 answers by route (logs)",
+        "Probe: last direct check per route (logs)",
+        "Relays: last health check per group (logs)",
+        "Store errors by operation (logs)",
+    }
+
+
+def test_the_alarms_read_few_metrics(synthesized):
+    # CloudWatch bills an alarm per metric it reads (README, "The monthly bill"): the alarms of the
+    # budget, one for each question they answer.
+    read = {
+        name: sum(1 for query in props["Metrics"] if "MetricStat" in query) if "Metrics" in props else 1
+        for name, props in _alarms(synthesized).items()
+    }
+    assert read == {
+        "RouteHealth-prod-probe-stale": 1,
+        "RouteHealth-prod-probe-throttles": 1,
+        "RouteHealth-prod-relay-unhealthy": 1,
+        "RouteHealth-prod-503-rate": 3,
+        "RouteHealth-prod-api-5xx-rate": 2,
+        "RouteHealth-prod-snapshot-stale": 2,
+        "RouteHealth-prod-store-errors": 1,
+        "RouteHealth-prod-unexpected-errors": 1,
+        "RouteHealth-prod-function-errors": 4,  # one Errors metric per function
+    }
+
+
+def test_an_idle_deployment_of_this_stack_costs_at_most_8_dollars_a_month(synthesized):
+    """The bench's cost model (bench/cases/cost.py) on this template, with every metric the probe can emit
+    and the usage the last `make bench` measured: the README's promise for a deployment nobody uses."""
+    from bench.cases.cost import inventory_of, monthly_bill
+    from functions.handlers.metrics import PROBE_METRICS
+    from tests.infrastructure.test_infra_deploy_settings import REPO_ROOT
+
+    results = json.loads((REPO_ROOT / "bench" / "results" / "latest.json").read_text())
+    every_probe_series = [f"RouteHealth/{name}{{service=route-health}}" for name in sorted(PROBE_METRICS)]
+    results["sandbox_load"] = {**results["sandbox_load"], "metric_series_emitted": every_probe_series}
+
+    idle = monthly_bill(results, inventory_of(synthesized.template))["cost_per_month"]["idle"]
+
+    assert idle["usage"]["metric_series"] == len(PROBE_METRICS)
+    assert idle["total_usd"] <= 8

@@ -181,8 +181,8 @@ class Lambdas:
         body: object = None,
         query: Mapping[str, str] | None = None,
     ) -> Answer:
-        """The operator API; a `body` that is not a string is sent as JSON."""
-        raw = body if body is None or isinstance(body, str) else json.dumps(body)
+        """The operator API; a `body` that is not a string or bytes is sent as JSON."""
+        raw = body if body is None or isinstance(body, str | bytes) else json.dumps(body)
         event = api_event(method, path, headers=headers, body=raw, query=query, now_ms=NOW)
         return answer_of(ops.lambda_handler(event, self.context))
 

@@ -11,9 +11,11 @@ import pytest
 from pydantic import SecretStr
 
 from functions.core import COOLDOWN_MS, RelayCheck, RelayGroup, RouteKey, group_of
+from functions.core.input_rules import CrossRule
 from functions.handlers import api
 from functions.handlers.telemetry import MetricsRoutingEvents
 from functions.services.lookup import InvalidParams, operation_params
+from functions.services.queries import ITEM_CODE_OR_KEYWORD, SEARCH_WINDOW
 from functions.services.routing import Router
 from functions.services.snapshot_cache import SnapshotCache
 from tests.integration.conftest import NOW, TABLE_NAME, TEST_SECRETS, Answer, Lambdas, error_body, explode
@@ -211,6 +213,46 @@ def test_bad_input_is_400_with_field_errors_and_no_upstream_call(
     assert field in [item["field"] for item in error["fields"]]
     assert all(item["message"] for item in error["fields"])
     assert lambdas.used() == {}
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "rule", "fields"),
+    [
+        ("/api/gs25/stock", {"lat": "37.5", "lon": "127"}, ITEM_CODE_OR_KEYWORD, [None]),
+        (
+            "/api/seveneleven/products",
+            {"keyword": "커피", "page": "1000", "size": "20"},
+            SEARCH_WINDOW,
+            ["page", "size"],
+        ),
+    ],
+)
+def test_a_broken_rule_across_parameters_is_a_400_that_states_it(
+    path: str, query: dict[str, str], rule: CrossRule, fields: list[str | None], lambdas: Lambdas
+) -> None:
+    lambdas.ready()
+    lambdas.simulator.reset_calls()
+
+    error = lambdas.lookup(path, query).body["error"]
+
+    assert error["message"] == f"The request parameters are invalid: {rule.text}."
+    assert [(item["field"], item["message"]) for item in error["fields"]] == [
+        (name, rule.text) for name in fields
+    ]
+    assert lambdas.used() == {}
+
+
+@pytest.mark.parametrize(("size", "taken"), [("3", 3), ("3.0", 3), ("3e0", 3), ("0.3e1", 3), ("3.5", None)])
+def test_an_integer_parameter_takes_what_json_schema_calls_an_integer(
+    size: str, taken: int | None, lambdas: Lambdas
+) -> None:
+    lambdas.ready()
+    answer = lambdas.lookup("/api/seveneleven/products", {"keyword": "커피", "size": size})
+    if taken is None:
+        assert (answer.status, [item["field"] for item in answer.body["error"]["fields"]]) == (400, ["size"])
+    else:
+        assert answer.status == 200
+        assert len(answer.body["data"]["products"]) == taken  # the simulated search answers `size` rows
 
 
 def test_unknown_path_is_a_404_envelope(lambdas: Lambdas) -> None:

@@ -178,5 +178,8 @@ def test_a_hung_store_neither_slows_nor_refuses_lookups_and_the_limit_holds_in_t
         assert time.monotonic() - started < 1.0  # the store's own timeout is 2 s: nobody waited for it
     assert answers == [200, 200, 200, 429]
     container.executor.shutdown(wait=True)  # the flush gives up after the store's timeout
-    errors = [m for m in telemetry.metrics() if m["name"] == "StoreError"]
-    assert {m["dimensions"].get("Operation") for m in errors} >= {"add_daily_lookups"}
+    assert [m for m in telemetry.metrics() if m["name"] == "StoreError"]
+    failed_calls = {
+        log.get("operation") for log in telemetry.logs() if log.get("message") == "daily quota flush failed"
+    }
+    assert failed_calls == {"add_daily_lookups"}

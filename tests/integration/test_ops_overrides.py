@@ -11,6 +11,7 @@ import pytest
 
 from functions.core import DIRECT_PROBED
 from functions.core.model import SECOND_MS
+from functions.core.overrides import PINNED_NEVER_DIRECT
 from tests.integration.conftest import Lambdas, error_body
 from tests.support.telemetry import TelemetryOutput
 
@@ -50,6 +51,19 @@ def test_put_stores_the_override_and_answers_it(ops: Any, clock: Any) -> None:
             "expiresAt": clock() + 3600 * SECOND_MS,  # the tests' NOW is a whole second
         },
     }
+
+
+@pytest.mark.parametrize("ttl_seconds", ["2793.0", "2.793e3", "2793"])
+def test_ttl_seconds_is_any_number_json_schema_calls_an_integer(
+    ops: Any, clock: Any, ttl_seconds: str
+) -> None:
+    body = json.dumps({**RELAY_FOR_AN_HOUR, "reason": "  padded  "}).replace(
+        '"ttlSeconds": 3600', f'"ttlSeconds": {ttl_seconds}'
+    )
+    status, answer = ops("PUT", body=body)
+    assert status == 200, answer
+    assert answer["data"]["expiresAt"] == clock() + 2793 * SECOND_MS
+    assert answer["data"]["reason"] == "padded"  # stored without the whitespace around it
 
 
 def test_get_shows_the_override_with_its_route_until_it_expires(ops: Any, clock: Any) -> None:
@@ -111,16 +125,20 @@ def test_an_unknown_route_key_is_404(ops: Any, method: str) -> None:
         (None, [None]),
         ("", [None]),
         ("not json", [None]),
+        (b"\xff\x1d\xfe", [None]),  # not UTF-8: API Gateway passes it on base64-encoded
         ("[]", [None]),
         ({}, ["mode", "reason", "ttlSeconds"]),
         ({**RELAY_FOR_AN_HOUR, "mode": "force-sideways"}, ["mode"]),
         ({**RELAY_FOR_AN_HOUR, "ttlSeconds": "3600"}, ["ttlSeconds"]),
         ({**RELAY_FOR_AN_HOUR, "ttlSeconds": True}, ["ttlSeconds"]),
         ({**RELAY_FOR_AN_HOUR, "ttlSeconds": 1.5}, ["ttlSeconds"]),
+        ({**RELAY_FOR_AN_HOUR, "ttlSeconds": 2793.5}, ["ttlSeconds"]),
         ({**RELAY_FOR_AN_HOUR, "ttlSeconds": 0}, ["ttlSeconds"]),
         ({**RELAY_FOR_AN_HOUR, "ttlSeconds": 86_401}, ["ttlSeconds"]),
         ({**RELAY_FOR_AN_HOUR, "reason": ""}, ["reason"]),
         ({**RELAY_FOR_AN_HOUR, "reason": "x" * 201}, ["reason"]),
+        ({**RELAY_FOR_AN_HOUR, "reason": " " + "x" * 200}, ["reason"]),  # 201 as sent
+        ({**RELAY_FOR_AN_HOUR, "reason": " \u3000 "}, ["reason"]),  # blank
         ({**RELAY_FOR_AN_HOUR, "reason": "two\nlines"}, ["reason"]),
         ({**RELAY_FOR_AN_HOUR, "reason": 7}, ["reason"]),
         ({**RELAY_FOR_AN_HOUR, "until": "tomorrow"}, ["until"]),
@@ -147,7 +165,7 @@ def test_force_direct_on_the_pinned_key_is_400_on_mode(ops: Any) -> None:
         {
             "location": "body",
             "field": "mode",
-            "message": "gs25-stock is pinned to the relay and never goes direct",
+            "message": PINNED_NEVER_DIRECT.text,
         }
     ]
     assert ops("PUT", "/api/health/routes/gs25-stock/override", RELAY_FOR_AN_HOUR)[0] == 200
@@ -226,7 +244,7 @@ def test_the_probe_checks_overridden_routes_and_reports_the_active_overrides(
     assert lambdas.simulator.calls()["direct:cu-stock"] == 1
     assert lambdas.simulator.calls()["direct:oy-find-store"] == 1
     metrics = telemetry.metrics()
-    checked = {m["dimensions"]["Route"] for m in metrics if m["name"] == "DirectHealthy"}
+    checked = {log["route"] for log in telemetry.logs() if str(log.get("message")).startswith("probe check")}
     assert checked == {key.value for key in DIRECT_PROBED}  # gs25-stock is pinned: never checked
     assert [m["value"] for m in metrics if m["name"] == "OverridesActive"] == [2]
     active = [log for log in telemetry.logs() if log.get("message") == "operator overrides active"]

@@ -111,17 +111,24 @@ def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(
     metrics = telemetry.metrics()
     assert {metric["namespace"] for metric in metrics} == {"RouteHealth"}
     assert all(metric["dimensions"]["service"] == "route-health" for metric in metrics)
-    checks = {m["dimensions"]["Route"]: m["value"] for m in metrics if m["name"] == "DirectHealthy"}
+    # Per route and relay: one log line per check; the metrics count across them.
+    checks = {
+        log["route"]: log["message"]
+        for log in telemetry.logs()
+        if str(log.get("message")).startswith("probe check")
+    }
     assert len(checks) == 19  # gs25-stock is pinned to the relay, never checked
-    assert checks["cu-prime"] == 0
-    assert checks["cu-store"] == 1
+    assert checks["cu-prime"] == "probe check failed"
+    assert checks["cu-store"] == "probe check passed"
     [failed] = [log for log in telemetry.logs() if log.get("message") == "probe check failed"]
     assert (failed["route"], failed["reason"]) == ("cu-prime", "http-5xx")
-    relay_health = {m["dimensions"]["Group"]: m["value"] for m in metrics if m["name"] == "RelayHealthy"}
-    assert relay_health == {"oliveyoung": 1, "convenience": 1, "dtryx": 1}
-    names = [metric["name"] for metric in metrics]
-    assert names.count("ProbeRun") == 1
-    assert names.count("ProbeRunDuration") == 1
+    relays = {log["group"]: log["message"] for log in telemetry.logs() if "group" in log}
+    assert relays == dict.fromkeys(("oliveyoung", "convenience", "dtryx"), "relay check passed")
+    counts = {
+        m["name"]: m["value"] for m in metrics if m["name"] in ("RoutesFailingDirect", "RelaysUnhealthy")
+    }
+    assert counts == {"RoutesFailingDirect": 1, "RelaysUnhealthy": 0}
+    assert [metric["name"] for metric in metrics].count("ProbeRunDuration") == 1  # one per run
     assert any(log.get("message") == "probe run finished" for log in telemetry.logs())
     output = telemetry.text()
     assert not [value for value in TEST_SECRETS.all_values() if value in output]
@@ -151,8 +158,10 @@ def test_a_store_that_is_down_fails_the_invocation_visibly(
         lambdas.probe(SCHEDULED)
 
     store_errors = [m for m in telemetry.metrics() if m["name"] == "StoreError"]
+    assert [m["dimensions"] for m in store_errors] == [{"service": "route-health"}] * 2
     # The container's INIT prefetch failed first (reported, tolerated); then the probe's slot claim.
-    assert [m["dimensions"]["Operation"] for m in store_errors] == ["read_snapshot", "claim_probe_slot"]
+    failed_calls = [log["operation"] for log in telemetry.logs() if "operation" in log]
+    assert failed_calls == ["read_snapshot", "claim_probe_slot"]
     assert sum(count for name, count in lambdas.simulator.calls().items() if name.startswith("direct:")) == 0
 
 

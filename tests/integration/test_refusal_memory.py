@@ -68,18 +68,17 @@ def _growth_over(calls: list[tuple[int, Call]], *, rounds: int) -> tuple[int, se
 
 def test_the_lookup_function_keeps_nothing_from_refused_or_failed_lookups(lambdas: Lambdas) -> None:
     lambdas.write_verdicts()
-    lambdas.loaded(
-        lambdas.container(
-            DAILY_RATE_LIMIT="1", DAILY_RATE_LIMIT_PREFIXES="/api/cu/", LOOKUP_BUDGET_SECONDS="0.1"
-        )
-    )
+    lambdas.loaded(lambdas.container(DAILY_RATE_LIMIT="1", DAILY_RATE_LIMIT_PREFIXES="/api/cu/"))
     faults = lambdas.simulator.faults
     faults.set(f"direct:{RouteKey.SEVEN_STORE}", "http-404")
     faults.set(f"direct:{RouteKey.SEVEN_GOODS}", "bad-shape")
     faults.set(f"relay:{RelayGroup.CONVENIENCE}", "bad-shape")
     faults.set(f"direct:{RouteKey.OY_PRODUCT_SEARCH}", "http-403")
     faults.set(f"relay:{RelayGroup.OLIVEYOUNG}", "http-503")
-    faults.set(f"direct:{RouteKey.DTRYX_MOVIES}", "slow-3000")
+    faults.set(f"direct:{RouteKey.DTRYX_MOVIES}", "http-403")
+    faults.set(
+        f"relay:{RelayGroup.DTRYX}", parse_fault("respond", status=504, body="{}")
+    )  # the relay timed out
 
     def lookup(key: RouteKey | None, query: dict[str, str] | None = None, path: str = "") -> Call:
         endpoint = ENDPOINT_OF[key] if key else None

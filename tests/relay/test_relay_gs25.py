@@ -50,16 +50,33 @@ def session_file(tmp_path: Path, *, access_exp: int, refresh_exp: int, mode: int
     return path
 
 
-def test_without_any_credential_gs25_stock_is_403_after_spending_a_unit(relay: RelayUnderTest) -> None:
+def minute_remaining(relay: RelayUnderTest) -> int:
+    health = relay.client.get("/v1/convenience/health", headers=auth(RelayGroup.CONVENIENCE)).json()
+    remaining: int = health["quota"]["minuteRemaining"]
+    return remaining
+
+
+def test_without_any_credential_gs25_stock_is_403_without_spending_a_unit(relay: RelayUnderTest) -> None:
     response = relay.post(RouteKey.GS25_STOCK)
     assert (response.status_code, response.json()) == (403, REFUSED)
     assert relay.retailers.calls() == 0
-    assert (
-        relay.client.get("/v1/convenience/health", headers=auth(RelayGroup.CONVENIENCE)).json()["quota"][
-            "minuteRemaining"
-        ]
-        == 689
-    )
+    assert minute_remaining(relay) == 690  # it would certainly fail: no unit spent
+
+
+@pytest.mark.parametrize("api_key", ["키값", "caller key", "key\u00a0", "tab\tkey", "é"])
+def test_an_api_key_no_header_can_carry_is_400_before_any_unit(relay: RelayUnderTest, api_key: str) -> None:
+    response = relay.post(RouteKey.GS25_STOCK, stock_body(apiKey=api_key))
+    assert (response.status_code, response.json()) == (400, REFUSED)
+    assert relay.retailers.calls() == 0
+    assert minute_remaining(relay) == 690
+    assert not [line for line in relay.log_lines() if line["event"] == "job-failed"]
+
+
+def test_every_visible_ascii_api_key_is_passed_on(relay: RelayUnderTest) -> None:
+    visible = "".join(chr(code) for code in range(0x21, 0x7F))
+    assert relay.post(RouteKey.GS25_STOCK, stock_body(apiKey=visible)).status_code == 200
+    (sent,) = stock_requests(relay)
+    assert sent.headers["Api-Key"] == visible
 
 
 def test_the_callers_key_goes_only_into_the_api_key_header(relay: RelayUnderTest) -> None:
@@ -116,6 +133,16 @@ def test_a_malformed_session_file_is_refused_at_startup(
     path.chmod(0o600)
     with pytest.raises(ConfigError, match="GS25_AUTH_SESSION_FILE"):
         make_relay(gs25_session_file=path)
+
+
+def test_temporary_session_files_a_killed_relay_left_are_removed_at_start(
+    make_relay: RelayFactory, tmp_path: Path
+) -> None:
+    path = session_file(tmp_path, access_exp=START_MS + 3_600_000, refresh_exp=START_MS + 86_400_000)
+    stray = tmp_path / f"gs25-session.json.{os.urandom(16).hex()}.tmp"
+    stray.write_text("{}")
+    make_relay(gs25_session_file=path)
+    assert sorted(os.listdir(tmp_path)) == ["gs25-session.json", "state"]
 
 
 def test_the_session_is_used_instead_of_any_key(make_relay: RelayFactory, tmp_path: Path) -> None:
@@ -190,8 +217,10 @@ def test_a_failed_renewal(make_relay: RelayFactory, tmp_path: Path, reissue_stat
     assert (response.status_code, response.json()) == (answer, REFUSED)
     assert stock_requests(relay) == []
     revoked = answer == 403  # GS25 refused the renewal: the session is over until it is replaced
+    spent = 690 - minute_remaining(relay)
     again = relay.post(RouteKey.GS25_STOCK, stock_body(keyword="사이다"))
     assert again.status_code == 403 if revoked else again.status_code == 502
+    assert 690 - minute_remaining(relay) == spent + (0 if revoked else 1)  # a revoked session spends none
 
 
 def test_an_expired_refresh_token_revokes_the_session_without_calling_gs25(
@@ -203,3 +232,4 @@ def test_an_expired_refresh_token_revokes_the_session_without_calling_gs25(
     assert relay.post(RouteKey.GS25_STOCK).status_code == 403
     assert reissues == []
     assert stock_requests(relay) == []
+    assert minute_remaining(relay) == 690  # known to fail before any call: no unit spent

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from functions.core import RelayGroup, RouteKey
-from relay.logs import RelayLog
+from relay.logs import RelayLog, template_code
 from tests.relay.conftest import TOKENS, RelayUnderTest, auth, probe_body
 
 CONSUMER = "c0ffee" * 10 + "c0ff"
@@ -59,3 +64,64 @@ def test_a_broken_log_stream_never_fails_a_request() -> None:
     log = RelayLog(stream)
     log.event("request", status=200)
     assert log.stats()["errors"] == 1
+
+
+@pytest.mark.parametrize(
+    ("template", "code"),
+    [
+        ("Invalid HTTP request received.", "invalid-http-request-received"),
+        ("Exception in ASGI application\n", "exception-in-asgi-application"),
+        ("socket.accept() out of system resource", "socket-accept-out-of-system-resource"),
+        ("Exception in callback <Handle _read_ready(('10.1.2.3', 443))>", "exception-in-callback"),
+        ("Connection from 10.1.2.3 lost", "connection-from"),
+        (
+            "Task was destroyed but it is pending!\ntask: <Task secret>",
+            "task-was-destroyed-but-it-is-pending",
+        ),
+        ("%s", None),
+        (ValueError("secret text"), None),
+    ],
+)
+def test_a_library_log_template_becomes_a_code_without_any_value(template: object, code: str | None) -> None:
+    assert template_code(template) == code
+
+
+PROCESS_OUTPUT = """
+import asyncio, logging, sys, threading, warnings
+from relay.logs import RelayLog, route_process_output
+
+route_process_output(RelayLog())
+logging.getLogger("uvicorn.error").warning("Invalid HTTP request received.")
+logging.getLogger("uvicorn.error").info("Started server process [%d]", 42)  # below the level: nothing
+try:
+    raise OSError(24, "Too many open files at 10.1.2.3")
+except OSError:
+    logging.getLogger("asyncio").error("socket.accept() out of system resource\\nsocket: <10.1.2.3>", exc_info=True)
+warnings.warn("unclosed <socket raddr=('10.1.2.3', 443)>", ResourceWarning, stacklevel=1)
+thread = threading.Thread(target=lambda: 1 / 0)
+thread.start()
+thread.join()
+raise KeyError("10.1.2.3 secret")
+"""
+
+
+def test_everything_the_process_would_write_to_stderr_becomes_a_json_line() -> None:
+    finished = subprocess.run(  # noqa: S603 - this interpreter
+        [sys.executable, "-W", "always", "-c", PROCESS_OUTPUT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=Path(__file__).parents[2],
+    )
+    assert finished.returncode == 1
+    lines = [json.loads(text) for text in finished.stderr.splitlines()]  # every line is JSON
+    assert [(line["event"], line.get("template"), line.get("errorType")) for line in lines] == [
+        ("library-log", "invalid-http-request-received", None),
+        ("library-log", "socket-accept-out-of-system-resource", "OSError"),
+        ("warning", None, "ResourceWarning"),
+        ("thread-failed", None, "ZeroDivisionError"),
+        ("process-failed", None, "KeyError"),
+    ]
+    assert "10.1.2.3" not in finished.stderr
+    assert "secret" not in finished.stderr

@@ -1,8 +1,10 @@
-"""The quota ledger: per UTC minute and day, persisted atomically, kept across restarts; the 429 answers."""
+"""The quota ledger: per UTC minute and day, persisted atomically, kept across restarts, one holder per state
+directory; the 429 answers."""
 
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -10,7 +12,16 @@ import pytest
 
 from functions.core import RelayGroup, RouteKey
 from relay.config import ConfigError
-from relay.quota import DAY_MS, LedgerUnavailable, LedgerUnreadable, QuotaDenied, QuotaLedger, QuotaLimits
+from relay.quota import (
+    DAY_MS,
+    LOCK_FILE,
+    LedgerInUse,
+    LedgerUnavailable,
+    LedgerUnreadable,
+    QuotaDenied,
+    QuotaLedger,
+    QuotaLimits,
+)
 from tests.relay.conftest import START_MS, RelayFactory, auth, probe_body
 from tests.support.clock import ManualClock
 
@@ -19,24 +30,25 @@ LIMITS = QuotaLimits(per_minute=2, per_day=3)
 
 def test_units_per_minute_then_per_day(tmp_path: Path) -> None:
     clock = ManualClock(START_MS)
-    ledger = QuotaLedger(tmp_path, LIMITS, clock=clock)
-    assert [ledger.take(), ledger.take()] == [None, None]
-    assert ledger.take() == QuotaDenied("minute", 40)  # 20 s into the minute
-    clock.advance(40_000)
-    assert ledger.take() is None
-    clock.advance(60_000)
-    seconds_to_midnight = -(-(DAY_MS - clock() % DAY_MS) // 1000)
-    assert ledger.take() == QuotaDenied("daily", seconds_to_midnight)
-    status = ledger.status()
-    assert (status["dailyRemaining"], status["minuteRemaining"], status["blockedBy"]) == (0, 2, "daily")
-    assert status["retryAfter"] == seconds_to_midnight
-    clock.advance(DAY_MS)
-    assert ledger.take() is None
+    with QuotaLedger(tmp_path, LIMITS, clock=clock) as ledger:
+        assert [ledger.take(), ledger.take()] == [None, None]
+        assert ledger.take() == QuotaDenied("minute", 40)  # 20 s into the minute
+        clock.advance(40_000)
+        assert ledger.take() is None
+        clock.advance(60_000)
+        seconds_to_midnight = -(-(DAY_MS - clock() % DAY_MS) // 1000)
+        assert ledger.take() == QuotaDenied("daily", seconds_to_midnight)
+        status = ledger.status()
+        assert (status["dailyRemaining"], status["minuteRemaining"], status["blockedBy"]) == (0, 2, "daily")
+        assert status["retryAfter"] == seconds_to_midnight
+        clock.advance(DAY_MS)
+        assert ledger.take() is None
 
 
 def test_the_ledger_is_written_privately_and_read_back_after_a_restart(tmp_path: Path) -> None:
     clock = ManualClock(START_MS)
-    QuotaLedger(tmp_path, LIMITS, clock=clock).take()
+    with QuotaLedger(tmp_path, LIMITS, clock=clock) as ledger:
+        ledger.take()
     path = tmp_path / "quota.json"
     assert json.loads(path.read_text()) == {
         "day": START_MS // DAY_MS,
@@ -45,18 +57,57 @@ def test_the_ledger_is_written_privately_and_read_back_after_a_restart(tmp_path:
         "minuteCount": 1,
     }
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
-    restarted = QuotaLedger(tmp_path, QuotaLimits(per_minute=10, per_day=10), clock=clock)
-    assert restarted.status()["minuteRemaining"] == 9  # new limits never reset the counts
+    assert sorted(tmp_path.iterdir()) == [path, tmp_path / LOCK_FILE]  # no temporary file left behind
+    with QuotaLedger(tmp_path, QuotaLimits(per_minute=10, per_day=10), clock=clock) as restarted:
+        assert restarted.status()["minuteRemaining"] == 9  # new limits never reset the counts
+
+
+def test_one_ledger_per_state_directory_at_a_time(tmp_path: Path) -> None:
+    clock = ManualClock(START_MS)
+    with QuotaLedger(tmp_path, LIMITS, clock=clock) as first:
+        with pytest.raises(LedgerInUse, match=f"pid {os.getpid()}.*state directory {tmp_path}"):
+            QuotaLedger(tmp_path, LIMITS, clock=clock)
+        first.take()
+    with QuotaLedger(tmp_path, LIMITS, clock=clock) as second:  # given up by `close`
+        assert second.status()["minuteRemaining"] == 1
+
+
+def test_stray_temporary_files_are_removed_at_start(tmp_path: Path) -> None:
+    strays = [tmp_path / f"quota.json.{os.urandom(16).hex()}.tmp" for _ in range(2)]
+    kept = [tmp_path / "quota.json.backup.tmp", tmp_path / "notes.tmp", tmp_path / "other.json.0.tmp"]
+    for path in [*strays, *kept]:
+        path.write_text("{}")
+    with QuotaLedger(tmp_path, LIMITS, clock=ManualClock(START_MS)):
+        assert not any(path.exists() for path in strays)
+        assert all(path.exists() for path in kept)
+
+
+def test_each_write_syncs_the_file_then_the_directory_after_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[tuple[str, str]] = []
+    real_fsync = os.fsync
+
+    def observed_fsync(descriptor: int) -> None:
+        kind = "directory" if stat.S_ISDIR(os.fstat(descriptor).st_mode) else "file"
+        synced.append((kind, (tmp_path / "quota.json").read_text() if kind == "directory" else ""))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr("relay.files.os.fsync", observed_fsync)
+    with QuotaLedger(tmp_path, LIMITS, clock=ManualClock(START_MS)) as ledger:
+        ledger.take()
+    ((file_kind, _), (directory_kind, seen_then)) = synced
+    assert (file_kind, directory_kind) == ("file", "directory")
+    assert json.loads(seen_then)["minuteCount"] == 1  # the directory is synced after the rename
 
 
 def test_a_clock_going_back_restores_nothing(tmp_path: Path) -> None:
     clock = ManualClock(START_MS)
-    ledger = QuotaLedger(tmp_path, LIMITS, clock=clock)
-    ledger.take()
-    ledger.take()
-    clock.advance(-120_000)
-    assert ledger.take() == QuotaDenied("minute", 160)  # the stored minute ends 160 s from now
+    with QuotaLedger(tmp_path, LIMITS, clock=clock) as ledger:
+        ledger.take()
+        ledger.take()
+        clock.advance(-120_000)
+        assert ledger.take() == QuotaDenied("minute", 160)  # the stored minute ends 160 s from now
 
 
 @pytest.mark.parametrize(
@@ -82,15 +133,14 @@ def test_an_unreadable_ledger_stops_the_relay_from_starting(
 
 
 def test_a_failed_write_spends_the_unit_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ledger = QuotaLedger(tmp_path, LIMITS, clock=ManualClock(START_MS))
-
     def full_disk(path: Path, content: bytes) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("relay.quota.write_private_file", full_disk)
-    with pytest.raises(LedgerUnavailable):
-        ledger.take()
-    assert ledger.status()["minuteRemaining"] == 1
+    with QuotaLedger(tmp_path, LIMITS, clock=ManualClock(START_MS)) as ledger:
+        with pytest.raises(LedgerUnavailable):
+            ledger.take()
+        assert ledger.status()["minuteRemaining"] == 1
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from bench.cases.cost import PRICE_DEFAULTS_USD, SCENARIOS, monthly_bill
+from bench.cases.cost import PRICE_DEFAULTS_USD, SCENARIOS, SWITCHABLE, monthly_bill
 from bench.report import COMPONENTS, bill_table
-from functions.handlers.metrics import worst_case_series
+from functions.handlers.metrics import budgeted_series, worst_case_series
 
 INVENTORY = {
-    "alarms": 14,
-    "alarm_metrics": 21,
+    "alarms": 9,
+    "alarm_metrics": 15,
     "dashboards": 1,
     "kms_keys": 1,
     "secrets": 1,
@@ -37,8 +37,8 @@ def measured(series: list[str]) -> dict[str, Any]:
 
 
 SERIES = [
-    "RouteHealth/DirectHealthy{Route=cu-stock,service=route-health}",
-    "RouteHealth/ProbeRun{service=route-health}",
+    "RouteHealth/RoutesFailingDirect{service=route-health}",
+    "RouteHealth/ProbeRunDuration{service=route-health}",
     "RouteHealth/Lookups{Path=direct,service=route-health}",
 ]
 
@@ -55,7 +55,9 @@ def test_each_scenario_totals_its_components():
         "emitted": 3,
         "emitted_without_lookups": 2,
         "worst_case": worst_case_series(),
-        "budget": 100,
+        "reserved": {"mcp": 8},
+        "worst_case_with_reserved": budgeted_series(),
+        "budget": 60,
     }
 
 
@@ -68,10 +70,21 @@ def test_idle_pays_for_the_probe_and_the_fixed_parts_only():
         2 * PRICE_DEFAULTS_USD["cloudwatch_metric_series_month"]
     )
     assert idle["cloudwatch_alarms"] == pytest.approx(
-        21 * PRICE_DEFAULTS_USD["cloudwatch_alarm_metric_month"]
+        15 * PRICE_DEFAULTS_USD["cloudwatch_alarm_metric_month"]
     )
     assert idle["kms"] == PRICE_DEFAULTS_USD["kms_key_month"]
     assert idle["usage"]["invocations"] == 288 * 30  # the probe's schedule
+
+
+def test_idle_without_the_switchable_parts_drops_exactly_them():
+    bill = monthly_bill(measured(SERIES), INVENTORY)["cost_per_month"]
+    idle = bill["idle"]
+
+    assert SWITCHABLE == ("cloudwatch_dashboard", "kms", "xray")
+    assert bill["idle_switched_off"]["total_usd"] == pytest.approx(
+        idle["total_usd"] - idle["cloudwatch_dashboard"] - idle["kms"] - idle["xray"], abs=0.01
+    )
+    assert idle["cloudwatch_dashboard"] == PRICE_DEFAULTS_USD["cloudwatch_dashboard_month"]
 
 
 def test_a_price_can_be_overridden(monkeypatch):

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from functions.catalog import spec_for
+from functions.catalog.relay_inputs import read_relay_input
 from functions.core import Reason, RouteKey
 from sandbox.simulator.payloads import (
     bad_shape_payload,
@@ -86,7 +87,7 @@ PARAMS: dict[RouteKey, st.SearchStrategy[dict[str, Any]]] = {
     RouteKey.DTRYX_MOVIES: st.fixed_dictionaries({"brandCode": brand, "cinemaCode": cinema}),
     RouteKey.DTRYX_PLAY_DATES: st.fixed_dictionaries({"brandCode": brand, "cinemaCode": cinema}),
     RouteKey.DTRYX_TIMETABLE: st.fixed_dictionaries(
-        {"brandCode": brand, "cinemaCode": cinema, "playDate": st.dates(date(2000, 1, 1), date(2099, 12, 31))}
+        {"brandCode": brand, "cinemaCode": cinema, "playDate": st.dates()}
     ),
 }
 
@@ -113,6 +114,14 @@ def test_any_valid_params_get_a_valid_body_direct_and_relay(key: RouteKey, data:
         body = realistic_payload(key, received)
         spec.validate(body)
         assert realistic_payload(key, received) == body  # deterministic
+
+
+@pytest.mark.parametrize("day", [date(991, 9, 21), date(1, 1, 1), date(2026, 2, 28)])
+def test_a_timetable_of_any_date_asks_the_relay_for_its_eight_digits(day: date) -> None:
+    spec = spec_for(RouteKey.DTRYX_TIMETABLE)
+    params = spec.params.model_validate({"brandCode": "indieart", "cinemaCode": "000067", "playDate": day})
+    body = json.dumps(dict(spec.relay_body(params))).encode()
+    assert read_relay_input(RouteKey.DTRYX_TIMETABLE, body)["playDate"] == day.isoformat().replace("-", "")
 
 
 @pytest.mark.parametrize("key", list(RouteKey))

@@ -85,3 +85,22 @@ def test_the_simulator_routes_the_specs_url_and_relay_operation_to_the_key(key: 
 def test_every_route_key_has_an_api_endpoint_or_a_reason_why_not() -> None:
     assert endpoint_keys() | set(WITHOUT_AN_ENDPOINT) == set(RouteKey)
     assert not endpoint_keys() & set(WITHOUT_AN_ENDPOINT)
+
+
+def test_every_endpoint_is_a_rest_route_an_mcp_tool_and_a_lookup_command() -> None:
+    # The tools and the commands are read from the OpenAPI document of the registered REST endpoints: an
+    # endpoint needs nothing more for them (tests/unit/mcp/test_lookup_document.py adds one to the document).
+    from functions.handlers import api
+    from functions.lookup_document import lookup_document, lookup_operations
+    from functions.mcp.tools import LookupTools
+    from ops_cli.lookup import parser
+
+    operations = lookup_operations(lookup_document())
+    registered = [api.operation_id(query) for query in queries.LOOKUPS]
+    tools = LookupTools(operations, api.lambda_handler).definitions
+    command = parser(operations)
+
+    assert [tool["name"] for tool in tools] == registered
+    for operation in operations:
+        required = [f"--{p.name}=x" for p in operation.parameters if p.required]
+        assert command.parse_args([operation.name, *required]).operation == operation.name

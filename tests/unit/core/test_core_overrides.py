@@ -100,6 +100,9 @@ def test_force_direct_on_the_pinned_key_is_refused_and_force_relay_is_allowed() 
         "",
         "   ",
         "x" * (MAX_REASON_CHARS + 1),
+        " " + "x" * MAX_REASON_CHARS,  # the limit counts the reason as sent
+        "\u3000\u00a0",  # blank in any script
+        "soft\u00adhyphen",  # a format character
         "line\nbreak",
         "nul\x00",
         "bell\x07",

@@ -1,7 +1,7 @@
 """A function's INIT imports only what its invocations use. None loads pydantic-settings (the settings are plain
 pydantic models) or, as deployed by default, the X-Ray SDK; the lookup function loads neither the document's
-correction step (the first `GET /api/openapi.json` does) nor the probe's code. INIT never runs the garbage
-collector."""
+correction step (the first `GET /api/openapi.json` does) nor the probe's code; only the MCP function loads the
+MCP protocol. INIT never runs the garbage collector."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _loaded(script: str, names: tuple[str, ...]) -> list[str]:
     return result.stdout.splitlines()
 
 
-@pytest.mark.parametrize("function", ["api", "probe", "ops"])
+@pytest.mark.parametrize("function", ["api", "probe", "ops", "mcp"])
 def test_no_function_imports_pydantic_settings_or_the_xray_sdk(function: str) -> None:
     assert _loaded(f"import sys, functions.handlers.{function}\nLOADED", NEVER_AT_INIT) == [""]
 
@@ -45,6 +45,13 @@ def test_the_lookup_function_loads_the_openapi_builder_only_to_serve_the_documen
 
 
 @pytest.mark.parametrize("function", ["api", "probe", "ops"])
+def test_only_the_mcp_function_loads_the_mcp_protocol(function: str) -> None:
+    names = ("mcp_types", "functions.mcp", "functions.lookup_document")
+    assert _loaded(f"import sys, functions.handlers.{function}\nLOADED", names) == [""]
+    assert _loaded("import sys, functions.handlers.mcp\nLOADED", names) == [" ".join(sorted(names))]
+
+
+@pytest.mark.parametrize("function", ["api", "probe", "ops", "mcp"])
 def test_the_garbage_collector_never_runs_during_a_functions_init_and_runs_after_it(function: str) -> None:
     script = (
         "import gc, sys\n"

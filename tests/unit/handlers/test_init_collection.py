@@ -42,3 +42,15 @@ def test_resuming_without_a_pause_changes_nothing() -> None:
     resume_after_init()
 
     assert not gc.isenabled()
+
+
+def test_nested_pauses_resume_with_the_outermost() -> None:
+    gc.enable()
+
+    pause_for_init()  # the MCP function's module
+    pause_for_init()  # the lookup function's, which it imports
+    resume_after_init()
+    inner = gc.isenabled()
+    resume_after_init()
+
+    assert (inner, gc.isenabled()) == (False, True)

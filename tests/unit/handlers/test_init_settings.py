@@ -9,7 +9,10 @@ import pytest
 from pydantic import ValidationError
 
 from functions.handlers import wiring
+from functions.handlers.daily_quota import limited_lookups
 from functions.handlers.settings import ApiSettings, CommonSettings, ProbeSettings
+from tests.support.clock import ManualClock
+from tests.support.executor import ManualExecutor
 
 
 @pytest.fixture
@@ -103,3 +106,45 @@ def test_the_limited_prefixes_are_read_comma_separated(monkeypatch: pytest.Monke
     monkeypatch.setenv("DAILY_RATE_LIMIT_PREFIXES", " /api/cu/ , /api/gs25/,")
 
     assert ApiSettings.from_environment().daily_rate_limit_prefixes == ("/api/cu/", "/api/gs25/")
+
+
+class _CountingQuotaStore:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.total = 0
+
+    def add_daily_lookups(self, day: int, client: str, lookups: int) -> int:
+        self.calls += 1
+        self.total += lookups
+        return self.total
+
+
+@pytest.mark.parametrize(("flush_seconds", "flushes"), [(None, 2), ("5", 1)])
+def test_how_often_a_container_shares_its_counts_is_a_setting(
+    flush_seconds: str | None, flushes: int
+) -> None:
+    # Two lookups a second apart: the default (0.25 s) flushes each; 5 s keeps the second for later.
+    variables = {"POWERTOOLS_SERVICE_NAME": "route-health", "POWERTOOLS_METRICS_NAMESPACE": "RouteHealth"}
+    if flush_seconds is not None:
+        variables["DAILY_RATE_LIMIT_FLUSH_SECONDS"] = flush_seconds
+    clock, executor, store = ManualClock(), ManualExecutor(), _CountingQuotaStore()
+    limited = limited_lookups(
+        ApiSettings.model_validate(variables), store=store, executor=executor, clock=clock
+    )
+    assert limited is not None
+
+    for _ in range(2):
+        limited.quota.admit("client", now=clock())
+        executor.run_pending()
+        clock.advance(1_000)
+
+    assert store.calls == flushes
+
+
+@pytest.mark.parametrize("value", ["0.01", "6"])
+def test_a_flush_interval_out_of_range_stops_the_function(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("DAILY_RATE_LIMIT_FLUSH_SECONDS", value)
+    with pytest.raises(ValidationError, match="DAILY_RATE_LIMIT_FLUSH_SECONDS"):
+        ApiSettings.from_environment()

@@ -13,7 +13,15 @@ import pytest
 
 from functions.core import DIRECT_PROBED, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.core.decision import Path as RoutePath
-from functions.handlers.metrics import METRICS, SERIES_BUDGET, MetricDefinition, worst_case_series
+from functions.handlers.metrics import (
+    METRICS,
+    PROBE_METRICS,
+    RESERVED_SERIES,
+    SERIES_BUDGET,
+    MetricDefinition,
+    budgeted_series,
+    worst_case_series,
+)
 from functions.handlers.telemetry import (
     MetricsProbeEvents,
     MetricsRoutingEvents,
@@ -22,19 +30,25 @@ from functions.handlers.telemetry import (
     one_metrics_document,
 )
 from functions.handlers.telemetry import logger as telemetry_logger
+from functions.services.probe_run import ProbeSummary
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 
 
-def test_the_worst_case_fits_the_series_budget():
+def test_the_worst_case_with_the_reserved_series_fits_the_budget():
     # Every metric times every value of every dimension the code can give it: every route failing for
-    # every reason, every error code answered, every store call failing.
-    worst_case = sum(
-        len(METRICS[name].dimensions["Route"]) if "Route" in METRICS[name].dimensions else 1
-        for name in ("RelayLookup", "DirectFailure", "DirectHealthy")
-    )
-    assert worst_case == 20 + 19 + 19  # per-route metrics only: no reason multiplies them
-    assert worst_case_series() <= SERIES_BUDGET
+    # every reason, every error code answered, every store call failing; and the series kept for the `mcp`
+    # function to come.
+    per_route = [name for name, definition in METRICS.items() if "Route" in definition.dimensions]
+    assert per_route == ["RelayLookup"]  # which route failed, and why, is in the log lines
+    assert SERIES_BUDGET == 60
+    assert "mcp" in RESERVED_SERIES
+    assert budgeted_series() == worst_case_series() + sum(RESERVED_SERIES.values()) <= SERIES_BUDGET
+
+
+def test_the_probe_alone_emits_a_series_per_metric_whatever_the_number_of_routes():
+    assert METRICS.keys() >= PROBE_METRICS
+    assert all(METRICS[name].series() == 1 for name in PROBE_METRICS)
 
 
 def test_no_dimension_carries_a_reason():
@@ -53,9 +67,15 @@ def test_series_multiply_across_dimensions():
 
 
 def test_the_readme_states_the_worst_case_of_the_table():
-    total = re.search(r"\| \*\*total\*\* \| \| \*\*(\d+)\*\* \|", README.read_text())
+    readme = README.read_text()
+    total = re.search(r"\| \*\*total\*\* \| \| \*\*(\d+)\*\* \|", readme)
     assert total is not None
     assert int(total.group(1)) == worst_case_series()
+    every_function = re.search(
+        r"\| \*\*worst case, every function\*\* \(budget (\d+)\) \| \| \*\*(\d+)\*\* \|", readme
+    )
+    assert every_function is not None
+    assert (int(every_function.group(1)), int(every_function.group(2))) == (SERIES_BUDGET, budgeted_series())
 
 
 def _series(telemetry: Any) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
@@ -88,23 +108,66 @@ def test_everything_the_events_can_emit_is_in_the_table(telemetry):
         for dimension, value in dimensions:
             assert dimension == "service" or value in definition.dimensions[dimension]
     assert "undeclared metric" not in telemetry.text()
-    # Every route failing for every reason is still one DirectFailure series per route.
-    assert len({d for n, d in emitted if n == "DirectFailure"}) == len(DIRECT_PROBED)
+    # Every route failing for every reason is still one DirectFailure series; the routes are in the logs.
+    assert len({d for n, d in emitted if n == "DirectFailure"}) == 1
+    failed = [log for log in telemetry.logs() if log["message"] == "direct failed"]
+    assert {log["route"] for log in failed} == {key.value for key in DIRECT_PROBED}
 
 
-def test_the_pinned_route_writes_no_probe_series(telemetry):
-    MetricsProbeEvents().route_checked(
+def test_each_probe_check_is_a_log_line_with_its_route_or_group_and_reason(telemetry):
+    probe = MetricsProbeEvents()
+    probe.route_checked(RouteCheck(RouteKey.CU_STOCK, direct=True, checked_at=1, reason=Reason.OK))
+    probe.route_checked(
+        RouteCheck(RouteKey.OY_GOODS_INFO, direct=False, checked_at=1, reason=Reason.HTTP_403)
+    )
+    probe.route_checked(
         RouteCheck(RouteKey.GS25_STOCK, direct=False, checked_at=1, reason=Reason.PINNED_RELAY)
     )
-    assert telemetry.metrics() == []
+    probe.relay_checked(RelayCheck(RelayGroup.DTRYX, healthy=False, checked_at=1, reason=Reason.TIMEOUT))
+    probe.relay_checked(RelayCheck(RelayGroup.OLIVEYOUNG, healthy=True, checked_at=1, reason=Reason.OK))
+
+    lines = [
+        (log["message"], log.get("route") or log.get("group"), log["reason"]) for log in telemetry.logs()
+    ]
+    assert lines == [
+        ("probe check passed", "cu-stock", "ok"),
+        ("probe check failed", "oy-goods-info", "http-403"),
+        # gs25-stock is written pinned without a request: nothing was checked
+        ("relay check failed", "dtryx", "timeout"),
+        ("relay check passed", "oliveyoung", "ok"),
+    ]
+    assert telemetry.metrics() == []  # the run's counts come with its end
+
+
+def test_a_probe_run_counts_failing_routes_and_unhealthy_relays_in_one_document(telemetry):
+    routes = (
+        RouteCheck(RouteKey.CU_STOCK, direct=False, checked_at=1, reason=Reason.HTTP_403),
+        RouteCheck(RouteKey.OY_GOODS_INFO, direct=False, checked_at=1, reason=Reason.TIMEOUT),
+        RouteCheck(RouteKey.CU_PRIME, direct=True, checked_at=1, reason=Reason.OK),
+        RouteCheck(RouteKey.GS25_STOCK, direct=False, checked_at=1, reason=Reason.PINNED_RELAY),
+    )
+    relays = (
+        RelayCheck(RelayGroup.DTRYX, healthy=False, checked_at=1, reason=Reason.TIMEOUT),
+        RelayCheck(RelayGroup.OLIVEYOUNG, healthy=True, checked_at=1, reason=Reason.OK),
+    )
+    summary = ProbeSummary(
+        ran=True, slot_start=0, trigger="schedule", routes=routes, relays=relays, duration_ms=1234
+    )
+
+    MetricsProbeEvents().run_finished(summary)
+
+    values = {m["name"]: m["value"] for m in telemetry.metrics()}
+    assert values == {"RoutesFailingDirect": 2, "RelaysUnhealthy": 1, "ProbeRunDuration": 1234}
+    assert all(m["dimensions"] == {"service": "route-health"} for m in telemetry.metrics())
+    assert len(_emf_lines(telemetry)) == 1
 
 
 @pytest.mark.parametrize(
     ("name", "dimensions"),
     [
         ("NotInTheTable", {}),
-        ("DirectFailure", {"Route": "cu-stock", "Reason": "http-403"}),  # a reason would multiply series
-        ("DirectFailure", {"Route": "gs25-stock"}),  # never called direct
+        ("DirectFailure", {"Route": "cu-stock", "Reason": "http-403"}),  # route and reason: the log line
+        ("StoreError", {"Operation": "read_snapshot"}),  # which call: the log line
         ("LookupError", {"Code": "SOMETHING_NEW"}),
     ],
 )

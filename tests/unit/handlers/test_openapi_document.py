@@ -5,12 +5,16 @@ that real answers match it)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from openapi_spec_validator import validate as validate_openapi
 
+from functions.core.input_rules import CONTROL, DASHED_DATE, visible_text
+from functions.core.overrides import PINNED_NEVER_DIRECT, REASON_PATTERN
 from functions.handlers.metrics import LOOKUP_ERROR_CODES
 from functions.handlers.openapi import OVERRIDE_PATH, ROUTES_PATH
+from functions.services.queries import ITEM_CODE_OR_KEYWORD, LOOKUPS, SEARCH_WINDOW
 from tests.support.endpoints import ENDPOINTS
 from tests.support.openapi import operations, served_document, template_of
 
@@ -120,7 +124,12 @@ def _parameters(path: str) -> dict[str, dict[str, Any]]:
 def test_parameters_carry_the_query_models_constraints_and_defaults():
     cu = _parameters("/api/cu/products")
     assert cu["keyword"]["required"] is True
-    assert cu["keyword"]["schema"] == {"type": "string", "minLength": 1, "maxLength": 200}
+    assert cu["keyword"]["schema"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 100,
+        "pattern": visible_text(CONTROL),  # not blank, no control characters
+    }
     assert cu["offset"]["schema"] == {"type": "integer", "minimum": 0, "maximum": 9999, "default": 0}
     assert cu["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
 
@@ -134,7 +143,11 @@ def test_parameters_carry_the_query_models_constraints_and_defaults():
     assert _parameters("/api/seveneleven/popwords")["label"]["schema"]["default"] == "home"
     assert "pattern" in _parameters("/api/seveneleven/popwords")["label"]["schema"]
     assert _parameters("/api/dtryx/movies")["cinemaCode"]["schema"]["pattern"] == "^[0-9]{6}$"
-    assert _parameters("/api/dtryx/timetable")["playDate"]["schema"]["format"] == "date"
+    assert _parameters("/api/dtryx/timetable")["playDate"]["schema"] == {
+        "type": "string",
+        "format": "date",
+        "pattern": DASHED_DATE,  # `format` only annotates
+    }
     goods = _parameters("/api/oliveyoung/products/{goodsNo}")["goodsNo"]
     assert goods["in"] == "path"
     assert goods["schema"]["pattern"] == "^[A-Za-z0-9]{1,32}$"
@@ -171,6 +184,61 @@ def test_the_operator_api_is_documented_with_its_security_schemes():
         86400,
     )
     assert body["properties"]["reason"]["maxLength"] == 200
+    assert body["properties"]["reason"]["pattern"] == REASON_PATTERN
     assert "400" not in document["paths"][ROUTES_PATH]["get"]["responses"]
     for _, _, operation in operations():
         assert ("security" in operation) == (operation["tags"] == ["Operator"])
+
+
+JSON_SCHEMA_KEYWORDS = {
+    "type",
+    "enum",
+    "const",
+    "default",
+    "title",
+    "description",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "$ref",
+}
+"""Every keyword a parameter or request body field uses: a constraint under any other name (pydantic's own `ge`
+when it can't place a range) would be ignored by every client and validator."""
+
+
+def test_parameters_and_the_override_body_state_their_rules_in_json_schema_keywords():
+    schemas = [
+        parameter["schema"]
+        for _, _, operation in operations()
+        for parameter in operation.get("parameters", [])
+    ]
+    schemas += served_document()["components"]["schemas"]["OverrideRequestBody"]["properties"].values()
+    assert schemas
+    for schema in schemas:
+        assert set(schema) <= JSON_SCHEMA_KEYWORDS, schema
+
+
+def test_each_rule_across_parameters_is_stated_in_its_operations_description():
+    document = served_document()
+    stated = {
+        "/api/gs25/stock": ITEM_CODE_OR_KEYWORD,
+        "/api/seveneleven/products": SEARCH_WINDOW,
+    }
+    for path, operation in ((path, item["get"]) for path, item in document["paths"].items() if "get" in item):
+        rule = stated.get(path)
+        described = operation.get("description", "")
+        assert (rule is not None and rule.text in described) or "across parameters" not in described, path
+    for path, rule in stated.items():
+        assert rule.text in document["paths"][path]["get"]["description"]
+    assert PINNED_NEVER_DIRECT.text in document["paths"][OVERRIDE_PATH]["put"]["description"]
+
+
+def test_every_rule_across_parameters_is_listed_in_the_design_doc():
+    rules = [rule for query in LOOKUPS for rule in query.cross_rules]
+    assert rules
+    design = " ".join((Path(__file__).parents[3] / "docs" / "design.md").read_text().split())
+    for rule in [*rules, PINNED_NEVER_DIRECT]:
+        assert rule.text in design, rule.name

@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from functions.handlers.tracing import traced
 from infra.environment import CALLS_UNTRACED, POWERTOOLS_ENVIRONMENT
+
+REPO = Path(__file__).resolve().parents[3]
 
 LOADED_AFTER_IMPORT = """
 import sys
@@ -59,3 +63,36 @@ def test_an_enabled_tracer_wraps_the_handler_and_returns_its_answer(monkeypatch:
 
     assert wrapped is not handler
     assert wrapped({"id": "evt-1"}, None) == "evt-1"  # outside Lambda the Tracer records nothing
+
+
+TRACING_MODULE = "functions/handlers/tracing.py"
+TRACING_IMPORTS = ("aws_xray_sdk", "aws_lambda_powertools.tracing", "opentelemetry")
+
+
+def _imports(path: Path) -> list[tuple[str, str]]:
+    """(module, name) for every import in a file, names included (`from x import Tracer` -> ("x", "Tracer"))."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, "") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found += [(node.module, alias.name) for alias in node.names]
+    return found
+
+
+def test_no_module_but_the_tracing_module_imports_a_tracer_or_the_xray_sdk() -> None:
+    sources = [
+        path
+        for package in ("functions", "relay", "sandbox", "ops_cli", "infra", "bench")
+        for path in sorted((REPO / package).rglob("*.py"))
+    ]
+    offenders = [
+        f"{path.relative_to(REPO)}: {module} {name}".strip()
+        for path in sources
+        if path.relative_to(REPO).as_posix() != TRACING_MODULE
+        for module, name in _imports(path)
+        if module.startswith(TRACING_IMPORTS) or name == "Tracer"
+    ]
+    assert len(sources) > 50  # the packages were found
+    assert offenders == []
+    assert ("aws_lambda_powertools", "Tracer") in _imports(REPO / TRACING_MODULE)

@@ -155,7 +155,11 @@ def test_the_override_request_takes_exactly_mode_reason_and_whole_ttl_seconds() 
         '{"mode": "force-direct", "reason": "r", "ttlSeconds": 60}', by_name=False
     )
     assert (request.mode, request.reason, request.ttl_seconds) == (OverrideMode.FORCE_DIRECT, "r", 60)
+    for whole in ("60.0", "6e1", "600e-1"):  # integers, as JSON Schema counts them
+        body = json.dumps({"mode": "force-direct", "reason": "r", "ttlSeconds": "N"}).replace('"N"', whole)
+        assert OverrideRequestBody.model_validate_json(body, by_name=False).ttl_seconds == 60
     for body in (
+        '{"mode": "force-direct", "reason": "r", "ttlSeconds": 60.5}',
         '{"mode": "force-direct", "reason": "r", "ttlSeconds": "60"}',
         '{"mode": "force-direct", "reason": "r", "ttlSeconds": true}',
         '{"mode": "force-direct", "reason": 1, "ttlSeconds": 60}',

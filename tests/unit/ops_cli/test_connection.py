@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from ops_cli.connection import CliError, Connection, from_secret_file, from_stack
+from ops_cli.connection import CliError, Connection, from_secret_file, from_stack, stack_api_url
 from sandbox.cli import main
 
 STACK = "RouteHealth-prod"
@@ -214,3 +214,10 @@ def test_there_is_no_option_that_takes_the_secret_itself(capsys: pytest.CaptureF
         main(["ops", "routes", "--secret", SECRET])
     assert exited.value.code == 2
     assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_the_lookups_need_only_the_stacks_api_url(aws: None) -> None:
+    deploy({"ApiUrl": "https://abc.execute-api.ap-northeast-2.amazonaws.com/"})
+    assert stack_api_url(STACK, REGION) == "https://abc.execute-api.ap-northeast-2.amazonaws.com"
+    with pytest.raises(CliError, match="stack RouteHealth-nope not found"):
+        stack_api_url("RouteHealth-nope", REGION)

@@ -51,6 +51,8 @@ def test_banner_never_contains_the_secret(in_tmp: Path) -> None:
         in text
     )
     assert "/_sandbox/faults" in text
+    assert "route-health lookup cuProducts --keyword cola --url http://127.0.0.1:8080" in text
+    assert "http://127.0.0.1:8080/mcp" in text
 
 
 def test_the_banner_names_the_command_as_a_new_shell_runs_it(in_tmp: Path) -> None:

@@ -250,6 +250,7 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
         clock=fixed_clock(SLOT),
         api=function("api"),
         ops=function("ops"),
+        mcp=function("mcp"),
         controls=lambda method, path, body: ControlResponse(200, {}),
     )
     serving = threading.Thread(target=gateway.serve_forever, daemon=True)
@@ -260,6 +261,7 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
                 ("POST", "/api/cu/products"),
                 ("DELETE", "/api/health/routes"),
                 ("GET", "/x"),
+                ("PUT", "/mcp"),
             ]:
                 response = http.request(method, path)
                 assert response.status_code == 404, (method, path)
@@ -271,6 +273,8 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
             assert answer.status_code == 200
             assert http.put("/api/health/routes/cu-stock/override").status_code == 200
             assert http.delete("/api/health/routes/cu-stock/override").status_code == 200
+            for method in ("POST", "GET", "DELETE"):
+                assert http.request(method, "/mcp").status_code == 200
     finally:
         gateway.shutdown()
         gateway.server_close()
@@ -281,9 +285,54 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
         ("ops", "GET /api/health/routes"),
         ("ops", "PUT /api/health/routes/{key}/override"),
         ("ops", "DELETE /api/health/routes/{key}/override"),
+        ("mcp", "POST /mcp"),
+        ("mcp", "GET /mcp"),
+        ("mcp", "DELETE /mcp"),
     ]
     # The Date header is the sandbox clock's (operator tools tell "3 min ago" by it), not the machine's.
     assert parsedate_to_datetime(answer.headers["date"]).timestamp() * 1000 == SLOT
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("TRACE", "/api/cu/products", b""),
+        ("TRACE", "/api/health/routes", b""),
+        ("QUERY", "/api/cu/products", b'{"keyword": "cola"}'),
+        ("PROPFIND", "/api/health/routes/cu-stock/override", b""),
+        ("BREW", "/elsewhere", b"coffee"),
+    ],
+)
+def test_gateway_answers_a_method_it_has_no_route_for_like_any_unmatched_route(
+    method: str, path: str, body: bytes
+) -> None:
+    invoked: list[dict[str, Any]] = []
+
+    def function(event: dict[str, Any]) -> Any:
+        invoked.append(event)
+        return {"statusCode": 200, "body": "{}"}
+
+    gateway = Gateway(
+        0,
+        clock=fixed_clock(SLOT),
+        api=function,
+        ops=function,
+        mcp=function,
+        controls=lambda method, path, body: ControlResponse(200, {}),
+    )
+    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
+    serving.start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
+            response = http.request(method, path, content=body)
+            assert (response.status_code, response.json()) == (404, {"message": "Not Found"})
+            assert response.headers["content-type"] == "application/json"
+            assert http.get("/api/cu/products").status_code == 200  # the connection still serves
+    finally:
+        gateway.shutdown()
+        gateway.server_close()
+        serving.join()
+    assert [event["requestContext"]["http"]["method"] for event in invoked] == ["GET"]
 
 
 def test_a_request_may_choose_its_source_ip_in_the_sandbox_only() -> None:
@@ -298,6 +347,7 @@ def test_a_request_may_choose_its_source_ip_in_the_sandbox_only() -> None:
         clock=fixed_clock(SLOT),
         api=api,
         ops=api,
+        mcp=api,
         controls=lambda method, path, body: ControlResponse(200, {}),
     )
     serving = threading.Thread(target=gateway.serve_forever, daemon=True)

@@ -1,0 +1,1 @@
+"""The MCP endpoint (docs/design.md, "MCP endpoint and lookup command")."""

@@ -1,0 +1,236 @@
+"""The relay's connections on real sockets: request heads that never complete, idle and dribbling keep-alive
+connections, the cap below the descriptor limit and its log, accept() out of descriptors, slow bodies."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+
+from functions.core import RelayGroup, RouteKey
+from relay.config import DESCRIPTOR_RESERVE, ConnectionSettings
+from relay.server import BackgroundRelay, bound_socket
+from tests.relay.conftest import RelayFactory, RelayUnderTest, auth, path_of, probe_body
+from tests.relay.relay_process import (
+    RelayProcess,
+    bearer,
+    closed_by_relay,
+    read_until_closed,
+    running_relay,
+    status_of,
+)
+from tests.support.waiting import eventually
+
+OY = RelayGroup.OLIVEYOUNG
+DTRYX = RelayGroup.DTRYX
+SHORT_TIMEOUT = {"RELAY_HEADER_TIMEOUT_S": "0.5"}
+
+
+def _dribble_until_closed(sockets: list[socket.socket], within_s: float) -> bool:
+    """Sends one byte of a never-ending header on each socket every 50 ms; whether the relay closed them all."""
+    open_ones = list(sockets)
+    end = time.monotonic() + within_s
+    while open_ones and time.monotonic() < end:
+        for sock in list(open_ones):
+            try:
+                sock.sendall(b"a")
+            except OSError:
+                open_ones.remove(sock)
+                continue
+            if closed_by_relay(sock):
+                open_ones.remove(sock)
+        time.sleep(0.05)
+    return not open_ones
+
+
+def _kept_alive(relay: RelayProcess) -> socket.socket:
+    """A connection on which the Olive Young relay answered one health check and keeps it open."""
+    connection = relay.connect(OY)
+    connection.sendall(f"GET /health HTTP/1.1\r\nHost: relay\r\n{bearer(OY)}\r\n".encode())
+    answer = http.client.HTTPResponse(connection)
+    answer.begin()
+    answer.read()
+    assert (answer.status, answer.getheader("connection")) == (200, None)  # keep-alive
+    return connection
+
+
+def test_a_connection_without_a_complete_request_head_is_closed(tmp_path: Path) -> None:
+    with running_relay(tmp_path, (OY,), environment=SHORT_TIMEOUT) as relay:
+        silent = relay.connect(OY)
+        half = relay.connect(OY)
+        half.sendall(b"GET /health HTTP/1.1\r\nHost: relay\r\n")
+        idle_after_an_answer = _kept_alive(relay)
+        assert eventually(
+            lambda: all(closed_by_relay(sock) for sock in (silent, half, idle_after_an_answer)), within_s=5
+        )
+        dribbling = relay.connect(OY)
+        dribbling.sendall(b"GET /health HTTP/1.1\r\nX-Slow: ")
+        next_head_dribbling = _kept_alive(relay)
+        next_head_dribbling.sendall(b"GET /health HTTP/1.1\r\nX-Slow: ")
+        assert _dribble_until_closed([dribbling, next_head_dribbling], within_s=5)  # bytes never extend it
+        assert relay.health(OY) == 200
+        assert relay.log_lines()  # every stderr line is JSON
+
+
+def test_connections_beyond_the_cap_are_closed_at_once_and_the_overload_logged_once(tmp_path: Path) -> None:
+    with running_relay(tmp_path, open_files=128) as relay:
+        (starting,) = relay.events("process-starting")
+        cap = 128 - DESCRIPTOR_RESERVE
+        assert starting["limit"] == cap
+        held = [relay.connect(DTRYX) for _ in range(cap)]
+        beyond = [relay.connect(DTRYX) for _ in range(40)]
+        assert eventually(lambda: all(closed_by_relay(sock) for sock in beyond), within_s=10)
+        assert not any(closed_by_relay(sock) for sock in held)
+        assert relay.health(DTRYX) == 0  # full: closed without an answer, never left hanging
+        (refused,) = relay.events("connections-refused")  # one line for 41 refusals (the interval is 60 s)
+        assert (refused["outcome"], refused["refused"], refused["limit"]) == ("connection-limit", 1, cap)
+        for sock in held:
+            sock.close()
+        assert eventually(lambda: relay.health(DTRYX) == 200, within_s=10)
+        assert relay.process.poll() is None
+    assert not relay.events("library-log")  # no accept() tracebacks, nothing but the relay's own lines
+
+
+@pytest.fixture
+def served(make_relay: RelayFactory) -> Iterator[tuple[RelayUnderTest, BackgroundRelay]]:
+    running: list[BackgroundRelay] = []
+
+    def serve(relay: RelayUnderTest, settings: ConnectionSettings | None = None) -> BackgroundRelay:
+        running.append(BackgroundRelay(relay.app, bound_socket(), settings).start())
+        return running[-1]
+
+    relay = make_relay((DTRYX, OY))
+    yield relay, serve(relay, ConnectionSettings(max_connections=2, overload_log_interval_s=0.3))
+    for background in running:
+        background.stop()
+
+
+def test_the_overload_is_logged_once_per_interval_with_the_count(
+    served: tuple[RelayUnderTest, BackgroundRelay],
+) -> None:
+    relay, background = served
+    address = ("127.0.0.1", background.port)
+    with ExitStack() as opened:
+        held = [opened.enter_context(socket.create_connection(address, timeout=5)) for _ in range(2)]
+        beyond = [opened.enter_context(socket.create_connection(address, timeout=5)) for _ in range(10)]
+        assert eventually(lambda: all(closed_by_relay(sock) for sock in beyond))
+        assert eventually(lambda: len(_refusals(relay)) == 2)
+        assert [(line["refused"], line["limit"]) for line in _refusals(relay)] == [(1, 2), (9, 2)]
+        assert not any(closed_by_relay(sock) for sock in held)
+
+
+def _refusals(relay: RelayUnderTest) -> list[dict[str, object]]:
+    return [line for line in relay.log_lines() if line["event"] == "connections-refused"]
+
+
+STARVED_RELAY = """
+import json, os, resource, sys, tempfile
+from pathlib import Path
+from functions.core import RelayGroup
+from relay.config import ConnectionSettings, GroupConfig, RelayConfig
+from relay.logs import RelayLog
+from relay.server import BackgroundRelay, bound_socket, build_apps
+
+state = Path(tempfile.mkdtemp())
+token = "d" * 40  # STARVED_AUTH
+config = RelayConfig((GroupConfig(RelayGroup.DTRYX, token, state, 0),))
+(app,) = build_apps(config, log=RelayLog()).values()
+relay = BackgroundRelay(app, bound_socket(), ConnectionSettings(max_connections=500)).start()
+resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+hoard = []
+try:
+    while True:
+        hoard.append(os.open(os.devnull, os.O_RDONLY))
+except OSError:
+    pass
+print(relay.port, flush=True)
+sys.stdin.readline()
+for descriptor in hoard:
+    os.close(descriptor)
+sys.stdin.readline()
+relay.stop()
+"""
+
+STARVED_AUTH = "Bearer " + "d" * 40
+
+
+def test_accept_out_of_descriptors_pauses_and_logs_once_instead_of_spinning(tmp_path: Path) -> None:
+    """The process's descriptors all taken elsewhere (the cap set above the limit): accept() fails, the relay
+    says so once and tries again later; once descriptors are free, the waiting caller is served."""
+    stderr = tmp_path / "stderr"
+    answers: list[int] = []
+    with (
+        stderr.open("wb") as errors,
+        subprocess.Popen(  # noqa: S603 - this interpreter
+            [sys.executable, "-c", STARVED_RELAY],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            cwd=Path(__file__).parents[2],
+        ) as child,
+        httpx.Client(timeout=20) as client,
+    ):
+        assert child.stdin is not None
+        assert child.stdout is not None
+        url = f"http://127.0.0.1:{int(child.stdout.readline())}/v1/dtryx/health"
+        caller = threading.Thread(
+            target=lambda: answers.append(
+                client.get(url, headers={"Authorization": STARVED_AUTH}).status_code
+            )
+        )
+        caller.start()
+        assert eventually(lambda: bool(_events(stderr, "connections-refused")), within_s=10)
+        time.sleep(1)  # two more failed tries meanwhile
+        child.stdin.write(b"free\n")
+        child.stdin.flush()
+        caller.join(20)
+        child.stdin.write(b"stop\n")
+        child.stdin.flush()
+        assert child.wait(30) == 0
+    assert answers == [200]
+    assert [line["outcome"] for line in _events(stderr, "connections-refused")] == ["descriptors"]
+
+
+def _events(stderr: Path, name: str) -> list[dict[str, object]]:
+    lines = [json.loads(text) for text in stderr.read_text().splitlines()]
+    return [line for line in lines if line["event"] == name]
+
+
+@pytest.mark.parametrize(
+    ("group", "status", "body"), [(OY, 408, {"error": "Request timeout"}), (DTRYX, 504, None)]
+)
+def test_a_body_that_does_not_arrive_in_time_frees_its_slot(
+    make_relay: RelayFactory, group: RelayGroup, status: int, body: dict[str, str] | None
+) -> None:
+    relay = make_relay((OY, DTRYX), body_deadline_ms=300)
+    background = BackgroundRelay(relay.app, bound_socket()).start()
+    key = RouteKey.OY_GOODS_INFO if group is OY else RouteKey.DTRYX_MOVIES
+    with ExitStack() as opened:
+        opened.callback(background.stop)
+        address = ("127.0.0.1", background.port)
+        uploads = [opened.enter_context(socket.create_connection(address, timeout=10)) for _ in range(8)]
+        head = f"POST {path_of(key)} HTTP/1.1\r\nHost: relay\r\n{bearer_for(group)}Content-Length: 16000\r\n"
+        for number, upload in enumerate(uploads):  # 8 consumers (Olive Young allows 2 requests each)
+            upload.sendall(f"{head}x-relay-consumer: {number:064x}\r\n\r\n{{".encode())
+        answers = [read_until_closed(upload) for upload in uploads]  # the relay answers and closes each
+        assert [status_of(answer) for answer in answers] == [status] * 8
+        if body is not None:
+            assert all(json.loads(answer.split(b"\r\n\r\n", 1)[1]) == body for answer in answers)
+        fresh = httpx.post(
+            f"{background.url}{path_of(key)}", json=probe_body(key), headers=auth(group), timeout=10
+        )
+        assert fresh.status_code == 200  # the 8 outstanding slots are free again
+
+
+def bearer_for(group: RelayGroup) -> str:
+    return "".join(f"{name}: {value}\r\n" for name, value in auth(group).items())

@@ -1,0 +1,268 @@
+"""Streamable HTTP as the MCP endpoint speaks it, stateless, JSON answers: both revisions' rules, every refusal
+with its HTTP status and JSON-RPC code, and results that pass the official SDK's own surface for each version
+(`mcp_types.methods.validate_server_result`). Tool calls here answer a fixed result: what a call does is
+tests/integration/test_mcp.py's."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from mcp_types.methods import validate_server_result
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from functions.lookup_document import lookup_document, lookup_operations
+from functions.mcp.protocol import HttpAnswer, HttpRequest, McpServer
+from functions.mcp.tools import LookupTools, server_description
+
+MODERN = "2026-07-28"
+HANDSHAKE = "2025-11-25"
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+RESULT = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {}, "isError": False}
+calls: list[tuple[str, Mapping[str, Any]]] = []
+
+
+def call_tool(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    calls.append((name, arguments))
+    return dict(RESULT)
+
+
+DOCUMENT = lookup_document()
+SERVER = McpServer(
+    server_description(DOCUMENT, LookupTools(lookup_operations(DOCUMENT), lambda event, c: {}))
+)
+
+
+def post(body: object, headers: Mapping[str, str] | None = None, *, raw: str | None = None) -> HttpAnswer:
+    text = raw if raw is not None else json.dumps(body)
+    return SERVER.answer(HttpRequest("POST", {**JSON_HEADERS, **(headers or {})}, text), call_tool)
+
+
+def modern(method: str, params: dict[str, Any] | None = None, **headers: str) -> HttpAnswer:
+    """A 2026-07-28 request with its envelope and matching headers (any header can be overridden)."""
+    meta = {PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_CAPABILITIES_META_KEY: {}}
+    body_params = {**(params or {}), "_meta": meta}
+    routing = {"mcp-protocol-version": MODERN, "mcp-method": method}
+    if "name" in body_params:
+        routing["mcp-name"] = body_params["name"]
+    routing.update({name.replace("_", "-"): value for name, value in headers.items()})
+    return post({"jsonrpc": "2.0", "id": 7, "method": method, "params": body_params}, routing)
+
+
+def handshake(
+    method: str, params: dict[str, Any] | None = None, version: str | None = HANDSHAKE
+) -> HttpAnswer:
+    headers = {"mcp-protocol-version": version} if version else {}
+    return post({"jsonrpc": "2.0", "id": "a", "method": method, "params": params or {}}, headers)
+
+
+def error_of(answer: HttpAnswer) -> dict[str, Any]:
+    body = json.loads(answer.body)
+    assert "result" not in body
+    error: dict[str, Any] = body["error"]
+    return error
+
+
+def result_of(answer: HttpAnswer) -> dict[str, Any]:
+    assert answer.status == 200, answer.body
+    result: dict[str, Any] = json.loads(answer.body)["result"]
+    return result
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
+def test_only_post_is_served(method: str) -> None:
+    answer = SERVER.answer(HttpRequest(method, {"accept": "text/event-stream"}, ""), call_tool)
+    assert (answer.status, answer.headers, answer.body) == (405, {"Allow": "POST"}, "")
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"content-type": "text/plain"}, 415),
+        ({"accept": "text/event-stream"}, 406),
+        ({"origin": "https://elsewhere.example", "host": "api.example"}, 403),
+    ],
+)
+def test_transport_refusals(headers: dict[str, str], status: int) -> None:
+    answer = post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers)
+    assert answer.status == status
+    assert error_of(answer)["code"] == INVALID_REQUEST
+
+
+def test_a_same_origin_page_and_a_client_without_accept_are_served() -> None:
+    assert (
+        post(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"origin": "https://api.example", "host": "api.example"},
+        ).status
+        == 200
+    )
+    answer = SERVER.answer(
+        HttpRequest(
+            "POST",
+            {"content-type": "application/json; charset=utf-8"},
+            '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+        ),
+        call_tool,
+    )
+    assert answer.status == 200
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        ("{not json", PARSE_ERROR),
+        ('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', INVALID_REQUEST),  # batches are not in these revisions
+        ('{"jsonrpc":"1.0","id":1,"method":"ping"}', INVALID_REQUEST),
+        ('{"jsonrpc":"2.0","id":true,"method":"ping"}', INVALID_REQUEST),
+        ('{"jsonrpc":"2.0","method":7}', INVALID_REQUEST),  # a malformed notification
+        ("3", INVALID_REQUEST),
+    ],
+)
+def test_malformed_json_rpc_gets_json_rpc_errors_with_400(raw: str, code: int) -> None:
+    answer = post(None, raw=raw)
+    assert answer.status == 400
+    assert json.loads(answer.body)["id"] is None
+    assert error_of(answer)["code"] == code
+
+
+@pytest.mark.parametrize("version", [None, HANDSHAKE, MODERN])
+def test_a_notification_is_accepted_without_a_body(version: str | None) -> None:
+    headers = {"mcp-protocol-version": version} if version else {}
+    answer = post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    assert (answer.status, answer.body) == (202, "")
+
+
+def test_an_unsupported_version_is_refused_with_the_versions_served() -> None:
+    answer = handshake("tools/list", version="2099-01-01")
+    assert answer.status == 400
+    error = error_of(answer)
+    assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    assert error["data"]["requested"] == "2099-01-01"
+    assert {MODERN, *HANDSHAKE_PROTOCOL_VERSIONS} == set(error["data"]["supported"])
+
+
+# --- the handshake revisions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("offered", "agreed"), [(HANDSHAKE, HANDSHAKE), ("2025-03-26", "2025-03-26"), ("2024-10-07", HANDSHAKE)]
+)
+def test_initialize_agrees_a_version_and_never_issues_a_session(offered: str, agreed: str) -> None:
+    params = {"protocolVersion": offered, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    answer = handshake("initialize", params, version=None)
+    result = result_of(answer)
+
+    assert result["protocolVersion"] == agreed
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["serverInfo"] == {"name": "route-health", "title": "Route Health", "version": "1.0.0"}
+    assert "Olive Young" in result["instructions"]
+    assert not any(name.lower() == "mcp-session-id" for name in answer.headers)
+    validate_server_result("initialize", agreed, result)
+
+
+@pytest.mark.parametrize("version", [None, *HANDSHAKE_PROTOCOL_VERSIONS])
+def test_handshake_era_tools_list_and_call(version: str | None) -> None:
+    listed = result_of(handshake("tools/list", version=version))
+    calls.clear()
+    called = result_of(
+        handshake("tools/call", {"name": "cuProducts", "arguments": {"keyword": "x"}}, version=version)
+    )
+
+    assert [tool["name"] for tool in listed["tools"]] == [
+        operation.name for operation in lookup_operations(DOCUMENT)
+    ]
+    assert called == RESULT
+    assert calls == [("cuProducts", {"keyword": "x"})]
+    for method, result in (("tools/list", listed), ("tools/call", called)):
+        validate_server_result(method, version or "2025-03-26", result)
+    assert result_of(handshake("ping", version=version)) == {}
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "code"),
+    [
+        ("server/discover", {}, METHOD_NOT_FOUND),  # 2026-07-28 only
+        ("resources/list", {}, METHOD_NOT_FOUND),  # a method of the protocol this server does not serve
+        ("no/such", {}, METHOD_NOT_FOUND),
+        ("tools/call", {"name": "noSuchTool"}, INVALID_PARAMS),
+        ("tools/call", {"arguments": {}}, INVALID_PARAMS),  # no name
+        ("tools/call", {"name": "cuProducts", "arguments": ["x"]}, INVALID_PARAMS),
+        ("tools/list", {"_meta": "x"}, INVALID_PARAMS),
+        ("initialize", {"protocolVersion": HANDSHAKE, "capabilities": {}}, INVALID_PARAMS),  # no clientInfo
+    ],
+)
+def test_handshake_era_dispatch_errors_are_json_rpc_errors_with_200(
+    method: str, params: dict[str, Any], code: int
+) -> None:
+    calls.clear()
+    answer = handshake(method, params)
+    assert answer.status == 200
+    assert error_of(answer)["code"] == code
+    assert calls == []
+
+
+# --- 2026-07-28 --------------------------------------------------------------------------------
+
+
+def test_discover_describes_the_server() -> None:
+    result = result_of(modern("server/discover"))
+    assert result["supportedVersions"] == [MODERN]
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result[("_meta")][SERVER_INFO_META_KEY]["name"] == "route-health"
+    assert (result["resultType"], result["cacheScope"]) == ("complete", "public")
+    validate_server_result("server/discover", MODERN, result)
+
+
+def test_modern_tools_list_and_call() -> None:
+    listed = result_of(modern("tools/list"))
+    calls.clear()
+    called = result_of(modern("tools/call", {"name": "gs25Stock", "arguments": {"keyword": "콜라"}}))
+
+    assert len(listed["tools"]) == len(lookup_operations(DOCUMENT))
+    assert called["resultType"] == "complete"
+    assert called["_meta"][SERVER_INFO_META_KEY]["version"] == "1.0.0"
+    assert calls == [("gs25Stock", {"keyword": "콜라"})]
+    validate_server_result("tools/list", MODERN, listed)
+    validate_server_result("tools/call", MODERN, called)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "headers", "code", "status"),
+    [
+        ("tools/list", {}, {"mcp_protocol_version": "2025-11-25"}, HEADER_MISMATCH, 400),
+        ("tools/list", {}, {"mcp_method": "tools/call"}, HEADER_MISMATCH, 400),
+        ("tools/call", {"name": "cuProducts"}, {"mcp_name": "cuStores"}, HEADER_MISMATCH, 400),
+        ("initialize", {}, {}, METHOD_NOT_FOUND, 404),  # no handshake in 2026-07-28
+        ("ping", {}, {}, METHOD_NOT_FOUND, 404),
+        ("tools/call", {"name": "noSuchTool"}, {}, INVALID_PARAMS, 400),
+    ],
+)
+def test_modern_refusals(
+    method: str, params: dict[str, Any], headers: dict[str, str], code: int, status: int
+) -> None:
+    calls.clear()
+    answer = modern(method, params, **headers)
+    assert (answer.status, error_of(answer)["code"]) == (status, code)
+    assert json.loads(answer.body)["id"] == 7
+    assert calls == []
+
+
+def test_a_modern_request_without_its_envelope_is_invalid() -> None:
+    headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"}
+    answer = post({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers)
+    assert answer.status == 400
+    assert error_of(answer)["code"] == INVALID_PARAMS
