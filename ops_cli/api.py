@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 
+from functions.core.model import OverrideMode
+from functions.handlers.wire import OverrideRequestBody
 from ops_cli.connection import CliError, Connection
 
 ROUTES_PATH = "/api/health/routes"
@@ -74,9 +76,9 @@ class OpsApi:
             return SlotTaken(retry_after or 0, body.get("data"), _server_now(response))
         return self._answer(response)
 
-    def set_override(self, key: str, mode: str, reason: str, ttl_seconds: int) -> Answer:
-        body = {"mode": mode, "reason": reason, "ttlSeconds": ttl_seconds}
-        return self._answer(self._request("PUT", _override_path(key), json=body))
+    def set_override(self, key: str, mode: OverrideMode, reason: str, ttl_seconds: int) -> Answer:
+        body = OverrideRequestBody(mode=mode, reason=reason, ttl_seconds=ttl_seconds)
+        return self._answer(self._request("PUT", _override_path(key), json=body.to_json()))
 
     def clear_override(self, key: str) -> Answer | None:
         """The removed override, or None when the key had none."""

@@ -221,7 +221,7 @@ def _set(api: OpsApi, args: argparse.Namespace, tz: tzinfo) -> int:
             _line(key, "skipped: pinned to the relay, never direct")
             continue
         try:
-            answer = api.set_override(key.value, mode.value, args.reason, args.ttl)
+            answer = api.set_override(key.value, mode, args.reason, args.ttl)
         except ApiError as error:
             if error.status not in (400, 404):
                 raise

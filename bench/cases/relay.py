@@ -32,6 +32,7 @@ from functions.adapters.http import exchange, new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
 from functions.catalog import spec_for
 from functions.core import RelayGroup, RouteKey
+from functions.handlers.telemetry import MetricsRelayEvents
 from relay.app import POLICIES
 from relay.config import GroupConfig, RelayConfig
 from relay.logs import RelayLog
@@ -90,7 +91,7 @@ def _added_latency(server: SimulatorServer, relay: BackgroundRelay) -> dict[str,
     built = spec.build_request(params)
     bare_client = new_http_client(loopback_transport(server.base_url, entrance=RELAY_UPSTREAM))
     endpoint = RelayEndpoint.parse(RelayGroup.DTRYX, relay.url, RelayCredentials(TOKEN))
-    relayed = RelayTransport(new_http_client(), {RelayGroup.DTRYX: endpoint})
+    relayed = RelayTransport(new_http_client(), {RelayGroup.DTRYX: endpoint}, events=MetricsRelayEvents())
 
     def bare() -> None:
         request = bare_client.build_request(built.method, built.url, headers=dict(built.headers))

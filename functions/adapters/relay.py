@@ -150,11 +150,6 @@ class RelayEvents(Protocol):
     def gs25_session_expired(self) -> None: ...
 
 
-class NoRelayEvents:
-    def gs25_session_expired(self) -> None:
-        pass
-
-
 class RelayTransport:
     """Calls the relays. `endpoints` holds each configured group's endpoint or the reason it is unusable."""
 
@@ -163,13 +158,13 @@ class RelayTransport:
         client: httpx.Client,
         endpoints: Mapping[RelayGroup, RelayEndpoint | RelayConfigError],
         *,
+        events: RelayEvents,
         clock: Clock | None = None,
-        events: RelayEvents | None = None,
     ) -> None:
         self._client = client
         self._endpoints = dict(endpoints)
         self._clock: Clock = clock or (lambda: int(time.time() * 1000))
-        self._events: RelayEvents = events if events is not None else NoRelayEvents()
+        self._events = events
 
     def fetch(self, spec: OperationSpec[Any, Any], params: BaseModel, *, timeout_ms: int) -> Any:
         """The validated body of the relay's answer; raises `ApiError` (429, 502, 503 or 504)."""

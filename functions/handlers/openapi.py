@@ -17,16 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
-from pydantic.json_schema import SkipJsonSchema
+from pydantic import BaseModel, TypeAdapter
 
-from functions.core import ErrorCode, Reason, RelayGroup, RouteKey
-from functions.core.model import OverrideMode
-from functions.core.overrides import MAX_REASON_CHARS, MAX_TTL_SECONDS, PINNED_NEVER_DIRECT, REASON_PATTERN
+from functions.core import ErrorCode
+from functions.core.overrides import PINNED_NEVER_DIRECT
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
+from functions.handlers.wire import OverrideRequestBody, RouteHealth, RouteOverride
 from functions.services.queries import LOOKUPS, LookupQuery, answer_type, retailer_of
 
 OPENAPI_VERSION = "3.1.0"
@@ -36,65 +35,6 @@ ROUTES_PATH = "/api/health/routes"
 OVERRIDE_PATH = "/api/health/routes/{key}/override"
 OPERATOR_SECURITY: list[dict[str, list[str]]] = [{"healthCheckKey": []}, {"bearer": []}]
 """Either header works: `x-health-check-key: <secret>` or `Authorization: Bearer <secret>`."""
-
-
-# --- the operator API (functions/handlers/ops.py; its wire format is functions/handlers/wire.py) -------
-
-
-class _Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ActiveOverride(_Wire):
-    """An operator override that counts now. Times: epoch ms."""
-
-    mode: OverrideMode
-    reason: Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS)]
-    expiresAt: int
-    createdAt: int
-
-
-class RouteOverride(ActiveOverride):
-    """The override a PUT stored or a DELETE removed."""
-
-    key: RouteKey
-
-
-class OverrideRequestBody(_Wire):
-    """The body of PUT: the reason is shown to every operator (never a secret), without the whitespace around
-    it."""
-
-    mode: OverrideMode
-    reason: Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS, pattern=REASON_PATTERN)]
-    ttlSeconds: Annotated[int, Field(ge=1, le=MAX_TTL_SECONDS)]
-
-
-class RouteVerdict(_Wire):
-    """A route's stored verdict; optional keys are left out, never null. Times: epoch ms."""
-
-    key: RouteKey
-    direct: bool
-    checkedAt: int
-    reason: Reason | SkipJsonSchema[None] = None
-    failedAt: int | SkipJsonSchema[None] = None
-    blockedUntil: int | SkipJsonSchema[None] = None
-    override: ActiveOverride | SkipJsonSchema[None] = None
-
-
-class RelayVerdict(_Wire):
-    group: RelayGroup
-    healthy: bool
-    checkedAt: int
-    reason: Reason | SkipJsonSchema[None] = None
-
-
-class RouteHealth(_Wire):
-    """The stored verdicts (a key or group without one is absent) and every override that counts now, with or
-    without a verdict for its key."""
-
-    routes: dict[RouteKey, RouteVerdict]
-    relays: dict[RelayGroup, RelayVerdict]
-    overrides: dict[RouteKey, RouteOverride]
 
 
 # --- the builder ---------------------------------------------------------------------------------

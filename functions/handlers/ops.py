@@ -41,7 +41,7 @@ from functions.handlers.operator_auth import presented_secret, secrets_match
 from functions.handlers.settings import OpsSettings
 from functions.handlers.telemetry import audit_override_change, logger, report_unexpected_error
 from functions.handlers.tracing import traced
-from functions.handlers.wire import OverrideRequest, override_to_wire, snapshot_to_wire
+from functions.handlers.wire import OverrideRequestBody, RouteHealth, RouteOverride
 from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.probe_run import slot_start_of
 
@@ -88,7 +88,7 @@ def set_override(key: str) -> Response[Any]:
         raise _invalid_body([_body_field(refused.field, refused.message)]) from None
     overrides.put_override(override)
     audit_override_change("set", override, caller=_caller_hash())
-    return _json(200, {"success": True, "data": override_to_wire(override)})
+    return _json(200, {"success": True, "data": RouteOverride.of(override).to_json()})
 
 
 @app.delete(OVERRIDE_PATH)
@@ -99,12 +99,12 @@ def clear_override(key: str) -> Response[Any]:
     if removed is None:
         raise ApiError(ErrorCode.NO_OVERRIDE)
     audit_override_change("clear", removed, caller=_caller_hash())
-    return _json(200, {"success": True, "data": override_to_wire(removed)})
+    return _json(200, {"success": True, "data": RouteOverride.of(removed).to_json()})
 
 
 def _shown(snapshot: Snapshot, now: int) -> dict[str, Any]:
     """The snapshot as operators see it: only the overrides that count now."""
-    return snapshot_to_wire(with_active_overrides(snapshot, now))
+    return RouteHealth.from_snapshot(with_active_overrides(snapshot, now)).to_json()
 
 
 def _route_key(name: str) -> RouteKey:
@@ -122,11 +122,11 @@ def _body_text() -> str | None:
         raise _invalid_body([_body_field(None, "the body must be a JSON object in UTF-8")]) from None
 
 
-def _override_request(body: str | None) -> OverrideRequest:
+def _override_request(body: str | None) -> OverrideRequestBody:
     if not body:
         raise _invalid_body([_body_field(None, "a JSON object with mode, reason and ttlSeconds is required")])
     try:
-        return OverrideRequest.model_validate_json(body)
+        return OverrideRequestBody.model_validate_json(body, by_name=False)
     except ValidationError as error:
         raise _invalid_body(field_errors("body", error.errors())) from None
 

@@ -40,20 +40,6 @@ from functions.services.snapshot_cache import SnapshotCache
 T = TypeVar("T")
 
 
-class NoRoutingEvents:
-    def decided(self, key: RouteKey, path: Path, rule: str) -> None:
-        pass
-
-    def answered(self, key: RouteKey, path: Path) -> None:
-        pass
-
-    def direct_failed(self, key: RouteKey, reason: Reason) -> None:
-        pass
-
-    def relay_fallback(self, key: RouteKey) -> None:
-        pass
-
-
 @dataclass(frozen=True, slots=True)
 class _Lookup(Generic[T]):
     """One lookup as the router follows its decision: both paths, the snapshot it was decided on, when it
@@ -78,13 +64,13 @@ class Router:
         snapshots: SnapshotCache | None,
         reporter: FailureReporter | None,
         relay_configured: Callable[[RelayGroup], bool],
-        events: RoutingEvents | None = None,
+        events: RoutingEvents,
     ) -> None:
         self._clock = clock
         self._snapshots = snapshots
         self._reporter = reporter
         self._relay_configured = relay_configured
-        self._events: RoutingEvents = events if events is not None else NoRoutingEvents()
+        self._events = events
         self._blocks_lock = threading.Lock()
         self._local_blocks: dict[RouteKey, int] = {}
 

@@ -29,6 +29,7 @@ from functions.core import (
     RouteKey,
     UpstreamRejected,
 )
+from tests.support.core_fakes import RecordingRelayEvents
 from tests.support.specs import spec_of
 
 DEADLINE_MS = 250
@@ -302,7 +303,11 @@ def test_relay_credentials_never_reach_a_direct_request() -> None:
     endpoint = RelayEndpoint.parse(
         RelayGroup.OLIVEYOUNG, "https://relay.example", RelayCredentials(*RELAY_SECRETS)
     )
-    relays = RelayTransport(new_http_client(httpx.MockTransport(relay)), {RelayGroup.OLIVEYOUNG: endpoint})
+    relays = RelayTransport(
+        new_http_client(httpx.MockTransport(relay)),
+        {RelayGroup.OLIVEYOUNG: endpoint},
+        events=RecordingRelayEvents(),
+    )
     direct = DirectTransport(new_http_client(httpx.MockTransport(retailer)))
     for _ in range(2):  # interleaved, so any state shared between the two would show up
         relays.fetch(make_spec(), SearchParams(keyword="a"), timeout_ms=DEADLINE_MS)

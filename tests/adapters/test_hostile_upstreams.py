@@ -28,7 +28,7 @@ from functions.catalog.spec import OperationSpec
 from functions.core import DIRECT_PROBED, PINNED_TO_RELAY, ApiError, RouteFailure
 from functions.core.model import Reason, RelayCheck, RelayGroup, RouteKey
 from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
-from tests.support.core_fakes import RecordingProbeEvents
+from tests.support.core_fakes import RecordingProbeEvents, RecordingRelayEvents
 from tests.support.hostile_upstream import (
     GZIPPED_OK,
     JSON_OK,
@@ -98,7 +98,9 @@ RELAYS_CLIENT = new_http_client()
 
 def relays_at(base: str) -> RelayTransport:
     endpoint = RelayEndpoint.parse(RelayGroup.DTRYX, base, CREDS)
-    return RelayTransport(RELAYS_CLIENT, {RelayGroup.DTRYX: endpoint}, clock=lambda: NOW)
+    return RelayTransport(
+        RELAYS_CLIENT, {RelayGroup.DTRYX: endpoint}, clock=lambda: NOW, events=RecordingRelayEvents()
+    )
 
 
 # --- the behaviours, and what each must come to ------------------------------------------------------------
@@ -257,7 +259,7 @@ def probe_with(
     summary = run_probe(
         specs=specs,
         direct=DIRECT,
-        relays=RelayTransport(RELAYS_CLIENT, endpoints),
+        relays=RelayTransport(RELAYS_CLIENT, endpoints, events=RecordingRelayEvents()),
         store=store,
         clock=lambda: slot + 1_000,
         slot_start=slot,

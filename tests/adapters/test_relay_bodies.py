@@ -24,6 +24,7 @@ from functions.services.queries import LookupQuery
 from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import relay_route
+from tests.support.core_fakes import RecordingEvents, RecordingRelayEvents
 from tests.support.examples import examples
 from tests.support.queries import for_every_accepted_query, query_fields
 
@@ -62,8 +63,15 @@ class StrictRelays:
                 for group, creds in CREDENTIALS.items()
             },
             clock=lambda: NOW,
+            events=RecordingRelayEvents(),
         )
-        router = Router(clock=lambda: NOW, snapshots=None, reporter=None, relay_configured=lambda _g: True)
+        router = Router(
+            clock=lambda: NOW,
+            snapshots=None,
+            reporter=None,
+            relay_configured=lambda _g: True,
+            events=RecordingEvents(),
+        )
         return Lookup(router=router, direct=relays, relays=relays, clock=lambda: NOW, budget_ms=10_000)
 
     def keys(self) -> set[RouteKey]:

@@ -34,6 +34,7 @@ from functions.core import (
     group_of,
 )
 from sandbox.simulator.payloads import realistic_payload, soft_failure_payloads
+from tests.support.core_fakes import RecordingRelayEvents
 from tests.support.specs import spec_of
 
 NOW = 1_750_000_000_000
@@ -79,23 +80,18 @@ OY_OK = {"status": "SUCCESS", "rows": [1]}
 CONV_OK = {"success": True, "rows": [1]}
 
 
-class RecordingEvents:
-    def __init__(self) -> None:
-        self.gs25_sessions_expired = 0
-
-    def gs25_session_expired(self) -> None:
-        self.gs25_sessions_expired += 1
-
-
 def transport_for(
     handler: Handler,
     group: RelayGroup = RelayGroup.DTRYX,
     creds: RelayCredentials = CREDS,
-    events: RecordingEvents | None = None,
+    events: RecordingRelayEvents | None = None,
 ) -> RelayTransport:
     endpoint = RelayEndpoint.parse(group, "https://relay.example/base/", creds)
     return RelayTransport(
-        new_http_client(httpx.MockTransport(handler)), {group: endpoint}, clock=lambda: NOW, events=events
+        new_http_client(httpx.MockTransport(handler)),
+        {group: endpoint},
+        clock=lambda: NOW,
+        events=events if events is not None else RecordingRelayEvents(),
     )
 
 
@@ -201,7 +197,9 @@ def test_credentials_that_cannot_be_header_values_are_a_configuration_error(cred
         return httpx.Response(200, json={"status": "ok"})
 
     transport = RelayTransport(
-        new_http_client(httpx.MockTransport(handler)), {RelayGroup.DTRYX: caught.value}
+        new_http_client(httpx.MockTransport(handler)),
+        {RelayGroup.DTRYX: caught.value},
+        events=RecordingRelayEvents(),
     )
     assert transport.check_health(RelayGroup.DTRYX, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(
         RelayGroup.DTRYX, healthy=False, checked_at=NOW, reason=Reason.CONFIGURATION
@@ -227,6 +225,7 @@ def test_an_unusable_or_missing_relay_answers_503() -> None:
     transport = RelayTransport(
         new_http_client(httpx.MockTransport(reply(200, DTRYX_OK))),
         {RelayGroup.DTRYX: RelayConfigError("dtryx relay token is missing")},
+        events=RecordingRelayEvents(),
     )
     with pytest.raises(ApiError) as caught:
         transport.fetch(make_spec(RouteKey.DTRYX_MOVIES), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
@@ -353,7 +352,7 @@ def test_relay_statuses(status: int, code: str) -> None:
 def test_gs25_refusing_the_relays_session_is_a_503_saying_so_and_counted(status: int) -> None:
     # The convenience relay passes GS25's own 401/403 on with its failure body: the GS25 session (or key)
     # on the relay is missing or expired. Our token is fine; the operator must renew the session.
-    events = RecordingEvents()
+    events = RecordingRelayEvents()
     error = service_error(
         reply(status, {"error": "Relay request failed"}), RouteKey.GS25_STOCK, events=events
     )
@@ -375,7 +374,7 @@ def test_gs25_refusing_the_relays_session_is_a_503_saying_so_and_counted(status:
     ],
 )
 def test_other_refusals_stay_502(key: RouteKey, status: int, body: object) -> None:
-    events = RecordingEvents()
+    events = RecordingRelayEvents()
     error = service_error(reply(status, body), key, events=events)
     assert (error.status, error.code) == (502, "UPSTREAM_BAD_RESPONSE")
     assert events.gs25_sessions_expired == 0
@@ -551,7 +550,9 @@ def test_invalid_or_missing_configuration_is_a_configuration_verdict() -> None:
         return httpx.Response(200, json={"status": "ok"})
 
     transport = RelayTransport(
-        new_http_client(httpx.MockTransport(handler)), {RelayGroup.DTRYX: RelayConfigError("bad url")}
+        new_http_client(httpx.MockTransport(handler)),
+        {RelayGroup.DTRYX: RelayConfigError("bad url")},
+        events=RecordingRelayEvents(),
     )
     for group in (RelayGroup.DTRYX, RelayGroup.CONVENIENCE):
         assert transport.check_health(group, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(

@@ -37,6 +37,7 @@ from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import RELAY_OPERATIONS, relay_route, retailer_route
 from sandbox.simulator.server import SimRequest, Simulator, SimulatorServer, loopback_transport
 from tests.support.clock import RelayClock
+from tests.support.core_fakes import RecordingRelayEvents
 
 NOW = 1_750_000_000_000
 DEADLINE_MS = 1_000  # generous: a busy shared machine must not turn a quick answer into a timeout
@@ -144,7 +145,7 @@ def relays(
         group: RelayEndpoint.parse(group, server.relay_url(group), creds)
         for group, creds in credentials.items()
     }
-    return RelayTransport(SHARED_RELAY_CLIENT, endpoints, clock=lambda: NOW)
+    return RelayTransport(SHARED_RELAY_CLIENT, endpoints, clock=lambda: NOW, events=RecordingRelayEvents())
 
 
 def direct_reason(server: SimulatorServer, key: RouteKey = RouteKey.OY_FIND_STORE) -> Reason:

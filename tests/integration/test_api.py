@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from functions.core import COOLDOWN_MS, RelayCheck, RelayGroup, RouteKey, group_of
 from functions.core.input_rules import CrossRule
 from functions.handlers import api
+from functions.handlers.telemetry import MetricsRoutingEvents
 from functions.services.lookup import InvalidParams, operation_params
 from functions.services.queries import ITEM_CODE_OR_KEYWORD, SEARCH_WINDOW
 from functions.services.routing import Router
@@ -405,7 +406,11 @@ def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(
     snapshots = SnapshotCache(lambdas.store.read_snapshot, clock=lambdas.clock, executor=executor)
     container.snapshots = snapshots
     container.router = Router(
-        clock=lambdas.clock, snapshots=snapshots, reporter=None, relay_configured=lambda _group: True
+        clock=lambdas.clock,
+        snapshots=snapshots,
+        reporter=None,
+        relay_configured=lambda _group: True,
+        events=MetricsRoutingEvents(),
     )
     lambdas.write_verdicts()
     snapshots.refresh_if_due()

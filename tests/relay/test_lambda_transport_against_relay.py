@@ -23,6 +23,7 @@ from relay.logs import RelayLog
 from relay.server import BackgroundRelay, bound_socket, build_apps
 from tests.relay.conftest import CGV_SIGNING_KEY, PROCESS_GROUPS, START_MS, TOKENS, Retailers
 from tests.support.clock import ManualClock
+from tests.support.core_fakes import RecordingRelayEvents
 
 ACCESS = {"access_client_id": "client.access", "access_client_secret": "access-secret-value"}
 GS25_KEY = "lambda-gs25-key"
@@ -55,7 +56,7 @@ def served(tmp_path: Path, retailers: Retailers) -> Iterator[tuple[RelayTranspor
         for group in RelayGroup
     }
     with new_http_client() as client:
-        yield RelayTransport(client, endpoints), log
+        yield RelayTransport(client, endpoints, events=RecordingRelayEvents()), log
     relay.stop()
 
 

@@ -1,5 +1,5 @@
-"""Fakes for the core's and services' tests: a recording store, recorded routing and probe events, scripted
-upstream calls, snapshots."""
+"""Fakes for the core's and services' tests: a recording store, recorded routing, relay and probe events,
+scripted upstream calls, snapshots."""
 
 from __future__ import annotations
 
@@ -63,6 +63,8 @@ class RecordingReporter:
 
 @dataclass
 class RecordingEvents:
+    """The router's events (implements functions.services.ports.RoutingEvents)."""
+
     decisions: list[tuple[RouteKey, Path, str]] = field(default_factory=list)
     direct_failures: list[tuple[RouteKey, Reason]] = field(default_factory=list)
     fallbacks: list[RouteKey] = field(default_factory=list)
@@ -79,6 +81,16 @@ class RecordingEvents:
 
     def relay_fallback(self, key: RouteKey) -> None:
         self.fallbacks.append(key)
+
+
+@dataclass
+class RecordingRelayEvents:
+    """The relay transport's events (implements functions.adapters.relay.RelayEvents)."""
+
+    gs25_sessions_expired: int = 0
+
+    def gs25_session_expired(self) -> None:
+        self.gs25_sessions_expired += 1
 
 
 @dataclass
@@ -234,5 +246,5 @@ def make_router(
         snapshots=snapshots,
         reporter=reporter if reporter is not None else (RecordingReporter() if store else None),
         relay_configured=lambda _group: relay_configured,
-        events=events,
+        events=events if events is not None else RecordingEvents(),
     )

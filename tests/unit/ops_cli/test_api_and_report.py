@@ -16,7 +16,7 @@ import pytest
 
 from functions.core import Reason, RelayCheck, RelayGroup, RouteKey, RouteVerdict, Snapshot
 from functions.core.model import COOLDOWN_MS, MINUTE_MS, SECOND_MS, OverrideMode, RouteOverride
-from functions.handlers.wire import snapshot_to_wire
+from functions.handlers.wire import RouteHealth
 from ops_cli import cli
 from ops_cli.api import Answer, ApiError, OpsApi, SlotTaken
 from ops_cli.connection import CliError, Connection
@@ -38,6 +38,11 @@ def answering(status: int, body: object, headers: dict[str, str] | None = None) 
         return httpx.Response(status, json=body, headers={"date": DATE, **(headers or {})})
 
     return handle
+
+
+def as_wire(snapshot: Snapshot) -> dict[str, Any]:
+    """The snapshot as the API answers it."""
+    return RouteHealth.from_snapshot(snapshot).to_json()
 
 
 def api(handler: Handler) -> OpsApi:
@@ -81,7 +86,7 @@ def snapshot() -> Snapshot:
 
 
 def test_routes_answers_the_data_and_the_servers_clock() -> None:
-    data = snapshot_to_wire(snapshot())
+    data = as_wire(snapshot())
     with api(answering(200, {"success": True, "data": data})) as client:
         assert client.routes() == Answer(data, NOW)
 
@@ -112,7 +117,7 @@ def test_field_errors_are_listed_under_the_message() -> None:
         "error": {"code": "INVALID_INPUT", "message": "The request body is invalid.", "fields": fields},
     }
     with api(answering(400, body)) as client, pytest.raises(ApiError) as refused:
-        client.set_override("cu-stock", "force-relay", "r", 0)
+        client.set_override("cu-stock", OverrideMode.FORCE_RELAY, "r", 0)
     assert str(refused.value) == (
         "The request body is invalid. (400 INVALID_INPUT)\n  ttlSeconds: between 1 and 86400 seconds (24 h)"
     )
@@ -180,7 +185,7 @@ def slot_taken(data: object) -> Handler:
 def test_probe_in_a_taken_slot_shows_the_verdicts_and_exits_1_saying_when_the_next_slot_starts(
     run: Runner,
 ) -> None:
-    status, out, err = run(["probe"], slot_taken(snapshot_to_wire(snapshot())))
+    status, out, err = run(["probe"], slot_taken(as_wire(snapshot())))
     assert status == 1
     assert out.startswith("Not probed: this 5-minute slot was already probed. The verdicts as they stand:\n")
     assert routes_report(snapshot(), now=NOW, tz=UTC) in out
@@ -188,8 +193,8 @@ def test_probe_in_a_taken_slot_shows_the_verdicts_and_exits_1_saying_when_the_ne
 
 
 def test_probe_in_a_taken_slot_as_json_prints_the_verdicts_and_exits_1(run: Runner) -> None:
-    status, out, err = run(["probe", "--json"], slot_taken(snapshot_to_wire(snapshot())))
-    assert (status, json.loads(out)) == (1, json.loads(json.dumps(snapshot_to_wire(snapshot()))))
+    status, out, err = run(["probe", "--json"], slot_taken(as_wire(snapshot())))
+    assert (status, json.loads(out)) == (1, json.loads(json.dumps(as_wire(snapshot()))))
     assert err == "route-health ops: already probed; next slot in 2m 10s\n"
 
 
@@ -257,7 +262,7 @@ def test_a_refused_secret_stops_a_group_at_the_first_key(run: Runner) -> None:
 
 
 def test_routes_json_is_the_apis_data(run: Runner) -> None:
-    data = snapshot_to_wire(snapshot())
+    data = as_wire(snapshot())
     status, out, _ = run(["routes", "--json"], answering(200, {"success": True, "data": data}))
     assert (status, json.loads(out)) == (0, data)
 
@@ -353,11 +358,11 @@ def test_less_than_a_second_ahead_of_the_servers_whole_second_clock_is_now() -> 
 
 
 def test_the_snapshot_reads_back_what_the_api_writes() -> None:
-    assert snapshot_from_wire(json.loads(json.dumps(snapshot_to_wire(snapshot())))) == snapshot()
+    assert snapshot_from_wire(json.loads(json.dumps(as_wire(snapshot())))) == snapshot()
 
 
 def test_a_newer_apis_extra_fields_keys_and_codes_are_left_out() -> None:
-    wire = json.loads(json.dumps(snapshot_to_wire(snapshot())))
+    wire = json.loads(json.dumps(as_wire(snapshot())))
     wire["routes"]["cu-stock"]["latencyMs"] = 12
     wire["routes"]["daiso-stock"] = {"key": "daiso-stock", "direct": True, "checkedAt": NOW}
     wire["relays"]["convenience"]["reason"] = "http-418"
@@ -379,7 +384,7 @@ def test_an_override_of_a_key_without_a_verdict_reads_back_and_shows_in_the_tabl
     with_unchecked = dataclasses.replace(
         snapshot(), overrides={**snapshot().overrides, RouteKey.DTRYX_MOVIES: unchecked}
     )
-    read = snapshot_from_wire(json.loads(json.dumps(snapshot_to_wire(with_unchecked))))
+    read = snapshot_from_wire(json.loads(json.dumps(as_wire(with_unchecked))))
     assert read == with_unchecked
     rows = {line.split()[0]: line for line in squeezed(routes_report(read, now=NOW, tz=UTC))[1:21]}
     assert (
@@ -388,7 +393,7 @@ def test_an_override_of_a_key_without_a_verdict_reads_back_and_shows_in_the_tabl
 
 
 def test_an_older_api_without_the_overrides_map_still_reads() -> None:
-    wire = json.loads(json.dumps(snapshot_to_wire(snapshot())))
+    wire = json.loads(json.dumps(as_wire(snapshot())))
     del wire["overrides"]
     assert snapshot_from_wire(wire) == snapshot()
 

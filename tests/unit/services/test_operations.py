@@ -39,6 +39,7 @@ from functions.services.queries import (
 from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from tests.support.clock import ManualClock
+from tests.support.core_fakes import RecordingEvents
 from tests.support.examples import examples
 from tests.support.queries import QueryCases, for_every_accepted_query, query_fields
 
@@ -81,7 +82,13 @@ def lookup_with(
     transport: RecordingTransport, clock: ManualClock, *, via_relay: bool = False, budget_ms: int = 10_000
 ) -> Lookup:
     """A Lookup over the real Router in legacy mode: always the relay when `via_relay`, else always direct."""
-    router = Router(clock=clock, snapshots=None, reporter=None, relay_configured=lambda _group: via_relay)
+    router = Router(
+        clock=clock,
+        snapshots=None,
+        reporter=None,
+        relay_configured=lambda _group: via_relay,
+        events=RecordingEvents(),
+    )
     unused = RecordingTransport(clock)
     return Lookup(
         router=router,

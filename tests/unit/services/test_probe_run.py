@@ -39,7 +39,7 @@ from functions.core import (
 from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
 from tests.support.aws import TABLE
 from tests.support.clock import ManualClock
-from tests.support.core_fakes import RecordingProbeEvents
+from tests.support.core_fakes import RecordingProbeEvents, RecordingRelayEvents
 
 NOW = 1_767_225_600_000 + 7_000
 SLOT = slot_start_of(NOW)
@@ -149,7 +149,7 @@ def probe(
     return run_probe(
         specs=specs,
         direct=DirectTransport(new_http_client(transport)),
-        relays=RelayTransport(new_http_client(transport), endpoints),
+        relays=RelayTransport(new_http_client(transport), endpoints, events=RecordingRelayEvents()),
         store=store,
         clock=clock or ManualClock(NOW),
         slot_start=slot,

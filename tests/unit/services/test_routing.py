@@ -135,7 +135,9 @@ def test_local_block_lasts_5_min(
     # The cached snapshot is kept fresh by a loader that always says direct works.
     executor = ManualExecutor()
     cache = SnapshotCache(lambda: DIRECT_OK, clock=clock, executor=executor)
-    router = Router(clock=clock, snapshots=cache, reporter=reporter, relay_configured=lambda _g: True)
+    router = Router(
+        clock=clock, snapshots=cache, reporter=reporter, relay_configured=lambda _g: True, events=events
+    )
     cache.refresh_if_due()
     executor.run_pending()
     router.route_operation(
@@ -519,6 +521,7 @@ def test_failure_report_goes_to_the_store_in_the_background(clock: ManualClock) 
         snapshots=loaded_cache(DIRECT_OK, clock),
         reporter=BackgroundFailureReporter(store, executor, clock),
         relay_configured=lambda _g: True,
+        events=RecordingEvents(),
     )
     direct = ScriptedCall(clock, RouteFailure(Reason.HTTP_403), takes_ms=500)
 
