@@ -820,7 +820,9 @@ def test_cgv_calls_through_the_dtryx_relays_url_count_as_cgvs(real: SimulatedUps
     endpoint = RelayEndpoint.parse(
         RelayGroup.CGV, real.server.relay_url(RelayGroup.DTRYX), CREDENTIALS[RelayGroup.CGV]
     )
-    transport = RelayTransport(SHARED_RELAY_CLIENT, {RelayGroup.CGV: endpoint}, clock=lambda: NOW)
+    transport = RelayTransport(
+        SHARED_RELAY_CLIENT, {RelayGroup.CGV: endpoint}, clock=lambda: NOW, events=RecordingRelayEvents()
+    )
     spec = CATALOG[RouteKey.CGV_MOVIES]
     transport.fetch(spec, spec.probe_params(NOW), timeout_ms=2_000)
     assert transport.check_health(RelayGroup.CGV, timeout_ms=2_000, now=NOW).healthy
