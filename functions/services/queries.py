@@ -1,7 +1,7 @@
 """The lookup contract, written once: one query model per lookup endpoint (docs/design.md, "HTTP API").
 
-Each endpoint's query model is its contract: `@lookup(name, path, summary)` gives its operation name, path and
-summary; its fields (with every constraint) are its parameters; `answer_type()` is its `data` (the return type
+Each endpoint's query model is its contract: `@lookup(name, path, summary, description)` gives its operation
+name, path, summary and description (with `cross_rules`, its rules across parameters); its fields (with every constraint) are its parameters; `answer_type()` is its `data` (the return type
 of its operation's normalizer, or of its own `fetch`); the errors it can answer with follow from
 `functions.core.errors.ErrorCode`. REST routes, the OpenAPI document, MCP tools and the CLI are derived from
 `LOOKUPS`; `fetch` is what the endpoint does: the operations it becomes.
