@@ -51,11 +51,27 @@ def _imported_names(module: ast.Module, made_once: dict[str, set[str]]) -> set[s
     }
 
 
-def _raised_names(module: ast.Module) -> Iterator[tuple[str, int]]:
-    """`raise NAME` and `raise NAME from ...` (a call, `raise NAME(...)`, makes a fresh object)."""
+def _imported_modules(module: ast.Module, made_once: dict[str, set[str]]) -> dict[str, str]:
+    """The project modules this module imports whole: the name it uses -> the module."""
+    return {
+        alias.asname or alias.name: alias.name
+        for statement in ast.walk(module)
+        if isinstance(statement, ast.Import)
+        for alias in statement.names
+        if alias.name in made_once
+    }
+
+
+def _raised_names(module: ast.Module) -> Iterator[tuple[str | None, str, int]]:
+    """`raise NAME` and `raise module.NAME`, with `from ...` or not, as (module alias, NAME, line); a call,
+    `raise NAME(...)`, makes a fresh object."""
     for node in ast.walk(module):
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Name):
-            yield node.exc.id, node.lineno
+        if not isinstance(node, ast.Raise):
+            continue
+        if isinstance(node.exc, ast.Name):
+            yield None, node.exc.id, node.lineno
+        elif isinstance(node.exc, ast.Attribute) and isinstance(node.exc.value, ast.Name):
+            yield node.exc.value.id, node.exc.attr, node.lineno
 
 
 def raised_instances(modules: list[tuple[str, ast.Module]]) -> list[str]:
@@ -63,9 +79,11 @@ def raised_instances(modules: list[tuple[str, ast.Module]]) -> list[str]:
     found = []
     for name, module in modules:
         shared = made_once[name] | _imported_names(module, made_once)
-        found += [
-            f"{name}:{line} raise {raised}" for raised, line in _raised_names(module) if raised in shared
-        ]
+        imported = _imported_modules(module, made_once)
+        for owner, raised, line in _raised_names(module):
+            bound = shared if owner is None else made_once.get(imported.get(owner, ""), set())
+            if raised in bound:
+                found.append(f"{name}:{line} raise {raised if owner is None else f'{owner}.{raised}'}")
     return found
 
 
@@ -91,5 +109,9 @@ def test_the_check_finds_a_raised_module_level_instance(source: str, found: list
 def test_the_check_follows_an_import_from_another_module() -> None:
     errors = ast.parse("REFUSED = ValueError('no')\n")
     user = ast.parse("from errors import REFUSED\ndef f():\n    raise REFUSED\n")
+    whole = ast.parse("import errors\ndef f():\n    raise errors.REFUSED from None\n")
 
-    assert raised_instances([("errors", errors), ("user", user)]) == ["user:3 raise REFUSED"]
+    assert raised_instances([("errors", errors), ("user", user), ("whole", whole)]) == [
+        "user:3 raise REFUSED",
+        "whole:3 raise errors.REFUSED",
+    ]
