@@ -60,19 +60,19 @@ Variants = dict[str, tuple[Callable[[], Any], Patch]]
 
 def run() -> list[tuple[str, float, float | None]]:
     """(variant, CPU µs per call, the part's cost in place: handler minus variant) for every variant."""
-    from functions.handlers import wiring
+    from functions.handlers.composition import LOOKUP_FUNCTION
 
     services = case._services()
-    container = services.container(case._settings())
-    wiring.set_container(container)
+    lookups = services.lookup_function(case._settings())
+    LOOKUP_FUNCTION.install(lookups)
     try:
         through = case._through_handler()
-        variants = _variants(services, container, through)
+        variants = _variants(services, lookups, through)
         _warm_up(variants)
         samples = _sampled(variants)
     finally:
-        wiring.set_container(None)
-        container.close()
+        LOOKUP_FUNCTION.install(None)
+        lookups.close()
     handler = samples["handler"]
     return [
         (
@@ -87,14 +87,14 @@ def run() -> list[tuple[str, float, float | None]]:
     ]
 
 
-def _variants(services: Any, container: Any, through: Callable[[], Any]) -> Variants:
+def _variants(services: Any, lookups: Any, through: Callable[[], Any]) -> Variants:
     """The real handler, the bare references, and the handler with one part taken out by each patch."""
     from functions.catalog.spec import OperationSpec
     from functions.handlers import api, telemetry
     from functions.handlers.telemetry import logger
     from functions.services.routing import Router
 
-    spec, params = case._request_sent_direct(container, through)
+    spec, params = case._request_sent_direct(lookups, through)
     bare = DirectTransport(new_http_client(services.upstream))
 
     def bare_fetch() -> Any:
@@ -132,7 +132,7 @@ def _variants(services: Any, container: Any, through: Callable[[], Any]) -> Vari
             through,
             _patches((telemetry, "_write", lambda metrics: None)),
         ),
-        "no daily quota (check and headers)": (through, _patches((container, "limited_lookups", None))),
+        "no daily quota (check and headers)": (through, _patches((lookups, "limited_lookups", None))),
         "no router (decision, snapshot peek, events)": (
             through,
             _patches((Router, "route_operation", _direct_only)),
@@ -147,7 +147,7 @@ def _variants(services: Any, container: Any, through: Callable[[], Any]) -> Vari
         ),
         "no upstream call (the validated answer computed once)": (
             through,
-            _patches((container.direct, "fetch", lambda spec, params, timeout_ms: fetched)),
+            _patches((lookups.upstreams.direct, "fetch", lambda spec, params, timeout_ms: fetched)),
         ),
         "no Powertools resolver (the route's function called directly)": (
             through,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -32,9 +32,10 @@ from sandbox.simulator.faults import Fault
 from sandbox.simulator.server import Simulator
 
 if TYPE_CHECKING:
-    from functions.handlers.wiring import Container
+    from functions.handlers.composition import Deployed, LookupFunction, ProbeFunction
 
 logger = logging.getLogger(__name__)
+FunctionParts = TypeVar("FunctionParts", "LookupFunction", "ProbeFunction")
 
 RELAY_ENV_PREFIX = {
     RelayGroup.OLIVEYOUNG: "OY",
@@ -212,7 +213,7 @@ class SandboxStack:
         self._resources.callback(aws.stop)
 
         self._configure_environment(aws.environment(), relay_urls)
-        container = self._build_containers(None if simulated is None else simulated.transport)
+        lookups = self._build_functions(None if simulated is None else simulated.transport)
         self._handlers = _load_handlers()
 
         self.scheduler = ProbeScheduler(self.clock, self._invoke_probe, region=REGION)
@@ -225,10 +226,10 @@ class SandboxStack:
             relays=None if simulated is None else simulated.relays,
         )
         self.scheduler.run_due()
-        # The container was built (and its snapshot prefetched) before the first probe wrote any verdict:
+        # The lookup function was built (and its snapshot prefetched) before the first probe wrote any verdict:
         # read them now so that "ready" means steady state, not 30 s of relay-first lookups.
-        if container.snapshots is not None:
-            container.snapshots.prefetch(STARTUP_SNAPSHOT_TIMEOUT_S)
+        if lookups.snapshots is not None:
+            lookups.snapshots.prefetch(STARTUP_SNAPSHOT_TIMEOUT_S)
         self.scheduler.start()
         self._resources.callback(self.scheduler.stop)
 
@@ -264,22 +265,29 @@ class SandboxStack:
         for name, value in POWERTOOLS_DEFAULTS.items():
             os.environ.setdefault(name, value)
 
-    def _build_containers(self, transport: httpx.BaseTransport | None) -> Container:
-        """One container per function, as in AWS (same clock and upstreams); returns the lookup function's."""
-        from functions.handlers.settings import ApiSettings
-        from functions.handlers.wiring import FUNCTION_SETTINGS, build_container, set_container
+    def _build_functions(self, transport: httpx.BaseTransport | None) -> LookupFunction:
+        """Each function's own parts, as in AWS (same clock and upstreams); returns the lookup function's."""
+        from functions.handlers import composition
+        from functions.handlers.settings import ApiSettings, OpsSettings, ProbeSettings
 
-        containers = {
-            settings_type: build_container(
-                settings_type.from_environment(), clock=self.clock, http_transport=transport
+        lookups = composition.build_lookup_function(
+            ApiSettings.from_environment(), clock=self.clock, http_transport=transport
+        )
+        self._install(composition.LOOKUP_FUNCTION, lookups)
+        for deployed, settings in (
+            (composition.OPERATOR_FUNCTION, OpsSettings),
+            (composition.PROBE_FUNCTION, ProbeSettings),
+        ):
+            parts = composition.build_probe_function(
+                settings.from_environment(), clock=self.clock, http_transport=transport
             )
-            for settings_type in FUNCTION_SETTINGS
-        }
-        for settings_type, container in containers.items():
-            set_container(container, settings_type)
-            self._resources.callback(container.close)
-            self._resources.callback(set_container, None, settings_type)
-        return containers[ApiSettings]
+            self._install(deployed, parts)
+        return lookups
+
+    def _install(self, deployed: Deployed[FunctionParts], parts: FunctionParts) -> None:
+        deployed.install(parts)
+        self._resources.callback(parts.close)
+        self._resources.callback(deployed.install, None)
 
     def _controls(self, method: str, path: str, body: bytes) -> Any:
         assert self.controls is not None

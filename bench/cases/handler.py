@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
+    from functions.handlers.composition import LookupFunction
     from functions.handlers.settings import ApiSettings
-    from functions.handlers.wiring import Container
 
 ENDPOINT = "/api/oliveyoung/products"
 QUERY = {"keyword": "립밤"}
@@ -154,10 +154,10 @@ class _Services:
     secretsmanager: SecretsManagerClient
     upstream: httpx.MockTransport
 
-    def container(self, settings: ApiSettings) -> Container:
-        from functions.handlers import wiring
+    def lookup_function(self, settings: ApiSettings) -> LookupFunction:
+        from functions.handlers import composition
 
-        return wiring.build_container(
+        return composition.build_lookup_function(
             settings,
             clock=lambda: NOW,
             dynamodb_client=self.dynamodb,
@@ -204,18 +204,18 @@ def _through_handler() -> Callable[[], dict[str, Any]]:
 
 
 def _run() -> dict[str, Any]:
-    from functions.handlers import wiring
+    from functions.handlers.composition import LOOKUP_FUNCTION
 
     services = _services()
     settings = _settings()
-    container = services.container(settings)
-    wiring.set_container(container)
+    lookups = services.lookup_function(settings)
+    LOOKUP_FUNCTION.install(lookups)
     try:
         counter = CallCounter(threading.current_thread())
         services.dynamodb.meta.events.register("before-call", counter)
         services.secretsmanager.meta.events.register("before-call", counter)
         through_handler = _through_handler()
-        spec, params = _request_sent_direct(container, through_handler)
+        spec, params = _request_sent_direct(lookups, through_handler)
         bare_transport = DirectTransport(new_http_client(services.upstream))
 
         def bare() -> Any:
@@ -228,8 +228,8 @@ def _run() -> dict[str, Any]:
             services, settings
         )
     finally:
-        wiring.set_container(None)
-        container.close()
+        LOOKUP_FUNCTION.install(None)
+        lookups.close()
 
     store_calls = sum(calls["store_calls_on_request_path_by_operation"].values())
     progress(
@@ -272,13 +272,13 @@ def _run() -> dict[str, Any]:
 
 
 def _request_sent_direct(
-    container: Container, through_handler: Callable[[], dict[str, Any]]
+    lookups: LookupFunction, through_handler: Callable[[], dict[str, Any]]
 ) -> tuple[OperationSpec[Any, Any], BaseModel]:
     """The spec and params of one lookup through the handler, which must have gone direct and succeeded."""
-    recorder = _Recorder(container.direct)
-    container.direct = recorder  # type: ignore[assignment]
+    recorder = _Recorder(lookups.upstreams.direct)
+    lookups.upstreams.direct = recorder  # type: ignore[assignment]
     first = through_handler()
-    container.direct = recorder.inner
+    lookups.upstreams.direct = recorder.inner
     assert first["statusCode"] == 200, first
     assert json.loads(first["body"])["success"] is True
     assert recorder.seen is not None, "the lookup did not go direct"
@@ -388,10 +388,10 @@ def _secret_fetches_after_expiry(services: _Services, settings: ApiSettings) -> 
     In production the cache expires every ROUTE_HEALTH_SECRET_MAX_AGE seconds (300 by default), so this is
     what one request per container per expiry pays.
     """
-    from functions.handlers import wiring
+    from functions.handlers.composition import LOOKUP_FUNCTION
 
-    container = services.container(settings.model_copy(update={"secret_max_age_s": 0}))
-    wiring.set_container(container)
+    lookups = services.lookup_function(settings.model_copy(update={"secret_max_age_s": 0}))
+    LOOKUP_FUNCTION.install(lookups)
     counter = CallCounter(threading.current_thread())
     services.secretsmanager.meta.events.register("before-call", counter)
     try:
@@ -401,4 +401,5 @@ def _secret_fetches_after_expiry(services: _Services, settings: ApiSettings) -> 
         return counter.on_request_path.get("GetSecretValue", 0)
     finally:
         services.secretsmanager.meta.events.unregister("before-call", counter)
-        container.close()
+        LOOKUP_FUNCTION.install(None)
+        lookups.close()

@@ -112,11 +112,12 @@ def _cold_inits() -> dict[str, Any]:
 
 
 def _calls() -> dict[str, Any]:
-    from functions.handlers import api, mcp, wiring
+    from functions.handlers import api, mcp
+    from functions.handlers.composition import LOOKUP_FUNCTION
 
     services = _services()
-    container = services.container(_settings())
-    wiring.set_container(container)
+    lookups = services.lookup_function(_settings())
+    LOOKUP_FUNCTION.install(lookups)
     context = _WholeTimeLeft("route-health-mcp", timeout_s=15.0)
     try:
         calls = {"rest": _invoking(api.lambda_handler, api_event(ENDPOINT, QUERY, now_ms=NOW), context)}
@@ -133,8 +134,8 @@ def _calls() -> dict[str, Any]:
             for name, call in calls.items():
                 batches[name].append(_time_batch(call, PER_BATCH))
     finally:
-        wiring.set_container(None)
-        container.close()
+        LOOKUP_FUNCTION.install(None)
+        lookups.close()
     us = {name: round(median([wall for wall, _ in values]), 1) for name, values in batches.items()}
     cpu = {name: round(median([cpu for _, cpu in values]), 1) for name, values in batches.items()}
     revisions = (HANDSHAKE, MODERN)

@@ -56,7 +56,7 @@ from sandbox.simulator.server import Simulator, SimulatorServer, loopback_transp
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from functions.handlers.wiring import Container
+    from functions.handlers.composition import ProbeFunction
 
 HEALTHY_RUNS = 3
 HANG_LIMIT_S = 4.0
@@ -142,9 +142,9 @@ class _ProbeRuns:
         return elapsed_ms, summary
 
 
-def _container(server: SimulatorServer, secrets: Secrets, dynamodb: DynamoDBClient) -> Container:
-    """The probe function's container against the simulator on 127.0.0.1, with production timings."""
-    from functions.handlers import wiring
+def _probe_function(server: SimulatorServer, secrets: Secrets, dynamodb: DynamoDBClient) -> ProbeFunction:
+    """The probe function's parts against the simulator on 127.0.0.1, with production timings."""
+    from functions.handlers.composition import build_probe_function
     from functions.handlers.settings import ProbeSettings
 
     settings = ProbeSettings.from_environment(
@@ -153,7 +153,7 @@ def _container(server: SimulatorServer, secrets: Secrets, dynamodb: DynamoDBClie
         CONVENIENCE_RELAY_URL=server.relay_url(RelayGroup.CONVENIENCE),
         DTRYX_RELAY_URL=server.relay_url(RelayGroup.DTRYX),
     )
-    return wiring.build_container(
+    return build_probe_function(
         settings,
         dynamodb_client=dynamodb,
         http_transport=loopback_transport(server.base_url),
@@ -162,7 +162,7 @@ def _container(server: SimulatorServer, secrets: Secrets, dynamodb: DynamoDBClie
 
 
 def _run() -> dict[str, Any]:
-    from functions.handlers import wiring
+    from functions.handlers.composition import PROBE_FUNCTION
 
     secrets = Secrets.from_mapping(BENCH_SECRET_VALUES, source="bench")
     dynamodb = boto3.client("dynamodb", region_name=REGION, config=store_client_config())
@@ -171,11 +171,11 @@ def _run() -> dict[str, Any]:
     simulator = Simulator(_credentials(secrets), signing_keys=signing_keys, hang_limit_s=HANG_LIMIT_S)
     quiet = RelayLog(io.StringIO())
     with start_upstreams(simulator, _credentials(secrets), clock=system_clock, log=quiet) as upstreams:
-        container = _container(upstreams.server, secrets, dynamodb)
-        wiring.set_container(container)
+        probe = _probe_function(upstreams.server, secrets, dynamodb)
+        PROBE_FUNCTION.install(probe)
         one_run = _ProbeRuns()
         try:
-            one_run()  # warm: the container's first run pays imports of the payload builders
+            one_run()  # warm: the function's first run pays imports of the payload builders
             healthy, writes_per_run = _healthy_runs(one_run, dynamodb)
             cost = _cost(dynamodb, writes_per_run)
             saturated_ms, _, max_in_flight = _run_with_every_upstream(simulator, one_run, SATURATING_DELAY)
@@ -188,8 +188,8 @@ def _run() -> dict[str, Any]:
             reasons = sorted({route["reason"] for route in hanging["routes"].values()})
             progress(f"probe: all hanging {hanging_ms:.0f} ms; reasons {reasons}")
         finally:
-            wiring.set_container(None)
-            container.close()
+            PROBE_FUNCTION.install(None)
+            probe.close()
     return {
         "cost_per_day": cost,
         "probe_run_ms": {"all_healthy": round(median(healthy)), "all_hanging": round(hanging_ms)},
@@ -203,7 +203,7 @@ def _run() -> dict[str, Any]:
             f"{HANG_LIMIT_S:g} s, past the probe's 3 s deadline; requests the probe already abandoned "
             "still count at the simulator until then",
             "checks_per_run": {"direct": 19, "relay_health": 3},
-            "timeout_ms_per_check": container.probe_timeout_ms,
+            "timeout_ms_per_check": probe.check_timeout_ms,
         },
     }
 

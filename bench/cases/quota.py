@@ -73,9 +73,9 @@ from functions.adapters.http import new_http_client
 from functions.adapters.secrets import Secrets
 from functions.core.model import SECOND_MS
 from functions.core.quota import korea_day
+from functions.handlers.composition import BACKGROUND_WORKERS, LookupFunction
 from functions.handlers.daily_quota import LimitedLookups, limited_lookups
 from functions.handlers.settings import ApiSettings
-from functions.handlers.wiring import BACKGROUND_WORKERS
 from functions.services.quota import FLUSH_INTERVAL_MS
 
 PER_BATCH = 100
@@ -132,7 +132,7 @@ def run() -> dict[str, Any]:
 
 
 def _request_path() -> dict[str, Any]:
-    from functions.handlers import api, wiring
+    from functions.handlers import api, composition
 
     services = _services()
     started = time.monotonic()
@@ -140,8 +140,8 @@ def _request_path() -> dict[str, Any]:
     def clock() -> int:  # real time from NOW: the flush interval and the snapshot TTL pass as in Lambda
         return NOW + int((time.monotonic() - started) * SECOND_MS)
 
-    containers = {
-        name: wiring.build_container(
+    functions = {
+        name: composition.build_lookup_function(
             _settings().model_copy(update={"daily_rate_limit": limit}),
             clock=clock,
             dynamodb_client=services.dynamodb,
@@ -159,13 +159,13 @@ def _request_path() -> dict[str, Any]:
 
     def through(name: str) -> Callable[[], dict[str, Any]]:
         def installed() -> dict[str, Any]:
-            wiring.set_container(containers[name])
+            composition.LOOKUP_FUNCTION.install(functions[name])
             return lookup()
 
         return installed
 
     try:
-        spec, params = _request_sent_direct(containers["on"], through("on"))
+        spec, params = _request_sent_direct(functions["on"], through("on"))
         assert "X-RateLimit-Remaining" in through("on")()["headers"]
         assert "X-RateLimit-Remaining" not in through("off")()["headers"]
         bare_transport = DirectTransport(new_http_client(services.upstream))
@@ -173,21 +173,21 @@ def _request_path() -> dict[str, Any]:
         def bare() -> Any:
             return bare_transport.fetch(spec, params, timeout_ms=3_000)
 
-        overheads = _overheads({name: through(name) for name in containers}, bare)
-        check_us = _check_us(containers["on"], event)
+        overheads = _overheads({name: through(name) for name in functions}, bare)
+        check_us = _check_us(functions["on"], event)
         flush_cpu_ms = _flush_cpu_ms(services.dynamodb)
 
         counter = CallCounter(threading.current_thread())
         services.dynamodb.meta.events.register("before-call", counter)
-        wiring.set_container(containers["on"])
+        composition.LOOKUP_FUNCTION.install(functions["on"])
         for _ in range(STORE_COUNT_LOOKUPS):
             assert lookup()["statusCode"] == 200
-        containers["on"].executor.shutdown(wait=True)
+        functions["on"].upstreams.executor.shutdown(wait=True)
         services.dynamodb.meta.events.unregister("before-call", counter)
     finally:
-        wiring.set_container(None)
-        for container in containers.values():
-            container.close()
+        composition.LOOKUP_FUNCTION.install(None)
+        for lookups in functions.values():
+            lookups.close()
     return {
         **_ratios(overheads["cpu"]),
         "quota_check_us_median": check_us,
@@ -236,13 +236,15 @@ def _ratios(overheads: dict[str, float]) -> dict[str, float]:
     }
 
 
-def _check_us(container: Any, event: dict[str, Any]) -> float:
+def _check_us(lookups: LookupFunction, event: dict[str, Any]) -> float:
     """The quota's own part of a lookup: `LimitedLookups.check` (hash, count, maybe start a flush), alone."""
-    limited = container.limited_lookups
+    limited = lookups.limited_lookups
     assert limited is not None
 
     def check() -> Any:
-        return limited.check(event, secrets=container.secret_source.get, now=container.clock())
+        return limited.check(
+            event, secrets=lookups.upstreams.secret_source.get, now=lookups.upstreams.clock()
+        )
 
     return round(median([time_batch(check, 1_000) * 1e6 for _ in range(REPEATS)]), 1)
 

@@ -1,1 +1,1 @@
-"""Thin Lambda entry points (probe, api, ops) and the one wiring module that builds adapters per container."""
+"""Thin Lambda entry points (api, mcp, ops, probe) and the composition root that builds what each function uses."""

@@ -40,8 +40,8 @@ from functions.core import ApiError, ErrorCode, LookupCancelled
 from functions.core.errors import field_errors
 from functions.core.input_rules import broken_rules_message
 from functions.core.quota import QuotaDecision
+from functions.handlers.composition import LOOKUP_FUNCTION, LookupFunction, prepare_at_init
 from functions.handlers.daily_quota import rate_limit_headers
-from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import (
     count_error_answer,
     emit_snapshot_age,
@@ -49,7 +49,6 @@ from functions.handlers.telemetry import (
     one_metrics_document,
     report_unexpected_error,
 )
-from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.lookup import Lookup
 from functions.services.queries import LOOKUPS, LookupQuery, description_of, retailer_of
 
@@ -82,16 +81,17 @@ def _error_json(error: ApiError) -> str:
 
 
 def _lookup() -> Lookup:
-    container = get_container(ApiSettings)
-    budget_ms = container.lookup_budget_ms
+    function = LOOKUP_FUNCTION.get()
+    budget_ms = function.budget_ms
     context: LambdaContext | None = app.lambda_context
     if context is not None:
         budget_ms = min(budget_ms, context.get_remaining_time_in_millis() - LAMBDA_SAFETY_MS)
+    upstreams = function.upstreams
     return Lookup(
-        router=container.router,
-        direct=container.direct,
-        relays=container.relays,
-        clock=container.clock,
+        router=function.router,
+        direct=upstreams.direct,
+        relays=upstreams.relays,
+        clock=upstreams.clock,
         budget_ms=budget_ms,
     )
 
@@ -242,9 +242,9 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
 
 def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # The router starts the background snapshot refresh (single-flight) when a lookup finds it stale.
-    container = get_container(ApiSettings)
-    emit_snapshot_age(container.snapshots)
-    quota = _daily_quota(container, event)
+    function = LOOKUP_FUNCTION.get()
+    emit_snapshot_age(function.snapshots)
+    quota = _daily_quota(function, event)
     if quota is not None and not quota.allowed:
         return _daily_limit_exceeded(quota)
     response: dict[str, Any] = app.resolve(event, context)
@@ -253,12 +253,13 @@ def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return response
 
 
-def _daily_quota(container: Container, event: dict[str, Any]) -> QuotaDecision | None:
+def _daily_quota(function: LookupFunction, event: dict[str, Any]) -> QuotaDecision | None:
     """Counts the request against the daily quota (before any validation or upstream call); None: not limited."""
-    limited = container.limited_lookups
+    limited = function.limited_lookups
     if limited is None:
         return None
-    return limited.check(event, secrets=container.secret_source.get, now=container.clock())
+    upstreams = function.upstreams
+    return limited.check(event, secrets=upstreams.secret_source.get, now=upstreams.clock())
 
 
 def _daily_limit_exceeded(quota: QuotaDecision) -> dict[str, Any]:
@@ -275,4 +276,4 @@ def _daily_limit_exceeded(quota: QuotaDecision) -> dict[str, Any]:
     }
 
 
-prepare_container_at_init(ApiSettings)
+prepare_at_init(LOOKUP_FUNCTION)

@@ -31,18 +31,17 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
+from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.secrets import SecretsError
-from functions.core import PROBE_SLOT_MS, ApiError, ErrorCode, RouteKey, Snapshot, StoreError, VerdictStore
+from functions.core import PROBE_SLOT_MS, ApiError, ErrorCode, RouteKey, Snapshot, StoreError
 from functions.core.errors import FieldError, field_errors
 from functions.core.overrides import OverrideRefused, new_override, with_active_overrides
-from functions.core.ports import OverrideStore
 from functions.core.quota import client_of
+from functions.handlers.composition import OPERATOR_FUNCTION, ProbeFunction, prepare_at_init
 from functions.handlers.operator_auth import presented_secret, secrets_match
-from functions.handlers.settings import OpsSettings
 from functions.handlers.telemetry import audit_override_change, logger, report_unexpected_error
 from functions.handlers.tracing import traced
 from functions.handlers.wire import OverrideRequestBody, RouteHealth, RouteOverride
-from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.probe_run import slot_start_of
 
 ROUTES_PATH = "/api/health/routes"
@@ -53,18 +52,18 @@ app = APIGatewayHttpResolver()
 
 @app.get(ROUTES_PATH)
 def read_routes() -> Response[Any]:
-    container = get_container(OpsSettings)
-    store = _authorized_store(container)
-    return _json(200, {"success": True, "data": _shown(store.read_snapshot(), container.clock())})
+    function = OPERATOR_FUNCTION.get()
+    store = _authorized_store(function)
+    return _json(200, {"success": True, "data": _shown(store.read_snapshot(), function.upstreams.clock())})
 
 
 @app.post(ROUTES_PATH)
 def probe_routes() -> Response[Any]:
-    container = get_container(OpsSettings)
-    store = _authorized_store(container)
-    now = container.clock()
-    summary = container.probe(slot_start=slot_start_of(now), trigger="operator")
-    data = _shown(store.read_snapshot(), container.clock())
+    function = OPERATOR_FUNCTION.get()
+    store = _authorized_store(function)
+    now = function.upstreams.clock()
+    summary = function.probe(slot_start=slot_start_of(now), trigger="operator")
+    data = _shown(store.read_snapshot(), function.upstreams.clock())
     if summary.ran:
         return _json(200, {"success": True, "data": data})
     retry_after = max(1, math.ceil((summary.slot_start + PROBE_SLOT_MS - now) / 1000))
@@ -76,13 +75,13 @@ def probe_routes() -> Response[Any]:
 
 @app.put(OVERRIDE_PATH)
 def set_override(key: str) -> Response[Any]:
-    container = get_container(OpsSettings)
-    overrides = _authorized_overrides(container)
+    function = OPERATOR_FUNCTION.get()
+    overrides = _authorized_store(function)
     route = _route_key(key)
     request = _override_request(_body_text())
     try:
         override = new_override(
-            route, request.mode, request.reason, request.ttl_seconds, now=container.clock()
+            route, request.mode, request.reason, request.ttl_seconds, now=function.upstreams.clock()
         )
     except OverrideRefused as refused:
         raise _invalid_body([_body_field(refused.field, refused.message)]) from None
@@ -93,9 +92,9 @@ def set_override(key: str) -> Response[Any]:
 
 @app.delete(OVERRIDE_PATH)
 def clear_override(key: str) -> Response[Any]:
-    container = get_container(OpsSettings)
-    overrides = _authorized_overrides(container)
-    removed = overrides.clear_override(_route_key(key), now=container.clock())
+    function = OPERATOR_FUNCTION.get()
+    overrides = _authorized_store(function)
+    removed = overrides.clear_override(_route_key(key), now=function.upstreams.clock())
     if removed is None:
         raise ApiError(ErrorCode.NO_OVERRIDE)
     audit_override_change("clear", removed, caller=_caller_hash())
@@ -144,16 +143,9 @@ def _caller_hash() -> str:
     return client_of(app.current_event.request_context.http.source_ip or "")
 
 
-def _authorized_overrides(container: Container) -> OverrideStore:
-    _authorized_store(container)
-    if container.overrides is None:
-        raise ApiError(ErrorCode.ROUTE_HEALTH_NOT_CONFIGURED)
-    return container.overrides
-
-
-def _authorized_store(container: Container) -> VerdictStore:
+def _authorized_store(function: ProbeFunction) -> DynamoVerdictStore:
     """Checks, in order: secret configured, caller authorized, input allowed, store configured."""
-    expected = container.secrets.health_check_secret
+    expected = function.upstreams.secrets.health_check_secret
     if expected is None:
         raise ApiError(ErrorCode.HEALTH_CHECK_SECRET_NOT_CONFIGURED)
     presented = presented_secret(app.current_event.headers)
@@ -165,9 +157,9 @@ def _authorized_store(container: Container) -> VerdictStore:
         raise ApiError(ErrorCode.INVALID_INPUT, "This endpoint takes no body and no query parameters.")
     if event.http_method == "PUT" and query:
         raise ApiError(ErrorCode.INVALID_INPUT, "This endpoint takes no query parameters.")
-    if container.store is None:
+    if function.store is None:
         raise ApiError(ErrorCode.ROUTE_HEALTH_NOT_CONFIGURED)
-    return container.store
+    return function.store
 
 
 def _api_error(error: ApiError) -> Response[Any]:
@@ -222,4 +214,4 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     return app.resolve(event, context)
 
 
-prepare_container_at_init(OpsSettings)
+prepare_at_init(OPERATOR_FUNCTION)

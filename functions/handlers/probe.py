@@ -20,10 +20,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.core import StoreError
 from functions.core.overrides import with_active_overrides
-from functions.handlers.settings import ProbeSettings
+from functions.handlers.composition import PROBE_FUNCTION, ProbeFunction, prepare_at_init
 from functions.handlers.telemetry import emit_overrides_active, logger
 from functions.handlers.tracing import traced
-from functions.handlers.wiring import Container, get_container, prepare_container_at_init
 from functions.services.probe_run import slot_start_of
 
 
@@ -33,22 +32,22 @@ from functions.services.probe_run import slot_start_of
 def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
     scheduled_ms = int(event.time.timestamp() * 1000)
     logger.append_keys(event_id=event.id, scheduled_at=event.time.isoformat())
-    container = get_container(ProbeSettings)
-    summary = container.probe(slot_start=slot_start_of(scheduled_ms), trigger="schedule")
-    _report_overrides(container)
+    function = PROBE_FUNCTION.get()
+    summary = function.probe(slot_start=slot_start_of(scheduled_ms), trigger="schedule")
+    _report_overrides(function)
     return summary.to_dict()
 
 
-def _report_overrides(container: Container) -> None:
+def _report_overrides(function: ProbeFunction) -> None:
     """The OverridesActive gauge and which routes they hold; a store error only costs this data point."""
-    if container.store is None:
+    if function.store is None:
         return
     try:
-        snapshot = container.store.read_snapshot()
+        snapshot = function.store.read_snapshot()
     except StoreError as error:
         logger.warning("active overrides not counted", extra={"error_type": type(error).__name__})
         return
-    active = with_active_overrides(snapshot, container.clock()).overrides
+    active = with_active_overrides(snapshot, function.upstreams.clock()).overrides
     emit_overrides_active(len(active))
     if active:
         logger.info(
@@ -57,4 +56,4 @@ def _report_overrides(container: Container) -> None:
         )
 
 
-prepare_container_at_init(ProbeSettings)
+prepare_at_init(PROBE_FUNCTION)

@@ -11,7 +11,7 @@ before it runs, so the tests stay independent and run in any order:
   at zero); the relays keep state by time (quota windows, cached answers), so their clock moves a week on.
 - `clock`: a `ManualClock` back at NOW, moving only when a test says so.
 
-Per test, `lambdas` (`Lambdas`) builds fresh containers over them and calls the real `lambda_handler`s.
+Per test, `lambdas` (`Lambdas`) deploys each function's parts afresh over them and calls the real `lambda_handler`s.
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client,
 from functions.adapters.relay import RelayCredentials
 from functions.adapters.secrets import Secrets
 from functions.catalog import cgv
-from functions.core import DIRECT_PROBED, RelayCheck, RelayGroup, RouteCheck, RouteKey
-from functions.handlers import api, ops, probe, wiring
+from functions.core import DIRECT_PROBED, DIRECT_TIMEOUT_MS, RelayCheck, RelayGroup, RouteCheck, RouteKey
+from functions.handlers import api, composition, ops, probe
+from functions.handlers.composition import LookupFunction, ProbeFunction
 from functions.handlers.ops import ROUTES_PATH
-from functions.handlers.settings import ApiSettings
+from functions.handlers.settings import ApiSettings, OpsSettings, ProbeSettings
 from relay.logs import RelayLog
 from sandbox.embedded_aws import REGION, EmbeddedAws
 from sandbox.gateway import LambdaContext
@@ -95,8 +96,12 @@ def explode(*_: Any, **__: Any) -> Any:
 
 
 class Lambdas:
-    """One test's Lambda functions: the containers it builds (each installed with `set_container`, so the real
-    `lambda_handler`s use it) over the shared servers, and the calls it makes to their handlers."""
+    """One test's Lambda functions: each function's parts, deployed afresh (`deploy`, installed so the real
+    `lambda_handler`s use them) over the shared servers, and the calls the test makes to their handlers."""
+
+    operator_function: ProbeFunction
+    probe_function: ProbeFunction
+    """The operator's and the probe's parts, once deployed."""
 
     def __init__(
         self, clock: ManualClock, dynamodb: Any, simulator: Simulator, upstreams: SimulatedUpstreams
@@ -107,10 +112,10 @@ class Lambdas:
         self.simulator = simulator
         self.context: Any = LambdaContext("route-health-test", timeout_s=30)  # what the handlers read of one
         self._upstreams = upstreams
-        self._built: list[tuple[wiring.Container, bool]] = []
+        self._built: list[tuple[LookupFunction | ProbeFunction, bool]] = []
 
     def settings(self) -> dict[str, str]:
-        """What `container` builds from, by env var name: the table and the three simulated relays."""
+        """What `deploy` builds from, by env var name: the table and the three simulated relays."""
         return {
             "ROUTE_HEALTH_TABLE": TABLE_NAME,
             "SNAPSHOT_PREFETCH_SECONDS": "0.3",
@@ -119,36 +124,52 @@ class Lambdas:
             "DTRYX_RELAY_URL": self._upstreams.relay_url(RelayGroup.DTRYX),
         }
 
-    def container(
-        self, *, secrets: Secrets = TEST_SECRETS, table: bool = True, dynamodb: Any = None, **settings: str
-    ) -> wiring.Container:
-        """A real container on moto (or `dynamodb`) whose HTTP reaches the simulator; `settings` by env var
-        name override `settings()`; `table=False`: legacy mode."""
+    def deploy(
+        self,
+        *,
+        secrets: Secrets = TEST_SECRETS,
+        table: bool = True,
+        dynamodb: Any = None,
+        check_timeout_ms: int = DIRECT_TIMEOUT_MS,
+        **settings: str,
+    ) -> LookupFunction:
+        """Each function's real parts on moto (or `dynamodb`), their HTTP reaching the simulator; `settings` by
+        env var name override `settings()`; `table=False`: legacy mode. Returns the lookup function's; the
+        operator's and the probe's are `operator_function` and `probe_function`."""
         values = {**self.settings(), **settings}
         if not table:
             del values["ROUTE_HEALTH_TABLE"]
-        container = wiring.build_container(
-            ApiSettings.from_environment(**values),
-            clock=self.clock,
-            dynamodb_client=dynamodb or self.dynamodb,
-            http_transport=self._upstreams.direct_transport(),
-            secrets=secrets,
+        common: dict[str, Any] = {
+            "clock": self.clock,
+            "dynamodb_client": dynamodb or self.dynamodb,
+            "http_transport": self._upstreams.direct_transport(),
+            "secrets": secrets,
+        }
+        lookups = composition.build_lookup_function(ApiSettings.from_environment(**values), **common)
+        self.operator_function, self.probe_function = (
+            composition.build_probe_function(
+                kind.from_environment(**values), **common, check_timeout_ms=check_timeout_ms
+            )
+            for kind in (OpsSettings, ProbeSettings)
         )
-        self._built.append((container, dynamodb is None))
-        wiring.set_container(container)
-        return container
+        composition.LOOKUP_FUNCTION.install(lookups)
+        composition.OPERATOR_FUNCTION.install(self.operator_function)
+        composition.PROBE_FUNCTION.install(self.probe_function)
+        for parts in (lookups, self.operator_function, self.probe_function):
+            self._built.append((parts, dynamodb is None))
+        return lookups
 
-    def ready(self, **overrides: Any) -> wiring.Container:
-        """Every direct route verified and every relay healthy just now, and a container with that loaded."""
+    def ready(self, **overrides: Any) -> LookupFunction:
+        """Every direct route verified and every relay healthy just now, and functions deployed with that loaded."""
         self.write_verdicts()
-        return self.loaded(self.container(**overrides))
+        return self.loaded(self.deploy(**overrides))
 
     @staticmethod
-    def loaded(container: wiring.Container) -> wiring.Container:
-        """Waits (bounded) until the container's snapshot is loaded, as after a successful INIT prefetch."""
-        assert container.snapshots is not None
-        assert container.snapshots.prefetch(5.0)
-        return container
+    def loaded(lookups: LookupFunction) -> LookupFunction:
+        """Waits (bounded) until the lookup function's snapshot is loaded, as after a successful INIT prefetch."""
+        assert lookups.snapshots is not None
+        assert lookups.snapshots.prefetch(5.0)
+        return lookups
 
     def write_verdicts(
         self, *, direct: bool = True, relays_healthy: bool = True, keys: tuple[RouteKey, ...] = DIRECT_PROBED
@@ -200,12 +221,17 @@ class Lambdas:
         return {name: count for name, count in calls if count and not name.startswith("relay-upstream:")}
 
     def close(self) -> None:
-        wiring.set_container(None)
-        for container, on_moto in self._built:
+        for deployed in (
+            composition.LOOKUP_FUNCTION,
+            composition.OPERATOR_FUNCTION,
+            composition.PROBE_FUNCTION,
+        ):
+            deployed.install(None)
+        for parts, on_moto in self._built:
             # Background work on the shared moto ends before the next test's table (a store of the test's
             # own may hang: its work is dropped, as it cannot reach moto).
-            container.executor.shutdown(wait=on_moto, cancel_futures=True)
-            container.close()
+            parts.upstreams.executor.shutdown(wait=on_moto, cancel_futures=True)
+            parts.close()
 
 
 def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:

@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from functions.core import COOLDOWN_MS, RelayCheck, RelayGroup, RouteKey, group_of
 from functions.core.input_rules import CrossRule
 from functions.handlers import api
+from functions.handlers.composition import LookupFunction
 from functions.handlers.telemetry import MetricsRoutingEvents
 from functions.services.lookup import InvalidParams, operation_params
 from functions.services.queries import ITEM_CODE_OR_KEYWORD, SEARCH_WINDOW
@@ -32,9 +33,9 @@ LEGACY_KEYS = (RouteKey.OY_FIND_STORE, RouteKey.CU_STORE, RouteKey.DTRYX_MOVIES)
 # --- helpers ---------------------------------------------------------------------------------------
 
 
-def wait_for_background(container: Any) -> None:
-    """Let the container's background work (failure reports, refreshes) finish."""
-    container.executor.shutdown(wait=True)
+def wait_for_background(lookups: LookupFunction) -> None:
+    """Let the lookup function's background work (failure reports, refreshes) finish."""
+    lookups.upstreams.executor.shutdown(wait=True)
 
 
 def direct_calls(*keys: RouteKey) -> dict[str, int]:
@@ -90,7 +91,7 @@ def test_the_endpoints_cover_all_24_operations() -> None:
 def test_happy_path_direct_then_relay_with_the_same_form_and_no_trace_of_the_path(
     endpoint: Any, lambdas: Lambdas
 ) -> None:
-    container = lambdas.ready()
+    lookups = lambdas.ready()
     lambdas.simulator.reset_calls()
 
     direct_answer = lambdas.lookup_endpoint(endpoint)
@@ -108,7 +109,7 @@ def test_happy_path_direct_then_relay_with_the_same_form_and_no_trace_of_the_pat
     # Now the probe says direct is down: the same request goes to the relay and looks the same.
     lambdas.clock.advance(1)
     lambdas.write_verdicts(direct=False)
-    lambdas.loaded(container)
+    lambdas.loaded(lookups)
     lambdas.simulator.reset_calls()
 
     relay_answer = lambdas.lookup_endpoint(endpoint)
@@ -150,7 +151,7 @@ def test_cu_stores_without_an_item_report_no_stock(lambdas: Lambdas) -> None:
 
 
 def test_openapi_document_lists_every_endpoint_and_parameter(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     answer = lambdas.lookup("/api/openapi.json")
     assert answer.status == 200
     paths = answer.body["paths"]
@@ -256,7 +257,7 @@ def test_an_integer_parameter_takes_what_json_schema_calls_an_integer(
 
 
 def test_unknown_path_is_a_404_envelope(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     answer = lambdas.lookup("/api/nowhere")
     assert answer.status == 404
     assert answer.body == error_body("NOT_FOUND", "No such endpoint.")
@@ -267,7 +268,7 @@ def test_unknown_path_is_a_404_envelope(lambdas: Lambdas) -> None:
 
 def test_direct_403_falls_back_once_then_relay_only_while_blocked_and_is_recorded(lambdas: Lambdas) -> None:
     key = RouteKey.OY_PRODUCT_SEARCH
-    container = lambdas.ready()
+    lookups = lambdas.ready()
     lambdas.simulator.faults.set(f"direct:{key}", "http-403")
     lambdas.simulator.reset_calls()
 
@@ -280,7 +281,7 @@ def test_direct_403_falls_back_once_then_relay_only_while_blocked_and_is_recorde
         assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
     assert lambdas.used() == {f"direct:{key}": 1, f"relay:{key}": 4}
 
-    wait_for_background(container)
+    wait_for_background(lookups)
     verdict = lambdas.store.read_snapshot().routes[key]
     assert verdict.direct is False
     assert verdict.failed_at == failed_at
@@ -291,7 +292,7 @@ def test_direct_403_falls_back_once_then_relay_only_while_blocked_and_is_recorde
 
 def test_upstream_404_passes_through_with_no_fallback_and_no_block(lambdas: Lambdas) -> None:
     key = RouteKey.OY_GOODS_INFO
-    container = lambdas.ready()
+    lookups = lambdas.ready()
     lambdas.simulator.faults.set(f"direct:{key}", "http-404")
     lambdas.simulator.reset_calls()
 
@@ -300,8 +301,8 @@ def test_upstream_404_passes_through_with_no_fallback_and_no_block(lambdas: Lamb
     assert answer.status == 404
     assert answer.body["error"]["code"] == "UPSTREAM_NOT_FOUND"
     assert lambdas.used() == direct_calls(key)
-    assert container.router.local_block_until(key) is None
-    wait_for_background(container)
+    assert lookups.router.local_block_until(key) is None
+    wait_for_background(lookups)
     verdict = lambdas.store.read_snapshot().routes[key]
     assert verdict.direct is True
     assert verdict.failed_at is None
@@ -309,7 +310,7 @@ def test_upstream_404_passes_through_with_no_fallback_and_no_block(lambdas: Lamb
 
 def test_both_known_bad_is_503_without_any_upstream_call(lambdas: Lambdas) -> None:
     lambdas.write_verdicts(direct=False, relays_healthy=False)
-    lambdas.loaded(lambdas.container())
+    lambdas.loaded(lambdas.deploy())
     lambdas.clock.advance(5_000)
     lambdas.simulator.reset_calls()
 
@@ -337,7 +338,7 @@ def test_every_503_answer_counts_as_unavailable_in_the_lookup_metrics(
     lambdas.write_verdicts(keys=(failing_direct,))
     now = lambdas.clock()
     lambdas.store.write_checks([], [RelayCheck(RelayGroup.OLIVEYOUNG, False, now)], now=now)
-    lambdas.loaded(lambdas.container())
+    lambdas.loaded(lambdas.deploy())
     lambdas.simulator.faults.set("relay:dtryx", "http-503")  # the relay's own 503
     lambdas.simulator.faults.set(f"direct:{failing_direct}", "http-403")  # then: relay known unhealthy -> 503
 
@@ -386,13 +387,13 @@ def test_a_refused_failure_report_counts_as_stale_write_rejected(
     lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
     key = RouteKey.OY_PRODUCT_SEARCH
-    container = lambdas.ready()
+    lookups = lambdas.ready()
     # Another container already reported the same failure: this container's report is refused.
     lambdas.store.record_failure(key, at=lambdas.clock(), now=lambdas.clock())
     lambdas.simulator.faults.set(f"direct:{key}", "http-403")
 
     assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
-    wait_for_background(container)
+    wait_for_background(lookups)
 
     rejected = [m["value"] for m in telemetry.metrics() if m["name"] == "StaleWriteRejected"]
     assert rejected == [1]
@@ -400,12 +401,12 @@ def test_a_refused_failure_report_counts_as_stale_write_rejected(
 
 def test_stale_snapshot_uses_the_relay_then_direct_after_the_background_refresh(lambdas: Lambdas) -> None:
     endpoint = ENDPOINT_OF[RouteKey.DTRYX_MOVIES]
-    container = lambdas.container()
+    lookups = lambdas.deploy()
     # Swap in a snapshot cache whose background work runs only when the test says so.
     executor = ManualExecutor()
     snapshots = SnapshotCache(lambdas.store.read_snapshot, clock=lambdas.clock, executor=executor)
-    container.snapshots = snapshots
-    container.router = Router(
+    lookups.snapshots = snapshots
+    lookups.router = Router(
         clock=lambdas.clock,
         snapshots=snapshots,
         reporter=None,
@@ -446,7 +447,7 @@ def test_a_schema_failure_is_never_an_empty_list_or_stock_zero(key: RouteKey, la
 
 def test_relay_quota_is_429_with_retry_after(lambdas: Lambdas) -> None:
     lambdas.write_verdicts(direct=False)
-    lambdas.loaded(lambdas.container())
+    lambdas.loaded(lambdas.deploy())
     lambdas.simulator.faults.set("relay:dtryx", "http-429")
 
     answer = lambdas.lookup_endpoint(ENDPOINT_OF[RouteKey.DTRYX_MOVIES])
@@ -497,7 +498,7 @@ def test_the_gs25_api_key_reaches_the_gs25_stock_relay_body_and_nothing_else(
 ) -> None:
     assert TEST_SECRETS.gs25_api_key is not None
     api_key = TEST_SECRETS.gs25_api_key.get_secret_value()
-    container = lambdas.ready()
+    lookups = lambdas.ready()
     lambdas.simulator.faults.set(f"direct:{RouteKey.CU_STOCK}", "http-403")  # a failure report and a fallback
 
     # The simulated relay serves gs25-stock only with this key in the body (it has no GS25 session).
@@ -505,10 +506,10 @@ def test_the_gs25_api_key_reaches_the_gs25_stock_relay_body_and_nothing_else(
         assert lambdas.lookup_endpoint(endpoint).status == 200, endpoint.path
     lambdas.clock.advance(1)
     lambdas.write_verdicts(direct=False)
-    lambdas.loaded(container)
+    lambdas.loaded(lookups)
     for endpoint in ENDPOINTS:
         assert lambdas.lookup_endpoint(endpoint).status == 200, endpoint.path
-    wait_for_background(container)
+    wait_for_background(lookups)
 
     assert lambdas.simulator.calls()["direct:cu-stock"] == 1
     assert lambdas.simulator.calls()["leakedSecrets"] == 0  # no retailer request carried it (nor any other)
@@ -519,16 +520,16 @@ def test_the_gs25_api_key_reaches_the_gs25_stock_relay_body_and_nothing_else(
 
 
 def test_legacy_mode_without_a_table_uses_the_relay_when_configured(lambdas: Lambdas) -> None:
-    container = lambdas.container(table=False)
-    assert container.store is None
-    assert container.snapshots is None
+    lookups = lambdas.deploy(table=False)
+    assert lambdas.probe_function.store is None
+    assert lookups.snapshots is None
     for key in LEGACY_KEYS:
         assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
     assert lambdas.used() == relay_calls(*LEGACY_KEYS)
 
 
 def test_legacy_mode_without_a_table_or_relay_goes_direct(lambdas: Lambdas) -> None:
-    lambdas.container(table=False, OY_RELAY_URL="", CONVENIENCE_RELAY_URL="", DTRYX_RELAY_URL="")
+    lambdas.deploy(table=False, OY_RELAY_URL="", CONVENIENCE_RELAY_URL="", DTRYX_RELAY_URL="")
     for key in LEGACY_KEYS:
         assert lambdas.lookup_endpoint(ENDPOINT_OF[key]).status == 200
     assert lambdas.used() == direct_calls(*LEGACY_KEYS)
@@ -551,7 +552,7 @@ class DynamoCallCounter:
 
 
 def test_no_dynamodb_call_on_the_request_path_in_steady_state(lambdas: Lambdas) -> None:
-    container = lambdas.ready()
+    lookups = lambdas.ready()
     counter = DynamoCallCounter(lambdas.dynamodb)
     request_thread = threading.get_ident()
 
@@ -565,7 +566,7 @@ def test_no_dynamodb_call_on_the_request_path_in_steady_state(lambdas: Lambdas) 
     lambdas.clock.advance(30_000)
     for endpoint in ENDPOINTS[:5]:
         assert lambdas.lookup_endpoint(endpoint).status == 200
-    wait_for_background(container)
+    wait_for_background(lookups)
     assert counter.threads("Query"), "the stale snapshot was refreshed"
     assert counter.threads("UpdateItem"), "the daily quota counts were flushed"
     assert request_thread not in counter.threads()
@@ -574,7 +575,7 @@ def test_no_dynamodb_call_on_the_request_path_in_steady_state(lambdas: Lambdas) 
 def test_an_unexpected_error_is_a_bare_500_that_the_unexpected_errors_alarm_counts(
     lambdas: Lambdas, monkeypatch: pytest.MonkeyPatch, telemetry: TelemetryOutput
 ) -> None:
-    monkeypatch.setattr(lambdas.container().router, "route_operation", explode)
+    monkeypatch.setattr(lambdas.deploy().router, "route_operation", explode)
     answer = lambdas.lookup("/api/gs25/products", {"keyword": "콜라"})
 
     assert answer.status == 500
@@ -631,7 +632,7 @@ def test_a_lookups_log_lines_carry_its_request_id_as_correlation_id(
     lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
     lambdas.write_verdicts(direct=False, relays_healthy=False)
-    lambdas.loaded(lambdas.container())
+    lambdas.loaded(lambdas.deploy())
     event = api_event("GET", "/api/cu/products", query={"keyword": "레쓰비"}, now_ms=NOW)
 
     assert api.lambda_handler(event, lambdas.context)["statusCode"] == 503

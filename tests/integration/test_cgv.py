@@ -16,7 +16,7 @@ WITHOUT_THE_KEY = Secrets.from_mapping(
 
 
 def test_with_the_key_the_probe_finds_cgv_direct_and_its_relay_healthy(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     result = lambdas.probe()
     assert {key: result["routes"][key]["direct"] for key in CGV_KEYS} == dict.fromkeys(CGV_KEYS, True)
     assert result["relays"]["cgv"] == {"healthy": True, "reason": "ok"}
@@ -27,7 +27,7 @@ def test_with_the_key_the_probe_finds_cgv_direct_and_its_relay_healthy(lambdas: 
 
 
 def test_without_the_key_the_probe_reports_configuration_and_sends_nothing_to_cgv(lambdas: Lambdas) -> None:
-    lambdas.container(secrets=WITHOUT_THE_KEY)
+    lambdas.deploy(secrets=WITHOUT_THE_KEY)
     result = lambdas.probe()
     assert {result["routes"][key]["reason"] for key in CGV_KEYS} == {"configuration"}
     assert not any(result["routes"][key]["direct"] for key in CGV_KEYS)
@@ -36,11 +36,11 @@ def test_without_the_key_the_probe_reports_configuration_and_sends_nothing_to_cg
 
 
 def test_without_the_key_lookups_go_through_the_relay(lambdas: Lambdas) -> None:
-    container = lambdas.container(secrets=WITHOUT_THE_KEY)
+    lookups = lambdas.deploy(secrets=WITHOUT_THE_KEY)
     lambdas.probe()
-    assert container.snapshots is not None
-    container.snapshots.invalidate()
-    lambdas.loaded(container)
+    assert lookups.snapshots is not None
+    lookups.snapshots.invalidate()
+    lambdas.loaded(lookups)
     lambdas.simulator.reset_calls()
     answer = lambdas.lookup("/api/cgv/theaters", {"keyword": "강남"})
     assert answer.status == 200, answer.body
@@ -49,7 +49,7 @@ def test_without_the_key_lookups_go_through_the_relay(lambdas: Lambdas) -> None:
 
 
 def test_without_the_key_and_without_a_relay_a_lookup_is_a_503_naming_the_key(lambdas: Lambdas) -> None:
-    lambdas.container(secrets=WITHOUT_THE_KEY, DTRYX_RELAY_URL="")  # and so no CGV relay either
+    lambdas.deploy(secrets=WITHOUT_THE_KEY, DTRYX_RELAY_URL="")  # and so no CGV relay either
     answer = lambdas.lookup("/api/cgv/movies", {"theaterCode": "0056"})
     assert answer.status == 503
     assert answer.body["error"]["code"] == "UPSTREAM_ROUTE_UNAVAILABLE"

@@ -31,7 +31,7 @@ def alice(lambdas: Lambdas, path: str = CU_PRODUCTS[0], query: Any = CU_PRODUCTS
 
 
 def test_answers_of_limited_endpoints_carry_the_headers_errors_too(lambdas: Lambdas) -> None:
-    lambdas.container(DAILY_RATE_LIMIT="5")
+    lambdas.deploy(DAILY_RATE_LIMIT="5")
     reset = str(MIDNIGHT_KST_S)  # the tests' NOW is 09:00:42 on 2026-01-01 in Seoul
 
     ok = alice(lambdas)
@@ -60,7 +60,7 @@ def test_answers_of_limited_endpoints_carry_the_headers_errors_too(lambdas: Lamb
 def test_over_the_limit_is_429_before_any_validation_or_upstream_call_and_counted_in_a_metric(
     lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
-    lambdas.container(DAILY_RATE_LIMIT="2")
+    lambdas.deploy(DAILY_RATE_LIMIT="2")
     assert [alice(lambdas).status for _ in range(2)] == [200, 200]
     lambdas.simulator.reset_calls()
 
@@ -89,7 +89,7 @@ def test_over_the_limit_is_429_before_any_validation_or_upstream_call_and_counte
 
 
 def test_another_client_is_not_affected(lambdas: Lambdas) -> None:
-    lambdas.container(DAILY_RATE_LIMIT="1")
+    lambdas.deploy(DAILY_RATE_LIMIT="1")
     assert [alice(lambdas).status for _ in range(2)] == [200, 429]
     bob = lambdas.lookup(*CU_PRODUCTS, ip=BOB_IP)
     assert bob.status == 200
@@ -106,7 +106,7 @@ def test_another_client_is_not_affected(lambdas: Lambdas) -> None:
 def test_the_operator_key_bypasses_the_limit_and_is_not_counted(
     lambdas: Lambdas, headers: dict[str, str]
 ) -> None:
-    lambdas.container(DAILY_RATE_LIMIT="1")
+    lambdas.deploy(DAILY_RATE_LIMIT="1")
     operator = alice(lambdas, headers=headers)
     assert operator.status == 200
     assert operator.rate_limit() == {}
@@ -122,7 +122,7 @@ def test_the_operator_key_bypasses_the_limit_and_is_not_counted(
 def test_an_operator_key_utf8_cannot_encode_is_no_key_not_a_500(
     lambdas: Lambdas, headers: dict[str, str]
 ) -> None:
-    lambdas.container(DAILY_RATE_LIMIT="1")
+    lambdas.deploy(DAILY_RATE_LIMIT="1")
     answers = [alice(lambdas, headers=headers) for _ in range(2)]
     assert [answer.status for answer in answers] == [200, 429]
     assert answers[0].rate_limit()["X-RateLimit-Remaining"] == "0"  # counted like any client's lookup
@@ -130,7 +130,7 @@ def test_an_operator_key_utf8_cannot_encode_is_no_key_not_a_500(
 
 def test_the_limit_resets_at_midnight_in_seoul(lambdas: Lambdas) -> None:
     lambdas.clock.now = LAST_SECOND_KST
-    lambdas.container(DAILY_RATE_LIMIT="1")
+    lambdas.deploy(DAILY_RATE_LIMIT="1")
     assert alice(lambdas).status == 200
     refused = alice(lambdas)
     assert (refused.status, refused.headers["Retry-After"]) == (429, "1")
@@ -142,21 +142,21 @@ def test_the_limit_resets_at_midnight_in_seoul(lambdas: Lambdas) -> None:
 
 
 def test_limit_zero_turns_it_off_and_the_prefixes_are_a_setting(lambdas: Lambdas) -> None:
-    lambdas.container(DAILY_RATE_LIMIT="0")
+    lambdas.deploy(DAILY_RATE_LIMIT="0")
     assert [alice(lambdas).status for _ in range(3)] == [200] * 3
     assert alice(lambdas).rate_limit() == {}
 
-    lambdas.container(DAILY_RATE_LIMIT="1", DAILY_RATE_LIMIT_PREFIXES="/api/seveneleven/")
+    lambdas.deploy(DAILY_RATE_LIMIT="1", DAILY_RATE_LIMIT_PREFIXES="/api/seveneleven/")
     assert [alice(lambdas).status for _ in range(2)] == [200, 200]
     assert [alice(lambdas, "/api/seveneleven/popwords", None).status for _ in range(2)] == [200, 429]
 
 
 def test_counts_reach_the_store_as_hashes_of_the_source_ip_only(lambdas: Lambdas) -> None:
     lambdas.write_verdicts()
-    container = lambdas.container(DAILY_RATE_LIMIT="10")
+    lookups = lambdas.deploy(DAILY_RATE_LIMIT="10")
     for _ in range(3):
         assert alice(lambdas).status == 200
-    container.executor.shutdown(wait=True)
+    lookups.upstreams.executor.shutdown(wait=True)
 
     items = lambdas.dynamodb.scan(TableName=TABLE_NAME)["Items"]
     quota_items = [item for item in items if item["pk"]["S"].startswith("quota#")]
@@ -170,14 +170,14 @@ def test_counts_reach_the_store_as_hashes_of_the_source_ip_only(lambdas: Lambdas
 def test_a_hung_store_neither_slows_nor_refuses_lookups_and_the_limit_holds_in_the_container(
     lambdas: Lambdas, hung_dynamodb: Any, telemetry: TelemetryOutput
 ) -> None:
-    container = lambdas.container(dynamodb=hung_dynamodb, DAILY_RATE_LIMIT="3", SNAPSHOT_PREFETCH_SECONDS="0")
+    lookups = lambdas.deploy(dynamodb=hung_dynamodb, DAILY_RATE_LIMIT="3", SNAPSHOT_PREFETCH_SECONDS="0")
     answers = []
     for _ in range(4):
         started = time.monotonic()
         answers.append(alice(lambdas).status)
         assert time.monotonic() - started < 1.0  # the store's own timeout is 2 s: nobody waited for it
     assert answers == [200, 200, 200, 429]
-    container.executor.shutdown(wait=True)  # the flush gives up after the store's timeout
+    lookups.upstreams.executor.shutdown(wait=True)  # the flush gives up after the store's timeout
     assert [m for m in telemetry.metrics() if m["name"] == "StoreError"]
     failed_calls = {
         log.get("operation") for log in telemetry.logs() if log.get("message") == "daily quota flush failed"

@@ -124,7 +124,7 @@ def test_upstream_failures_are_error_results_as_rest_answers_them(
 
 def test_an_unavailable_route_is_the_rest_503(lambdas: Lambdas) -> None:
     lambdas.write_verdicts(direct=False, relays_healthy=False)
-    lambdas.loaded(lambdas.container())
+    lambdas.loaded(lambdas.deploy())
     lambdas.clock.advance(5_000)
     rest = lambdas.lookup_endpoint(ENDPOINT_OF[RouteKey.DTRYX_MOVIES])
 
@@ -136,7 +136,7 @@ def test_an_unavailable_route_is_the_rest_503(lambdas: Lambdas) -> None:
 
 def test_a_relay_quota_refusal_carries_when_to_retry(lambdas: Lambdas) -> None:
     lambdas.write_verdicts(direct=False)
-    lambdas.loaded(lambdas.container())
+    lambdas.loaded(lambdas.deploy())
     lambdas.simulator.faults.set("relay:dtryx", "http-429")
 
     error = error_text(call_tool(lambdas, "dtryxMovies", {"brandCode": "indieart", "cinemaCode": "000067"}))

@@ -29,7 +29,7 @@ def assert_documented(method: str, answer: Answer, path: str) -> None:
 
 
 def test_the_document_is_served_at_api_openapi_json(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     status, headers, body = lambdas.lookup(api.OPENAPI_PATH)
     assert (status, headers["Content-Type"]) == (200, "application/json")
     assert body == served_document()
@@ -37,14 +37,14 @@ def test_the_document_is_served_at_api_openapi_json(lambdas: Lambdas) -> None:
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.path for e in ENDPOINTS])
 def test_every_endpoints_real_200_answer_matches_the_document(lambdas: Lambdas, endpoint: Endpoint) -> None:
-    lambdas.container()
+    lambdas.deploy()
     answer = lambdas.lookup_endpoint(endpoint)
     assert answer.status == 200
     assert_documented("get", answer, endpoint.path)
 
 
 def test_a_real_cu_stores_answer_without_an_item_matches_the_document(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     answer = lambdas.lookup("/api/cu/stores", {"lat": "37.5", "lon": "127.0"})
     assert answer.status == 200
     assert all("stock" not in store for store in answer.body["data"]["stores"])  # documented as optional
@@ -65,7 +65,7 @@ def test_a_real_cu_stores_answer_without_an_item_matches_the_document(lambdas: L
 def test_real_invalid_input_answers_match_the_document(
     lambdas: Lambdas, path: str, query: dict[str, str]
 ) -> None:
-    lambdas.container()
+    lambdas.deploy()
     answer = lambdas.lookup(path, query)
     assert (answer.status, answer.body["error"]["code"]) == (400, "INVALID_INPUT")
     assert_documented("get", answer, path)
@@ -88,7 +88,7 @@ def test_real_upstream_error_answers_match_the_document(
 ) -> None:
     if target.startswith("direct:"):
         lambdas.write_verdicts()  # direct verdicts: the lookup goes direct
-    lambdas.loaded(lambdas.container())
+    lambdas.loaded(lambdas.deploy())
     lambdas.simulator.faults.set(target, fault)
     endpoint = ENDPOINT_OF[RouteKey.DTRYX_MOVIES]
 
@@ -99,7 +99,7 @@ def test_real_upstream_error_answers_match_the_document(
 
 
 def test_a_real_daily_limit_answer_matches_the_document(lambdas: Lambdas) -> None:
-    lambdas.container(DAILY_RATE_LIMIT="1")
+    lambdas.deploy(DAILY_RATE_LIMIT="1")
     endpoint = ENDPOINT_OF[RouteKey.GS25_PRODUCTS]
     assert lambdas.lookup_endpoint(endpoint).status == 200
     answer = lambdas.lookup_endpoint(endpoint)
@@ -108,7 +108,7 @@ def test_a_real_daily_limit_answer_matches_the_document(lambdas: Lambdas) -> Non
 
 
 def test_real_operator_answers_match_the_document(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     answers = [
         ("post", lambdas.operator("POST")),  # probes: 200
         ("post", lambdas.operator("POST")),  # same slot: 429 PROBE_SLOT_TAKEN
@@ -123,7 +123,7 @@ def test_real_operator_answers_match_the_document(lambdas: Lambdas) -> None:
 
 
 def test_a_real_operator_answer_without_a_secret_matches_the_document(lambdas: Lambdas) -> None:
-    lambdas.container(secrets=Secrets.from_mapping({}, source="test"))
+    lambdas.deploy(secrets=Secrets.from_mapping({}, source="test"))
     answer = lambdas.operator("GET")
     assert (answer.status, answer.body["error"]["code"]) == (503, "HEALTH_CHECK_SECRET_NOT_CONFIGURED")
     assert_documented("get", answer, ROUTES_PATH)
@@ -131,7 +131,7 @@ def test_a_real_operator_answer_without_a_secret_matches_the_document(lambdas: L
 
 def test_real_override_answers_match_the_document(lambdas: Lambdas) -> None:
     lambdas.write_verdicts()  # an override shows on a route with a verdict
-    lambdas.container()
+    lambdas.deploy()
     cu_stock = "/api/health/routes/cu-stock/override"
     body = {"mode": "force-relay", "reason": "CU maintenance", "ttlSeconds": 600}
     answers = [

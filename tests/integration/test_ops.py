@@ -8,7 +8,7 @@ import pytest
 
 from functions.adapters.secrets import Secrets
 from functions.core import DIRECT_PROBED, PROBE_SLOT_MS, RelayGroup, RouteKey
-from functions.handlers import ops, wiring
+from functions.handlers import composition, ops
 from functions.handlers.operator_auth import presented_secret, secrets_match
 from functions.handlers.ops import ROUTES_PATH
 from functions.handlers.settings import OpsSettings
@@ -42,7 +42,7 @@ def direct_calls(lambdas: Lambdas) -> int:
     ],
 )
 def test_the_secret_is_accepted_as_bearer_or_key(lambdas: Lambdas, headers: dict[str, str]) -> None:
-    lambdas.container()
+    lambdas.deploy()
     status, _, body = lambdas.operator("GET", headers=headers)
     assert (status, body["success"]) == (200, True)
 
@@ -60,7 +60,7 @@ def test_the_secret_is_accepted_as_bearer_or_key(lambdas: Lambdas, headers: dict
 )
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_a_missing_or_wrong_secret_is_401(lambdas: Lambdas, headers: dict[str, str], method: str) -> None:
-    lambdas.container()
+    lambdas.deploy()
     status, answer_headers, body = lambdas.operator(method, headers=headers)
     assert status == 401
     assert answer_headers["WWW-Authenticate"] == "Bearer"
@@ -79,13 +79,13 @@ def test_a_missing_or_wrong_secret_is_401(lambdas: Lambdas, headers: dict[str, s
     ],
 )
 def test_an_unencodable_or_non_ascii_secret_is_401_not_500(lambdas: Lambdas, headers: dict[str, str]) -> None:
-    lambdas.container()
+    lambdas.deploy()
     status, _, body = lambdas.operator("GET", headers=headers)
     assert (status, body["error"]["code"]) == (401, "UNAUTHORIZED_HEALTH_CHECK")
 
 
 def test_without_a_configured_secret_every_call_is_503(lambdas: Lambdas) -> None:
-    lambdas.container(secrets=Secrets.from_mapping({"OY_RELAY_TOKEN": "t"}, source="test"))
+    lambdas.deploy(secrets=Secrets.from_mapping({"OY_RELAY_TOKEN": "t"}, source="test"))
     for method in ("GET", "POST"):
         status, _, body = lambdas.operator(method)
         assert (status, body["error"]["code"]) == (503, "HEALTH_CHECK_SECRET_NOT_CONFIGURED")
@@ -104,7 +104,7 @@ def test_secret_comparison_helpers() -> None:
 
 
 def test_without_a_store_the_api_is_503_not_configured_after_auth(lambdas: Lambdas) -> None:
-    lambdas.container(table=False)
+    lambdas.deploy(table=False)
     for method in ("GET", "POST"):
         assert lambdas.operator(method, headers={}).status == 401
         status, _, body = lambdas.operator(method)
@@ -115,7 +115,7 @@ def test_without_a_store_the_api_is_503_not_configured_after_auth(lambdas: Lambd
 def test_a_store_that_is_down_is_503_route_health_failed_without_a_stack_trace(
     lambdas: Lambdas, unreachable_dynamodb: Any, telemetry: TelemetryOutput
 ) -> None:
-    lambdas.container(dynamodb=unreachable_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.05")
+    lambdas.deploy(dynamodb=unreachable_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.05")
     for method in ("GET", "POST"):
         answer = lambdas.operator(method)
         assert (answer.status, answer.body) == (503, ROUTE_HEALTH_FAILED)
@@ -128,7 +128,7 @@ def test_a_store_that_is_down_is_503_route_health_failed_without_a_stack_trace(
 def test_get_returns_the_stored_snapshot_in_the_operator_wire_format_and_never_probes(
     lambdas: Lambdas,
 ) -> None:
-    lambdas.container()
+    lambdas.deploy()
     status, _, body = lambdas.operator("GET")
     assert (status, body) == (200, {"success": True, "data": {"routes": {}, "relays": {}, "overrides": {}}})
     assert direct_calls(lambdas) == 0
@@ -157,7 +157,7 @@ def test_get_returns_the_stored_snapshot_in_the_operator_wire_format_and_never_p
 def test_post_probes_once_per_slot_then_answers_429_with_retry_after_and_the_snapshot(
     lambdas: Lambdas,
 ) -> None:
-    lambdas.container()
+    lambdas.deploy()
     status, _, fresh = lambdas.operator("POST")
     assert status == 200
     assert fresh["success"] is True
@@ -182,7 +182,7 @@ def test_post_probes_once_per_slot_then_answers_429_with_retry_after_and_the_sna
 
 
 def test_post_in_a_slot_the_schedule_already_probed_is_429(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     assert lambdas.probe()["ran"]
     status, headers, body = lambdas.operator("POST")
     assert status == 429
@@ -200,7 +200,7 @@ def test_post_in_a_slot_the_schedule_already_probed_is_429(lambdas: Lambdas) -> 
     ],
 )
 def test_post_refuses_any_input(lambdas: Lambdas, request_input: dict[str, Any]) -> None:
-    lambdas.container()
+    lambdas.deploy()
     status, _, body = lambdas.operator("POST", **request_input)
     assert (status, body["error"]["code"]) == (400, "INVALID_INPUT")
     assert direct_calls(lambdas) == 0
@@ -209,7 +209,8 @@ def test_post_refuses_any_input(lambdas: Lambdas, request_input: dict[str, Any])
 def test_an_unexpected_error_is_a_500_that_the_unexpected_errors_alarm_counts(
     lambdas: Lambdas, monkeypatch: pytest.MonkeyPatch, telemetry: TelemetryOutput
 ) -> None:
-    monkeypatch.setattr(lambdas.container(), "probe", explode)
+    lambdas.deploy()
+    monkeypatch.setattr(lambdas.operator_function, "probe", explode)
     status, _, body = lambdas.operator("POST")
 
     assert (status, body["error"]["code"]) == (500, "INTERNAL_ERROR")
@@ -217,7 +218,7 @@ def test_an_unexpected_error_is_a_500_that_the_unexpected_errors_alarm_counts(
 
 
 def test_an_unknown_path_is_a_404_envelope(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     status, _, body = lambdas.operator("GET", "/api/health/other")
     assert (status, body["success"], body["error"]["code"]) == (404, False, "NOT_FOUND")
 
@@ -226,7 +227,7 @@ def test_an_unknown_path_is_a_404_envelope(lambdas: Lambdas) -> None:
 
 
 def test_logs_carry_the_request_id_and_never_a_secret(lambdas: Lambdas, telemetry: TelemetryOutput) -> None:
-    lambdas.container()
+    lambdas.deploy()
     event = api_event("POST", ROUTES_PATH, headers={"x-health-check-key": SECRET})
     assert ops.lambda_handler(event, lambdas.context)["statusCode"] == 200
     lambdas.operator("GET", headers={"Authorization": "Bearer not-the-secret"})
@@ -239,19 +240,21 @@ def test_logs_carry_the_request_id_and_never_a_secret(lambdas: Lambdas, telemetr
     assert lambdas.simulator.calls()["leakedSecrets"] == 0
 
 
-def test_the_container_is_built_from_the_environment_with_the_secrets_manager_secret(
+def test_the_operator_function_is_built_from_the_environment_with_the_secrets_manager_secret(
     lambdas: Lambdas, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ROUTE_HEALTH_TABLE", TABLE_NAME)
     monkeypatch.setenv("ROUTE_HEALTH_SECRET_ID", aws.secret_id)
     monkeypatch.delenv("HEALTH_CHECK_SECRET", raising=False)
-    wiring.set_container(None)
+    composition.OPERATOR_FUNCTION.install(None)
     try:
         status, _, body = lambdas.operator("GET")
-        container = wiring.get_container(OpsSettings)
-        assert container is wiring.get_container(OpsSettings)  # built once per container
+        operator = composition.OPERATOR_FUNCTION.get()
+        assert operator is composition.OPERATOR_FUNCTION.get()  # built once per container
         assert (status, body["success"]) == (200, True)
-        assert container.store is not None
-        assert wiring.relay_url(container.settings, RelayGroup.DTRYX, container.secrets) is None
+        assert operator.store is not None
+        assert isinstance(operator.upstreams.settings, OpsSettings)
+        assert not operator.upstreams.relay_configured(RelayGroup.DTRYX)
     finally:
-        wiring.reset_container()
+        operator.close()
+        composition.OPERATOR_FUNCTION.install(None)

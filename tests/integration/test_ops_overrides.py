@@ -22,7 +22,7 @@ RELAY_FOR_AN_HOUR = {"mode": "force-relay", "reason": "CU 점검 02:00-04:00", "
 @pytest.fixture
 def ops(lambdas: Lambdas) -> Callable[..., tuple[int, Any]]:
     """ops(method, path=OVERRIDE, body=None, **operator) -> (status, JSON body), on a container built here."""
-    lambdas.container()
+    lambdas.deploy()
 
     def call(method: str, path: str = OVERRIDE, body: object = None, **operator: Any) -> tuple[int, Any]:
         answer = lambdas.operator(method, path, body=body, **operator)
@@ -190,13 +190,13 @@ def test_overrides_need_the_operator_secret(ops: Any, method: str) -> None:
 
 
 def test_without_a_store_overrides_are_503_not_configured(lambdas: Lambdas) -> None:
-    lambdas.container(table=False)
+    lambdas.deploy(table=False)
     answer = lambdas.operator("PUT", OVERRIDE, body=RELAY_FOR_AN_HOUR)
     assert (answer.status, answer.body["error"]["code"]) == (503, "ROUTE_HEALTH_NOT_CONFIGURED")
 
 
 def test_a_store_that_is_down_is_503_route_health_failed(lambdas: Lambdas, unreachable_dynamodb: Any) -> None:
-    lambdas.container(dynamodb=unreachable_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.05")
+    lambdas.deploy(dynamodb=unreachable_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.05")
     for method, body in (("PUT", RELAY_FOR_AN_HOUR), ("DELETE", None)):
         answer = lambdas.operator(method, OVERRIDE, body=body)
         assert (answer.status, answer.body["error"]["code"]) == (503, "ROUTE_HEALTH_FAILED")

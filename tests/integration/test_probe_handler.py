@@ -21,7 +21,7 @@ SCHEDULED_SLOT = slot_start_of(SCHEDULED)
 
 
 def test_a_scheduled_run_writes_every_verdict_and_calls_each_upstream_once(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
 
     result = lambdas.probe(SCHEDULED)
 
@@ -47,7 +47,7 @@ def test_a_scheduled_run_writes_every_verdict_and_calls_each_upstream_once(lambd
 
 
 def test_the_slot_comes_from_the_event_and_a_redelivery_never_probes_again(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     lambdas.clock.advance(3 * PROBE_SLOT_MS)  # the clock is in another slot: the event's time decides
 
     first = lambdas.probe(SCHEDULED)
@@ -64,7 +64,7 @@ def test_the_slot_comes_from_the_event_and_a_redelivery_never_probes_again(lambd
 
 
 def test_upstream_faults_become_verdicts(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     lambdas.simulator.faults.set("direct:cu-stock", "http-403")
     lambdas.simulator.faults.set("direct:oy-goods-info", "html-200")
     lambdas.simulator.faults.set("direct:seven-goods", "bad-shape")
@@ -84,8 +84,7 @@ def test_upstream_faults_become_verdicts(lambdas: Lambdas) -> None:
 
 
 def test_a_run_where_every_upstream_hangs_is_bounded_by_the_check_timeout(lambdas: Lambdas) -> None:
-    container = lambdas.container()
-    container.probe_timeout_ms = 200
+    lambdas.deploy(check_timeout_ms=200)
     for key in DIRECT_PROBED:
         lambdas.simulator.faults.set(f"direct:{key}", "timeout")
     for group in RelayGroup:
@@ -103,7 +102,7 @@ def test_a_run_where_every_upstream_hangs_is_bounded_by_the_check_timeout(lambda
 def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(
     lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
-    lambdas.container()
+    lambdas.deploy()
     lambdas.simulator.faults.set("direct:cu-prime", "http-500")
 
     lambdas.probe(SCHEDULED)
@@ -138,7 +137,7 @@ def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(
 def test_every_refused_write_counts_as_stale_write_rejected(
     lambdas: Lambdas, telemetry: TelemetryOutput
 ) -> None:
-    lambdas.container()
+    lambdas.deploy()
     later = lambdas.clock() + 1_000  # another writer's checks, newer than this run's
     newer = [RouteCheck(key, True, later) for key in (RouteKey.CU_STOCK, RouteKey.DTRYX_MOVIES)]
     lambdas.store.write_checks(newer, [RelayCheck(RelayGroup.DTRYX, True, later)], now=later)
@@ -152,7 +151,7 @@ def test_every_refused_write_counts_as_stale_write_rejected(
 def test_a_store_that_is_down_fails_the_invocation_visibly(
     lambdas: Lambdas, unreachable_dynamodb: Any, telemetry: TelemetryOutput
 ) -> None:
-    lambdas.container(dynamodb=unreachable_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.05")
+    lambdas.deploy(dynamodb=unreachable_dynamodb, SNAPSHOT_PREFETCH_SECONDS="0.05")
 
     with pytest.raises(StoreError):
         lambdas.probe(SCHEDULED)
@@ -166,7 +165,7 @@ def test_a_store_that_is_down_fails_the_invocation_visibly(
 
 
 def test_an_event_that_is_not_a_scheduled_event_is_refused(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     with pytest.raises(Exception, match="validation error"):
         probe.lambda_handler({"time": "not a time"}, lambdas.context)
     assert lambdas.simulator.calls()["relay-health:dtryx"] == 0

@@ -16,7 +16,8 @@ from typing import Any
 
 from functions.adapters.secrets import Secrets
 from functions.core import PROBE_SLOT_MS, RelayGroup, RouteKey
-from functions.handlers import api, ops, probe, wiring
+from functions.handlers import api, composition, ops, probe
+from functions.handlers.composition import ProbeFunction
 from functions.handlers.ops import ROUTES_PATH
 from sandbox.embedded_aws import REGION
 from sandbox.scheduler import scheduled_event
@@ -68,7 +69,7 @@ def _growth_over(calls: list[tuple[int, Call]], *, rounds: int) -> tuple[int, se
 
 def test_the_lookup_function_keeps_nothing_from_refused_or_failed_lookups(lambdas: Lambdas) -> None:
     lambdas.write_verdicts()
-    lambdas.loaded(lambdas.container(DAILY_RATE_LIMIT="1", DAILY_RATE_LIMIT_PREFIXES="/api/cu/"))
+    lambdas.loaded(lambdas.deploy(DAILY_RATE_LIMIT="1", DAILY_RATE_LIMIT_PREFIXES="/api/cu/"))
     faults = lambdas.simulator.faults
     faults.set(f"direct:{RouteKey.SEVEN_STORE}", "http-404")
     faults.set(f"direct:{RouteKey.SEVEN_GOODS}", "bad-shape")
@@ -105,18 +106,20 @@ def test_the_lookup_function_keeps_nothing_from_refused_or_failed_lookups(lambda
 
 def test_the_operator_function_keeps_nothing_from_refused_requests(lambdas: Lambdas) -> None:
     lambdas.write_verdicts()
-    unconfigured = lambdas.container(secrets=Secrets.from_mapping({}, source="test"), table=False)
-    configured = lambdas.container()
+    lambdas.deploy(secrets=Secrets.from_mapping({}, source="test"), table=False)
+    unconfigured = lambdas.operator_function
+    lambdas.deploy()
+    configured = lambdas.operator_function
     wrong_secret = {"Authorization": "Bearer " + "w" * HEADER_BYTES}
 
     def operator(
         method: str,
         path: str = ROUTES_PATH,
         headers: dict[str, str] = OPERATOR_AUTH,
-        container: Any = configured,
+        function: ProbeFunction | None = configured,
     ) -> Call:
         def call() -> dict[str, Any]:
-            wiring.set_container(container)
+            composition.OPERATOR_FUNCTION.install(function)
             return ops.lambda_handler(_big_request(method, path, headers=headers), lambdas.context)
 
         return call
@@ -128,7 +131,7 @@ def test_the_operator_function_keeps_nothing_from_refused_requests(lambdas: Lamb
         (400, operator("PUT", f"{ROUTES_PATH}/cu-stock/override")),
         (404, operator("PUT", f"{ROUTES_PATH}/no-such-key/override")),
         (404, operator("GET", "/api/health/nothing")),
-        (503, operator("GET", container=unconfigured)),
+        (503, operator("GET", function=unconfigured)),
     ]
     growth, statuses = _growth_over(calls, rounds=30)
 
@@ -137,7 +140,7 @@ def test_the_operator_function_keeps_nothing_from_refused_requests(lambdas: Lamb
 
 
 def test_the_probe_function_keeps_nothing_from_failing_checks(lambdas: Lambdas) -> None:
-    lambdas.container()
+    lambdas.deploy()
     big_failure = parse_fault("respond", status=500, body="e" * BODY_BYTES, content_type="text/html")
     for key in RouteKey:
         lambdas.simulator.faults.set(f"direct:{key}", big_failure)

@@ -1,5 +1,5 @@
-"""SnapStart's hooks on the container: a restore is simulated by calling them as the Lambda runtime would, on a
-real container (moto, the simulated retailers and relays, a manual clock)."""
+"""SnapStart's hooks on the lookup function: a restore is simulated by calling them as the Lambda runtime would,
+on its real parts (moto, the simulated retailers and relays, a manual clock)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import pytest
 from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.core import RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.core.model import MINUTE_MS
-from functions.handlers import wiring
+from functions.handlers import composition
+from functions.handlers.composition import LookupFunction
 from functions.handlers.settings import ApiSettings
 from sandbox.embedded_aws import EmbeddedAws
 from sandbox.relays import SimulatedUpstreams
@@ -37,7 +38,7 @@ def background_threads() -> set[threading.Thread]:
 
 @pytest.fixture
 def other_threads() -> set[threading.Thread]:
-    """Background threads already there before this test's container (other tests' containers, ending)."""
+    """Background threads already there before this test's functions (other tests', ending)."""
     return background_threads()
 
 
@@ -47,24 +48,24 @@ def secret_id(aws: EmbeddedAws) -> str:
 
 
 @pytest.fixture
-def container(
+def lookups(
     other_threads: set[threading.Thread],
     lambdas: Lambdas,
     upstreams: SimulatedUpstreams,
     secret_id: str,
     secretsmanager: Any,
-) -> Iterator[wiring.Container]:
-    """The lookup function's container as Lambda's INIT builds it: secrets from Secrets Manager (moto)."""
-    built = wiring.build_container(
+) -> Iterator[LookupFunction]:
+    """The lookup function's parts as Lambda's INIT builds them: secrets from Secrets Manager (moto)."""
+    built = composition.build_lookup_function(
         ApiSettings.from_environment(**lambdas.settings(), ROUTE_HEALTH_SECRET_ID=secret_id),
         clock=lambdas.clock,
         dynamodb_client=lambdas.dynamodb,
         secretsmanager_client=secretsmanager,
         http_transport=upstreams.direct_transport(),
     )
-    wiring.set_container(built)
+    composition.LOOKUP_FUNCTION.install(built)
     yield built
-    wiring.set_container(None)
+    composition.LOOKUP_FUNCTION.install(None)
     built.close()
 
 
@@ -105,7 +106,7 @@ class Gate:
 
 
 def test_a_restored_container_has_new_threads_and_connections_and_never_waits_for_its_snapshot(
-    container: wiring.Container,
+    lookups: LookupFunction,
     lookup: Callable[[], int],
     store: DynamoVerdictStore,
     dynamodb: Any,
@@ -113,19 +114,19 @@ def test_a_restored_container_has_new_threads_and_connections_and_never_waits_fo
     clock: ManualClock,
     other_threads: set[threading.Thread],
 ) -> None:
-    assert container.snapshots is not None
-    assert container.limited_lookups is not None
+    assert lookups.snapshots is not None
+    assert lookups.limited_lookups is not None
     direct_works(store, clock())
-    assert container.snapshots.prefetch(5.0)
+    assert lookups.snapshots.prefetch(5.0)
     before = simulator.calls()
     assert lookup() == 200
     assert calls_since(simulator, before) == {f"direct:{KEY}": 1}
     old_threads = background_threads() - other_threads
-    old_clients = (container.direct_client, container.relay_client)
+    old_clients = (lookups.upstreams.direct_client, lookups.upstreams.relay_client)
     assert old_threads
-    assert container.limited_lookups.quota.tracked_clients() == 1
+    assert lookups.limited_lookups.quota.tracked_clients() == 1
 
-    container.before_snapshot()
+    lookups.before_snapshot()
 
     assert not any(thread.is_alive() for thread in old_threads)  # nothing is mid-call in the snapshot
     assert all(client.is_closed for client in old_clients)  # and no connection is open
@@ -134,57 +135,59 @@ def test_a_restored_container_has_new_threads_and_connections_and_never_waits_fo
     direct_works(store, clock())
     query = Gate(dynamodb, "before-call.dynamodb.Query")
 
-    container.after_restore()
+    lookups.after_restore()
 
     assert query.started.wait(5.0)  # the snapshot is reloading in the background
-    assert container.limited_lookups.quota.tracked_clients() == 0  # no count of the snapshot's container
+    assert lookups.limited_lookups.quota.tracked_clients() == 0  # no count of the snapshot's copy
     before = simulator.calls()
     assert lookup() == 200  # answered while the load still waits: no snapshot yet, so relay-first
     assert calls_since(simulator, before) == {f"relay:{KEY}": 1}
-    assert container.snapshots.peek() is None
-    assert not {client for client in (container.direct_client, container.relay_client)} & set(old_clients)
+    assert lookups.snapshots.peek() is None
+    assert not {client for client in (lookups.upstreams.direct_client, lookups.upstreams.relay_client)} & set(
+        old_clients
+    )
     new_threads = background_threads() - other_threads
     assert new_threads
     assert not new_threads & old_threads
 
     query.open()
-    assert container.snapshots.prefetch(5.0)
+    assert lookups.snapshots.prefetch(5.0)
     before = simulator.calls()
     assert lookup() == 200
     assert calls_since(simulator, before) == {f"direct:{KEY}": 1}  # the reloaded snapshot, on new connections
 
 
 def test_a_restored_container_re_reads_its_secret_in_the_background(
-    container: wiring.Container, secretsmanager: Any, secret_id: str
+    lookups: LookupFunction, secretsmanager: Any, secret_id: str
 ) -> None:
-    relays = container.relays
+    relays = lookups.upstreams.relays
     values = json.loads(secretsmanager.get_secret_value(SecretId=secret_id)["SecretString"])
 
     def health_check_secret() -> str:
-        value = container.secrets.health_check_secret
+        value = lookups.upstreams.secrets.health_check_secret
         assert value is not None
         return value.get_secret_value()
 
-    container.before_snapshot()
+    lookups.before_snapshot()
     rotated = {**values, "HEALTH_CHECK_SECRET": "rotated-while-in-the-snapshot"}
     secretsmanager.put_secret_value(SecretId=secret_id, SecretString=json.dumps(rotated))
     read = Gate(secretsmanager, "before-call.secrets-manager.GetSecretValue")
 
-    container.after_restore()  # the secret's max age (5 minutes by the monotonic clock) has not passed
+    lookups.after_restore()  # the secret's max age (5 minutes by the monotonic clock) has not passed
 
     assert read.started.wait(5.0)
     assert health_check_secret() == values["HEALTH_CHECK_SECRET"]  # served at once while the re-read waits
     read.open()
     assert eventually(lambda: health_check_secret() == rotated["HEALTH_CHECK_SECRET"], within_s=5.0)
-    assert container.relays is not relays  # rebuilt on the new client and the new values
+    assert lookups.upstreams.relays is not relays  # rebuilt on the new client and the new values
 
 
-def test_each_restored_container_draws_different_random_numbers(container: wiring.Container) -> None:
+def test_each_restored_container_draws_different_random_numbers(lookups: LookupFunction) -> None:
     snapshotted = random.getstate()
-    container.after_restore()
+    lookups.after_restore()
     first = [random.random() for _ in range(4)]
     random.setstate(snapshotted)  # a second copy of the same snapshot
-    container.after_restore()
+    lookups.after_restore()
     assert [random.random() for _ in range(4)] != first
 
 
@@ -192,12 +195,12 @@ def test_each_restored_container_draws_different_random_numbers(container: wirin
 def in_lambda(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
     yield
-    wiring.set_container(None)
+    composition.LOOKUP_FUNCTION.install(None)
 
 
 @pytest.mark.usefixtures("in_lambda")
 def test_the_hooks_are_registered_where_the_lambda_runtime_offers_them(
-    monkeypatch: pytest.MonkeyPatch, container: wiring.Container
+    monkeypatch: pytest.MonkeyPatch, lookups: LookupFunction
 ) -> None:
     registered: dict[str, Callable[[], None]] = {}
     runtime = types.ModuleType("snapshot_restore_py")
@@ -207,18 +210,18 @@ def test_the_hooks_are_registered_where_the_lambda_runtime_offers_them(
     )
     monkeypatch.setitem(sys.modules, "snapshot_restore_py", runtime)
 
-    wiring.prepare_container_at_init(ApiSettings)
+    composition.prepare_at_init(composition.LOOKUP_FUNCTION)
 
     assert registered == {
-        "before_snapshot": container.before_snapshot,
-        "after_restore": container.after_restore,
+        "before_snapshot": lookups.before_snapshot,
+        "after_restore": lookups.after_restore,
     }
 
 
 @pytest.mark.usefixtures("in_lambda")
 def test_without_the_runtime_module_init_registers_nothing_and_still_succeeds(
-    monkeypatch: pytest.MonkeyPatch, container: wiring.Container
+    monkeypatch: pytest.MonkeyPatch, lookups: LookupFunction
 ) -> None:
     monkeypatch.setitem(sys.modules, "snapshot_restore_py", None)  # importing it raises ImportError
-    wiring.prepare_container_at_init(ApiSettings)
-    assert wiring.get_container(ApiSettings) is container
+    composition.prepare_at_init(composition.LOOKUP_FUNCTION)
+    assert composition.LOOKUP_FUNCTION.get() is lookups

@@ -1,5 +1,5 @@
 """The functions' settings and Lambda INIT, with no server: where the settings come from, what a bad or blank
-value does, and which container INIT builds for which function."""
+value does, and what INIT builds for each function."""
 
 from __future__ import annotations
 
@@ -8,47 +8,54 @@ from collections.abc import Iterator
 import pytest
 from pydantic import ValidationError
 
-from functions.handlers import wiring
+from functions.handlers import composition
 from functions.handlers.daily_quota import limited_lookups
-from functions.handlers.settings import ApiSettings, CommonSettings, ProbeSettings
+from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
 from tests.support.clock import ManualClock
 from tests.support.executor import ManualExecutor
 
+FUNCTION_SETTINGS = (ApiSettings, OpsSettings, ProbeSettings)
+FUNCTIONS = (composition.LOOKUP_FUNCTION, composition.OPERATOR_FUNCTION, composition.PROBE_FUNCTION)
+
 
 @pytest.fixture
-def forget_container() -> Iterator[None]:
-    wiring.reset_container()
+def forget_functions() -> Iterator[None]:
     yield
-    wiring.reset_container()
+    for deployed in FUNCTIONS:
+        deployed.get().close()
+        deployed.install(None)
 
 
-@pytest.mark.usefixtures("forget_container")
-def test_the_container_is_built_during_lambda_init_and_never_at_import_elsewhere(
+def test_a_function_is_built_during_lambda_init_and_never_at_import_elsewhere(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID", "AWS_LAMBDA_FUNCTION_NAME"):
-        monkeypatch.delenv(name, raising=False)
+    builds: list[object] = []
 
-    wiring.prepare_container_at_init(ApiSettings)
-    assert wiring._containers == {}  # tests, the sandbox and the bench build their own
+    def build() -> object:
+        builds.append(object())
+        return builds[-1]
+
+    deployed = composition.Deployed(build)
+
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
+    composition.prepare_at_init(deployed)
+    assert builds == []  # tests, the sandbox and the bench build their own
 
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
-    wiring.prepare_container_at_init(ApiSettings)
-    built = wiring._containers.get(ApiSettings)
-    assert built is not None
-    assert wiring.get_container(ApiSettings) is built  # the first request reuses what INIT built
+    composition.prepare_at_init(deployed)
+    assert len(builds) == 1
+    assert deployed.get() is builds[0]  # the first request reuses what INIT built
 
 
-@pytest.mark.usefixtures("forget_container")
 def test_a_bad_setting_fails_lambda_init_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "route-health-api")
     monkeypatch.setenv("LOOKUP_BUDGET_SECONDS", "-1")
     with pytest.raises(ValueError, match="LOOKUP_BUDGET_SECONDS"):
-        wiring.prepare_container_at_init(ApiSettings)
+        composition.prepare_at_init(composition.LOOKUP_FUNCTION)
 
 
 @pytest.mark.parametrize("blank", ["", "   "])
-@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+@pytest.mark.parametrize("settings_type", FUNCTION_SETTINGS)
 def test_a_blank_setting_means_its_default(
     monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings], blank: str
 ) -> None:
@@ -63,7 +70,7 @@ def test_a_blank_setting_means_its_default(
 
 
 @pytest.mark.parametrize("variable", ["POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"])
-@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+@pytest.mark.parametrize("settings_type", FUNCTION_SETTINGS)
 def test_init_fails_naming_a_missing_powertools_variable(
     monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings], variable: str
 ) -> None:
@@ -73,24 +80,20 @@ def test_init_fails_naming_a_missing_powertools_variable(
         settings_type.from_environment()
 
 
-@pytest.mark.usefixtures("forget_container")
-def test_each_function_has_its_own_container(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("forget_functions")
+def test_each_function_builds_its_own_parts_from_its_own_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ROUTE_HEALTH_TABLE", "ROUTE_HEALTH_SECRET_ID"):
         monkeypatch.delenv(name, raising=False)
 
-    api = wiring.get_container(ApiSettings)
-    probe = wiring.get_container(ProbeSettings)
+    lookups, operator, probe = (deployed.get() for deployed in FUNCTIONS)
 
-    assert api is not probe
-    assert isinstance(api.settings, ApiSettings)
-    assert isinstance(probe.settings, ProbeSettings)
-    assert wiring.get_container(ApiSettings) is api
-
-    wiring.set_container(probe, ApiSettings)  # the sandbox installs one per function this way
-    assert wiring.get_container(ApiSettings) is probe
+    assert isinstance(lookups, composition.LookupFunction)
+    assert operator is not probe
+    assert [type(parts.upstreams.settings) for parts in (lookups, operator, probe)] == list(FUNCTION_SETTINGS)
+    assert composition.LOOKUP_FUNCTION.get() is lookups
 
 
-@pytest.mark.parametrize("settings_type", wiring.FUNCTION_SETTINGS)
+@pytest.mark.parametrize("settings_type", FUNCTION_SETTINGS)
 def test_settings_come_from_the_environment_and_given_values_win(
     monkeypatch: pytest.MonkeyPatch, settings_type: type[CommonSettings]
 ) -> None:
