@@ -1,15 +1,10 @@
-"""The lookup API (docs/design.md, "HTTP API"): a GET endpoint per lookup query model in
-`functions.services.queries.LOOKUPS`, on Powertools' resolver with its own validation, documented at
-`GET /api/openapi.json` (`functions/handlers/openapi.py`).
+"""The lookup API (docs/design.md, "HTTP API"): one GET endpoint per lookup contract in
+`functions.services.queries.LOOKUPS`, on Powertools' resolver with its own validation (one annotated parameter
+per field of the query model), documented at `GET /api/openapi.json` (`functions/handlers/openapi.py`).
 
-Each endpoint's parameters are its query model's fields, one annotated parameter each, so Powertools validates
-them (with every constraint) and documents them; a rule across parameters is the query model's own. Bad input
-answers 400 `INVALID_INPUT` with the field errors before any upstream call. The query's `fetch` does the
-lookup, every upstream call through the router. Responses are `{"success": true, "data": ...}` or
-`{"success": false, "error": {...}}` and never say which path served them: routing shows up in logs and metrics
-only. Before any of that, lookups under the limited prefixes count against the per-client daily rate limit
-(`functions.handlers.daily_quota`): past it, 429 `DAILY_RATE_LIMIT_EXCEEDED`; every answer of a limited endpoint
-carries the `X-RateLimit-*` headers.
+Bad input is 400 `INVALID_INPUT` with field errors before any upstream call; answers are the one envelope and
+never say which path served them; limited prefixes count against the daily quota first
+(`functions/handlers/daily_quota.py`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The daily lookup quota at the API's edge: which requests count, who bypasses it, what the answers carry.
-
-Lookups under `DAILY_RATE_LIMIT_PREFIXES` count against `DAILY_RATE_LIMIT` per client per Korea day
-(functions/services/quota.py: counted in the container, shared through DynamoDB in the background, never waited
-for). The client is the SHA-256 of API Gateway's source IP; the raw IP is neither kept nor logged. A request
-carrying the operator key does not count. The check runs before routing and input validation.
+"""The daily lookup quota at the API's edge (README.md, "Daily rate limit (per client)"): which
+requests count (limited prefixes, not the operator key), per client (the SHA-256 of the source IP), and the
+`X-RateLimit-*` headers. Counting itself is `functions/services/quota.py`, never waited for.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""The MCP endpoint (`POST /mcp`, docs/design.md, "MCP endpoint and lookup command"): its own Lambda function,
-so the lookup function's cold start never loads the protocol's code.
+"""The MCP endpoint (`POST /mcp`, docs/design.md, "MCP endpoint and lookup command"), in its own Lambda
+function so the lookup function's cold start never loads the protocol.
 
-Each lookup endpoint of the lookup function's OpenAPI document is a tool (`functions/mcp/tools.py`); a tool
-call runs through the lookup function's handler, imported here and built the same way at INIT (same settings,
-container and daily quota), so it answers exactly as `GET /api/...` would. The protocol itself is
-`functions/mcp/protocol.py`.
+Each lookup of the OpenAPI document is a tool (`functions/mcp/tools.py`) whose call runs through the lookup
+function's own handler, in process, so it answers exactly as `GET /api/...` would.
 """
 
 from __future__ import annotations

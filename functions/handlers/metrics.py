@@ -1,13 +1,10 @@
-"""Every custom metric the functions emit, with every value each of its dimensions can take: one table.
+"""Every custom metric the functions emit, with every value each of its dimensions can take: one table and
+the series budget (docs/design.md, "Infrastructure and observability").
 
-CloudWatch bills each distinct series (metric name x dimension values) every month, so the table is a budget:
-`worst_case_series()` is the number of series the code can ever emit (every route failing for every reason),
-and a test holds it, with the series `RESERVED_SERIES` keeps for functions still to come, to `SERIES_BUDGET`.
-Which route or relay failed, and why, belongs in the structured log lines (the dashboard's Logs Insights
-widgets show them per route); a metric counts across routes, so an alarm can page on it, and a dimension is
-kept only where the dashboard graphs each value (lookups by path, relay lookups by route, error codes). `telemetry.emit_metric` refuses any name or dimension value
-that is not here, so this table is what the code emits, and the dashboard and alarms (`infra/observability.py`)
-take their names from it. Every series also carries Powertools' `service` dimension, which has one value.
+`worst_case_series()` counts the series the code can ever emit; a test holds it, with `RESERVED_SERIES`, to
+`SERIES_BUDGET`. A metric counts across routes so an alarm can page on it; which route failed and why is in
+the log lines. `telemetry.emit_metric` refuses anything not declared here, and the dashboard and alarms
+(`infra/observability.py`) take their names from this table.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""The operator API (docs/design.md, "Operator API"): `GET`/`POST /api/health/routes` in the format existing
-tooling reads, and the operator overrides `PUT`/`DELETE /api/health/routes/{key}/override`.
-
-- GET returns the stored snapshot and the overrides that count (with their routes' verdicts and under
-  `overrides`, which also shows those of keys without a verdict), and never probes.
-- POST takes no input (a body or query string is 400 `INVALID_INPUT`) and runs the full check for the current
-  5-minute slot. If that slot already ran (scheduled or another POST), the answer is 429 with `Retry-After`
-  (seconds to the next slot) and the current snapshot in the same envelope:
-  `{"success": false, "error": {"code": "PROBE_SLOT_TAKEN", "message", "retryAfter"}, "data": <snapshot>}`.
-- PUT `{"mode", "reason", "ttlSeconds"}` stores the key's override and answers it; a bad body is 400
-  `INVALID_INPUT` with `error.fields`. DELETE removes it (404 `NO_OVERRIDE` when none counts). An unknown key is
-  404 `UNKNOWN_ROUTE_KEY`; neither takes a query string, DELETE takes no body. Each change is one audit log
-  line and one `OverrideChange` count; the caller shows only as the SHA-256 of its source IP.
-- Auth: `Authorization: Bearer <secret>` (scheme case-insensitive) or `x-health-check-key: <secret>`,
-  compared in constant time. Errors: 503 `HEALTH_CHECK_SECRET_NOT_CONFIGURED`, 401 `UNAUTHORIZED_HEALTH_CHECK`,
-  503 `ROUTE_HEALTH_NOT_CONFIGURED` (no store), 503 `ROUTE_HEALTH_FAILED` (store error).
+"""The operator API (docs/design.md, "Operator API"): `GET`/`POST /api/health/routes` (the stored verdicts;
+POST runs the probe for the current slot) and `PUT`/`DELETE /api/health/routes/{key}/override`, behind the
+operator key, in the wire format of `functions/handlers/wire.py`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""Typed settings per function, validated once per container (README, "Configuration"). Secret values are not
-here.
+"""Typed settings per function, read from the environment by exact variable name and validated at INIT
+(README, "Configuration"); a bad value fails INIT naming the variable. Secret values are not here.
 
-A bad value fails the container's INIT with a message naming the variable, never with a stack of guesses.
-Plain pydantic models read from the environment by exact variable name (`from_environment`): pydantic-settings
-would add ~40 ms of imports to every cold start for sources these functions never use (bench/profile_notes.md).
+Plain pydantic models: pydantic-settings would add ~40 ms of imports to every cold start (bench/profile_notes.md).
 """
 
 from __future__ import annotations

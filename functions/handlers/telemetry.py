@@ -1,15 +1,11 @@
 """Logs, metrics and traces for every function, in one place (docs/design.md, "Infrastructure and
 observability").
 
-The service name, the metrics namespace and the log level come from Powertools' own environment variables
-(`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`), which the stack sets from
-`infra/environment.py`; nothing here repeats them. Metrics are written only as `functions.handlers.metrics`
-declares them: names and dimension values from that table, so the number of series stays within its budget.
-Each metric carries its own dimensions, which Powertools' metrics cannot express in one EMF document (its
-documents have one directive: every metric takes every dimension set), so `emit_metric` writes the documents
-itself: one line per metric, or, inside `one_metrics_document()` (one lookup), one line with a directive per
-dimension set. Reasons go to the log lines. Nothing here ever receives a secret: callers pass route keys,
-codes and numbers.
+Powertools' own environment variables name the service, namespace and log level. Metrics are only those
+`functions.handlers.metrics` declares. Each metric carries its own dimensions, which one Powertools EMF
+document cannot express (every metric there takes every dimension set), so `emit_metric` writes the documents
+itself: a line per metric, or one line per lookup inside `one_metrics_document()`. Nothing here ever receives a
+secret: callers pass route keys, codes and numbers.
 """
 
 from __future__ import annotations

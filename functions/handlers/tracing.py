@@ -1,17 +1,10 @@
-"""Tracing, all of it: the one module that may load Powertools' Tracer and with it the AWS X-Ray SDK.
+"""Tracing, all of it: the one module that may load Powertools' Tracer and with it the AWS X-Ray SDK
+(README.md, "Traces").
 
-Two stack parameters decide it (README.md, "Traces"). `Tracing=xray` (the default) turns on Lambda's active
-tracing, which records every invocation of every function without any SDK; `off` records nothing. With
-`TraceCalls=true` as well, Powertools' Tracer adds a subsegment per AWS and upstream call of the probe and the
-operator API; building one loads the X-Ray SDK, whose recorder creates its own botocore client on import:
-about 140 ms of CPU per cold start (bench/profile_notes.md). Otherwise the stack sets Powertools'
-`POWERTOOLS_TRACE_DISABLED=true` and the SDK is never imported. The lookup function never traces its calls.
-No response is ever captured (calls carry relay credentials).
-
-The X-Ray SDKs reach their end of support on 2027-02-25, and Powertools' Tracer has no OpenTelemetry provider
-yet; the way out is AWS Distro for OpenTelemetry (its Lambda layer, or an OpenTelemetry SDK sending to X-Ray's
-OTLP endpoint). Because nothing else imports the SDK (a test holds this), that move replaces this module and
-the stack's tracing settings, and nothing else.
+`TraceCalls=true` adds a subsegment per AWS and upstream call of the probe and operator functions (loading the
+SDK costs about 140 ms of CPU per cold start, bench/profile_notes.md); otherwise the SDK is never imported. No
+response is ever captured: calls carry relay credentials. A test holds that nothing else imports the SDK, so a
+move to OpenTelemetry replaces this module and the stack's tracing settings only.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""The operator API's wire format (docs/design.md, "Operator API"): camelCase, epoch ms, optional keys left out
-(never null); the format existing tooling reads. One set of models: `functions/handlers/ops.py` answers with
-them (`to_json`), the OpenAPI document shows their schemas, and `route-health ops` reads them back
-(ops_cli/snapshot.py).
+"""The operator API's wire format (docs/design.md, "Operator API"): camelCase, epoch ms, optional keys left
+out. One set of models: the operator function answers with them, the OpenAPI document shows them, and
+`route-health ops` reads them back (ops_cli/snapshot.py).
 
-Read exactly by default. Read with the validation context `READ_NEWER` (an answer of an API that may be newer
-than the reader), what this version does not know is left out instead of refused: fields, entries under route
-keys or relay groups, and reason codes (read as none). Types stay strict either way: a time that is not an
-integer, or a boolean that is not one, would mislead.
+Read exactly by default; under the validation context `READ_NEWER` (an answer of a possibly newer API), what
+this version does not know (fields, keys, groups, reason codes) is left out instead of refused. Types stay
+strict either way.
 """
 
 from __future__ import annotations

@@ -144,14 +144,14 @@ class Router:
         self._events.direct_failed(key, reason)
 
         group = group_of(key)
+        if not self._relay_configured(group):  # the direct failure is the answer, whatever the relay's verdict
+            raise _route_failure_error(reason)
         # The snapshot must still be fresh now, after the direct attempt: a stale one never means 503.
         if relay_known_unhealthy(fresh_snapshot(lookup.cached, failed_at), group, failed_at):
             raise ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE)
         remaining = lookup.budget_ms - (failed_at - lookup.started)
         if remaining <= 0:
             raise ApiError(ErrorCode.UPSTREAM_TIMEOUT)
-        if not self._relay_configured(group):
-            raise _route_failure_error(reason)
         self._events.relay_fallback(key)
         return _call_relay(lookup.relay, remaining, lookup.cancel)
 
