@@ -17,7 +17,7 @@ from functions.catalog.spec import OperationSpec
 from functions.core import Clock, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, VerdictStore
 from functions.core.errors import RouteFailure, StoreError, UpstreamRejected
 from functions.core.model import DIRECT_PROBED, DIRECT_TIMEOUT_MS, PINNED_TO_RELAY, PROBE_SLOT_MS
-from functions.services.ports import DirectChecker, ProbeEvents, RelayHealthChecker
+from functions.services.ports import Fetcher, ProbeEvents, RelayHealthChecker
 
 MAX_IN_FLIGHT = 4
 """At most this many probe requests at once."""
@@ -66,7 +66,7 @@ def _code(reason: Reason | None) -> str | None:
 def run_probe(
     *,
     specs: Mapping[RouteKey, OperationSpec[Any, Any]],
-    direct: DirectChecker,
+    direct: Fetcher,
     relays: RelayHealthChecker,
     store: VerdictStore,
     clock: Clock,
@@ -137,7 +137,7 @@ def run_probe(
 
 def _check_direct(
     spec: OperationSpec[Any, Any],
-    direct: DirectChecker,
+    direct: Fetcher,
     clock: Clock,
     timeout_ms: int,
     events: ProbeEvents,

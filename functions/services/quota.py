@@ -1,19 +1,11 @@
-"""The per-client daily lookup quota, counted in the container and shared through the store in the background.
+"""The per-client daily lookup quota, counted in the container and shared through the store in the background
+(README.md, "Daily rate limit (per client)": the overshoot bound, failing open, bounded memory).
 
-A lookup never waits for the store. `DailyQuota.admit` decides from what this container knows: the client's
-day total as the store last returned it, plus what this container counted since. Counts go to the store in a
-background flush (at most one in flight, at most `batch_size` clients, one atomic add per client) whose
-returned totals tell the container about the client's lookups in other containers. A failed, throttled or
-slow flush only delays what the container learns: its counts go back into the next flush, and meanwhile
-the container keeps enforcing what it knows.
-
-Memory is bounded by `max_clients` per container. To track a new client when full, the least recently seen
-client whose counts are all in the store is forgotten (its next flush relearns its total). If every tracked
-client still has counts on their way to the store, the new client's lookup is let through uncounted and
-reported through `on_untracked`: counts already taken are never dropped to make room.
-
-A new Korea day starts from zero: what was tracked for the day before, including counts not yet flushed,
-is dropped, since it can no longer refuse anyone. Korea has no daylight saving time (UTC+9 all year).
+A lookup never waits for the store: `DailyQuota.admit` decides from the client's day total as the store last
+returned it plus what this container counted since. A background flush (one in flight, `batch_size` clients,
+one atomic add each) learns the other containers' counts; counts a flush did not store go into the next one.
+To make room, only a client whose counts are all stored is forgotten; when there is none, the lookup is let
+through uncounted (`on_untracked`). A new Korea day (UTC+9 all year) starts from zero.
 """
 
 from __future__ import annotations
