@@ -74,7 +74,6 @@ def run_probe(
     trigger: str,
     events: ProbeEvents,
     rejected_writes: Callable[[], int] = lambda: 0,
-    max_in_flight: int = MAX_IN_FLIGHT,
     timeout_ms: int = DIRECT_TIMEOUT_MS,
 ) -> ProbeSummary:
     """Run the full check of `specs` (every operation, the catalog) once for `slot_start`, unless this slot
@@ -102,8 +101,8 @@ def run_probe(
             return RelayCheck(group, healthy=False, checked_at=checked_at, reason=Reason.NETWORK_ERROR)
 
     # Each check's request runs on its worker and ends there, its connection closed by its deadline at the
-    # latest: `max_in_flight` workers are at most that many upstream requests open, not merely awaited.
-    with ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="probe") as pool:
+    # latest: `MAX_IN_FLIGHT` workers are at most that many upstream requests open, not merely awaited.
+    with ThreadPoolExecutor(max_workers=MAX_IN_FLIGHT, thread_name_prefix="probe") as pool:
         route_futures = [
             pool.submit(check_route, spec) for spec in specs.values() if spec.key in DIRECT_PROBED
         ]

@@ -71,8 +71,6 @@ class DailyQuota:
         clock: Clock,
         flush_interval_ms: int = FLUSH_INTERVAL_MS,
         batch_size: int = FLUSH_BATCH_SIZE,
-        flush_budget_ms: int = FLUSH_BUDGET_MS,
-        retry_after_error_ms: int = RETRY_AFTER_ERROR_MS,
         max_clients: int = MAX_TRACKED_CLIENTS,
         on_flush_error: Callable[[Exception], None] | None = None,
         on_untracked: Callable[[], None] | None = None,
@@ -83,8 +81,6 @@ class DailyQuota:
         self._clock = clock
         self._flush_interval_ms = flush_interval_ms
         self._batch_size = batch_size
-        self._flush_budget_ms = flush_budget_ms
-        self._retry_after_error_ms = retry_after_error_ms
         self._max_clients = max_clients
         self._on_flush_error = on_flush_error
         self._on_untracked = on_untracked
@@ -179,7 +175,7 @@ class DailyQuota:
             return None
         if self._last_flush_at is not None and now - self._last_flush_at < self._flush_interval_ms:
             return None
-        if self._last_error_at is not None and now - self._last_error_at < self._retry_after_error_ms:
+        if self._last_error_at is not None and now - self._last_error_at < RETRY_AFTER_ERROR_MS:
             return None
         assert self._day is not None
         lookups: dict[str, int] = {}
@@ -207,7 +203,7 @@ class DailyQuota:
         error: Exception | None = None
         try:
             for client, lookups in batch.lookups.items():
-                if self._clock() - batch.started_at >= self._flush_budget_ms:
+                if self._clock() - batch.started_at >= FLUSH_BUDGET_MS:
                     break
                 totals[client] = self._store.add_daily_lookups(batch.day, client, lookups)
         except Exception as failure:  # nobody awaits this thread: every failure goes to on_flush_error
