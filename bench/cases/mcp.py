@@ -72,14 +72,10 @@ def _cold_imports() -> dict[str, Any]:
         timed_ms(code, writes_bytecode)
     wall, cpu = medians_of(sampled(IMPORTS, dict.fromkeys(IMPORTS, environment), "mcp cold import"))
     return {
-        "ratio": round(wall["mcp"] / wall["boto3"], 2),
-        "cpu_ratio": round(cpu["mcp"] / cpu["boto3"], 2),
+        **_against(wall, cpu, "boto3"),
         "sdk_ratio": round(wall["sdk_server"] / wall["boto3"], 2),
         "sdk_cpu_ratio": round(cpu["sdk_server"] / cpu["boto3"], 2),
-        "ms_median": wall,
-        "cpu_ms_median": cpu,
         "sdk_server_import": IMPORTS["sdk_server"],
-        "samples_per_target": SAMPLES,
     }
 
 
@@ -90,12 +86,16 @@ def _cold_inits() -> dict[str, Any]:
             timed_ms(code, environments[name])
         samples = sampled(INITS, environments, "mcp cold init")
     wall, cpu = medians_of(samples)
+    return {**_against(wall, cpu, "baseline"), "baseline": INITS["baseline"]}
+
+
+def _against(wall: dict[str, float], cpu: dict[str, float], baseline: str) -> dict[str, Any]:
+    """The MCP function's medians and its wall and CPU ratios to `baseline`'s."""
     return {
-        "ratio": round(wall["mcp"] / wall["baseline"], 2),
-        "cpu_ratio": round(cpu["mcp"] / cpu["baseline"], 2),
+        "ratio": round(wall["mcp"] / wall[baseline], 2),
+        "cpu_ratio": round(cpu["mcp"] / cpu[baseline], 2),
         "ms_median": wall,
         "cpu_ms_median": cpu,
-        "baseline": INITS["baseline"],
         "samples_per_target": SAMPLES,
     }
 
