@@ -222,11 +222,6 @@ def _used(values: Mapping[str, AttributeValueTypeDef], *expressions: str) -> dic
     return {name: value for name, value in values.items() if name in names}
 
 
-def _ahead_of(at: int, now: int) -> bool:
-    """A writer never stores a time more than 60 s ahead of its own clock."""
-    return at > now + MAX_CLOCK_SKEW_MS
-
-
 # ---------------------------------------------------------------------------------------------------------
 
 
@@ -312,8 +307,7 @@ class DynamoVerdictStore:
             raise first_error
 
     def _write_route_check(self, check: RouteCheck, *, now: int) -> None:
-        if _ahead_of(check.checked_at, now):
-            self._count_refused()
+        if self._refused_ahead(check.checked_at, now):
             return
         if check.key in PINNED_TO_RELAY:
             # Rule 5: whatever the probe saw, the pinned key is never a direct route.
@@ -356,8 +350,7 @@ class DynamoVerdictStore:
         self._update_route(key, f"REMOVE {name}", UNSOUND[name], _clock_values(now))
 
     def _write_relay_check(self, check: RelayCheck, *, now: int) -> None:
-        if _ahead_of(check.checked_at, now):
-            self._count_refused()
+        if self._refused_ahead(check.checked_at, now):
             return
         item: dict[str, AttributeValueTypeDef] = {
             **_key(VERDICT_PARTITION, relay_sort_key(RelayGroup(check.group))),
@@ -392,8 +385,7 @@ class DynamoVerdictStore:
         """
         if key in PINNED_TO_RELAY:
             return
-        if _ahead_of(at, now):
-            self._count_refused()
+        if self._refused_ahead(at, now):
             return
         outcome = self._store_failure(key, at=at, now=now, checked_at_becomes_at=True)
         stored_check = _optional_number(outcome.old, "checkedAt")
@@ -514,6 +506,13 @@ class DynamoVerdictStore:
     def _count_if_refused(self, outcome: _Outcome) -> None:
         if not outcome.applied:
             self._count_refused()
+
+    def _refused_ahead(self, at: int, now: int) -> bool:
+        """A writer never stores a time more than 60 s ahead of its own clock: such a write counts as refused."""
+        if at <= now + MAX_CLOCK_SKEW_MS:
+            return False
+        self._count_refused()
+        return True
 
     def _count_refused(self) -> None:
         """A write DynamoDB refused, or the store itself (a time too far ahead of the writer's clock)."""
