@@ -1,12 +1,6 @@
-"""The lookup API's operations as the MCP endpoint and `route-health lookup` read them: from the lookup
-function's OpenAPI document, as `GET /api/openapi.json` serves it (docs/design.md, "MCP endpoint and lookup
-command").
-
-Every public GET operation of the document (one without `security`) is one lookup: its `operationId` names
-the MCP tool and the command's operation, its parameters (query and path) become the tool's input schema and
-the command's options with their constraints unchanged, and its 200 answer's `data` schema is the tool's
-output schema. A new endpoint in the document is a new tool and a new command with no other change.
-"""
+"""The lookup API's operations as the MCP endpoint and `route-health lookup` read them: every public GET
+operation of the lookup function's OpenAPI document, with its parameters and its `data` schema, `$ref`s
+inlined (docs/design.md, "MCP endpoint and lookup command")."""
 
 from __future__ import annotations
 

@@ -108,6 +108,22 @@ STORE_FAILURE_LINES = (
 )
 """The log lines that come with a `StoreError` count; each names the store call in `operation`."""
 
+
+def _last_checks(name: str, check: str, by: str) -> LogsQuery:
+    """The last `check` (passed or failed) of each `by`, the failed ones first."""
+    return LogsQuery(
+        name,
+        ("probe", "ops"),
+        logs.QueryString(
+            filter_statements=[f'message in ["{check} passed", "{check} failed"]'],
+            stats_statements=[
+                f"latest(message) as lastCheck, latest(reason) as reason, max(@timestamp) as checked by {by}"
+            ],
+            sort="lastCheck asc",  # "… failed" before "… passed"
+        ),
+    )
+
+
 LOGS_QUERIES = (
     LogsQuery(
         "why-did-a-route-go-relay",
@@ -145,28 +161,8 @@ LOGS_QUERIES = (
             sort="failures desc",
         ),
     ),
-    LogsQuery(
-        "probe-checks-by-route",
-        ("probe", "ops"),
-        logs.QueryString(
-            filter_statements=['message in ["probe check passed", "probe check failed"]'],
-            stats_statements=[
-                "latest(message) as lastCheck, latest(reason) as reason, max(@timestamp) as checked by route"
-            ],
-            sort="lastCheck asc",  # "… failed" before "… passed"
-        ),
-    ),
-    LogsQuery(
-        "relay-checks",
-        ("probe", "ops"),
-        logs.QueryString(
-            filter_statements=['message in ["relay check passed", "relay check failed"]'],
-            stats_statements=[
-                "latest(message) as lastCheck, latest(reason) as reason, max(@timestamp) as checked by group"
-            ],
-            sort="lastCheck asc",  # "… failed" before "… passed"
-        ),
-    ),
+    _last_checks("probe-checks-by-route", "probe check", "route"),
+    _last_checks("relay-checks", "relay check", "group"),
     LogsQuery(
         "store-errors-by-operation",
         ("api", "mcp", "probe", "ops"),

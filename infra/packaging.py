@@ -182,19 +182,17 @@ class LambdaPackaging(Construct):
 
         # A prebuilt layer means a test synth: skip compiling, which needs the runtime's Python.
         self.code = lambda_.Code.from_asset(str(stage_code(compile_bytecode=not prebuilt)))
-        self.dependencies = lambda_.LayerVersion(
-            self,
-            "Dependencies",
-            code=lambda_.Code.from_asset(str(layer_dir)),
-            compatible_runtimes=[RUNTIME],
-            compatible_architectures=[ARCHITECTURE],
-            description=f"Route Health runtime dependencies ({RUNTIME_LOCK.name}, {ARCHITECTURE.name})",
+        self.dependencies = self._layer("Dependencies", layer_dir, "runtime dependencies", RUNTIME_LOCK)
+        self.mcp_dependencies = self._layer(
+            "McpDependencies", mcp_layer_dir, "MCP function's own dependencies", MCP_LOCK
         )
-        self.mcp_dependencies = lambda_.LayerVersion(
+
+    def _layer(self, construct_id: str, directory: Path, contents: str, lock: Path) -> lambda_.LayerVersion:
+        return lambda_.LayerVersion(
             self,
-            "McpDependencies",
-            code=lambda_.Code.from_asset(str(mcp_layer_dir)),
+            construct_id,
+            code=lambda_.Code.from_asset(str(directory)),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
-            description=f"Route Health MCP function's own dependencies ({MCP_LOCK.name}, {ARCHITECTURE.name})",
+            description=f"Route Health {contents} ({lock.name}, {ARCHITECTURE.name})",
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -79,18 +79,26 @@ def _environment(endpoint_url: str, function: str) -> dict[str, str]:
     return environment
 
 
+def sampled(
+    targets: Mapping[str, str], environments: Mapping[str, dict[str, str]], label: str
+) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) ms of `SAMPLES` rounds, each one fresh process per target in turn (noise hits all alike)."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in targets}
+    for round_number in range(SAMPLES):
+        for name, code in targets.items():
+            samples[name].append(timed_ms(code, environments[name]))
+        if round_number % 5 == 4:
+            progress(f"{label}: {round_number + 1}/{SAMPLES} rounds of {len(targets)} fresh processes")
+    return samples
+
+
 def run() -> dict[str, Any]:
     progress("cold init: moto's server with the table, verdicts and secret on 127.0.0.1")
     with _embedded_store() as endpoint_url:
         environments = {name: _environment(endpoint_url, name) for name in TARGETS}
         for name, code in TARGETS.items():  # warm the OS file cache, as the cold import case does
             timed_ms(code, environments[name])
-        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in TARGETS}
-        for round_number in range(SAMPLES):
-            for name, code in TARGETS.items():
-                samples[name].append(timed_ms(code, environments[name]))
-            if round_number % 5 == 4:
-                progress(f"cold init: {round_number + 1}/{SAMPLES} rounds of {len(TARGETS)} fresh processes")
+        samples = sampled(TARGETS, environments, "cold init")
     medians, cpu = medians_of(samples)
     ratios = {name: round(medians[name] / medians["baseline"], 2) for name in ("api", "probe", "ops")}
     cpu_ratios = {name: round(cpu[name] / cpu["baseline"], 2) for name in ("api", "probe", "ops")}

@@ -23,7 +23,7 @@ from typing import Any
 from moto import mock_aws
 
 from bench.cases.cold_import import lambda_like_environment, medians_of, timed_ms
-from bench.cases.cold_init import SAMPLES, _embedded_store, _environment
+from bench.cases.cold_init import SAMPLES, _embedded_store, _environment, sampled
 from bench.cases.handler import ENDPOINT, NOW, QUERY, _services, _settings, _time_batch, _WholeTimeLeft
 from bench.common import REGION, api_event, median, progress, quiet_stdout
 from sandbox.gateway import http_api_event, match_route
@@ -70,22 +70,12 @@ def _cold_imports() -> dict[str, Any]:
     writes_bytecode = {k: v for k, v in environment.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for code in IMPORTS.values():
         timed_ms(code, writes_bytecode)
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in IMPORTS}
-    for round_number in range(SAMPLES):
-        for name, code in IMPORTS.items():
-            samples[name].append(timed_ms(code, environment))
-        if round_number % 5 == 4:
-            progress(f"mcp cold import: {round_number + 1}/{SAMPLES} rounds")
-    wall, cpu = medians_of(samples)
+    wall, cpu = medians_of(sampled(IMPORTS, dict.fromkeys(IMPORTS, environment), "mcp cold import"))
     return {
-        "ratio": round(wall["mcp"] / wall["boto3"], 2),
-        "cpu_ratio": round(cpu["mcp"] / cpu["boto3"], 2),
+        **_against(wall, cpu, "boto3"),
         "sdk_ratio": round(wall["sdk_server"] / wall["boto3"], 2),
         "sdk_cpu_ratio": round(cpu["sdk_server"] / cpu["boto3"], 2),
-        "ms_median": wall,
-        "cpu_ms_median": cpu,
         "sdk_server_import": IMPORTS["sdk_server"],
-        "samples_per_target": SAMPLES,
     }
 
 
@@ -94,19 +84,18 @@ def _cold_inits() -> dict[str, Any]:
         environments = {name: _environment(endpoint_url, name) for name in INITS}
         for name, code in INITS.items():
             timed_ms(code, environments[name])
-        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in INITS}
-        for round_number in range(SAMPLES):
-            for name, code in INITS.items():
-                samples[name].append(timed_ms(code, environments[name]))
-            if round_number % 5 == 4:
-                progress(f"mcp cold init: {round_number + 1}/{SAMPLES} rounds")
+        samples = sampled(INITS, environments, "mcp cold init")
     wall, cpu = medians_of(samples)
+    return {**_against(wall, cpu, "baseline"), "baseline": INITS["baseline"]}
+
+
+def _against(wall: dict[str, float], cpu: dict[str, float], baseline: str) -> dict[str, Any]:
+    """The MCP function's medians and its wall and CPU ratios to `baseline`'s."""
     return {
-        "ratio": round(wall["mcp"] / wall["baseline"], 2),
-        "cpu_ratio": round(cpu["mcp"] / cpu["baseline"], 2),
+        "ratio": round(wall["mcp"] / wall[baseline], 2),
+        "cpu_ratio": round(cpu["mcp"] / cpu[baseline], 2),
         "ms_median": wall,
         "cpu_ms_median": cpu,
-        "baseline": INITS["baseline"],
         "samples_per_target": SAMPLES,
     }
 

@@ -1,26 +1,9 @@
-"""The DynamoDB verdict store (docs/design.md, "Verdict store"): item layout, key schema and the conditional
-writes that keep its rules.
+"""The DynamoDB verdict store: the one definition of the table's keys and items, and the conditional writes
+that keep the rules of docs/design.md, "Verdict store", under any interleaving of writers.
 
-Layout (one table, on-demand; the key schema lives only in this module):
-
-- partition ``verdict``: sort key ``route#<route key>`` (``direct``, ``checkedAt``, ``reason``, ``failedAt?``,
-  ``blockedUntil?``), ``relay#<relay group>`` (``healthy``, ``checkedAt``, ``reason?``) and, for an operator
-  override, ``override#<route key>`` (``mode``, ``reason``, ``createdAt``, ``expiresAt`` removed by TTL). One
-  Query reads it all.
-- partition ``probe``: sort key ``slot#<slot start ms>``, one item per claimed probe slot, removed by TTL.
-- partition ``quota#<YYYY-MM-DD>`` (the Korea day): sort key the client's hash, ``lookups`` counted with an
-  atomic ``ADD`` by every container (the daily quota), removed by TTL a day after the day ends.
-
-Every verdict or probe-slot write is a single conditional write, so the rules hold under any interleaving of writers without a
-read-modify-write window. Where one rule allows two different results (a passing check during a live block;
-a failure report older than the last check), the common result is tried first and, if DynamoDB refuses it,
-the refused item (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) tells whether the other, equally
-conditional, write applies. A refusal is normal: it is counted in ``rejected_writes``, never raised.
-
-Bad data never wedges an item: a stored time that is not a number, or that is more than 60 s ahead of the
-writer's clock, counts as absent in every condition, so the next valid write replaces it; a writer refuses
-to store such a time itself; and a malformed item reads as no verdict. docs/verdict-store.md explains every
-condition for operators.
+A refused write is normal (counted in `rejected_writes`, never raised); a stored time that is not a number or
+is more than 60 s ahead of the writer's clock counts as absent, and a malformed item reads as no verdict.
+docs/verdict-store.md lays out the items and explains every condition.
 """
 
 from __future__ import annotations
@@ -239,11 +222,6 @@ def _used(values: Mapping[str, AttributeValueTypeDef], *expressions: str) -> dic
     return {name: value for name, value in values.items() if name in names}
 
 
-def _ahead_of(at: int, now: int) -> bool:
-    """A writer never stores a time more than 60 s ahead of its own clock."""
-    return at > now + MAX_CLOCK_SKEW_MS
-
-
 # ---------------------------------------------------------------------------------------------------------
 
 
@@ -329,8 +307,7 @@ class DynamoVerdictStore:
             raise first_error
 
     def _write_route_check(self, check: RouteCheck, *, now: int) -> None:
-        if _ahead_of(check.checked_at, now):
-            self._count_refused()
+        if self._refused_ahead(check.checked_at, now):
             return
         if check.key in PINNED_TO_RELAY:
             # Rule 5: whatever the probe saw, the pinned key is never a direct route.
@@ -366,37 +343,14 @@ class DynamoVerdictStore:
         else:
             update += ", reason = :reason"
             values[":reason"] = {"S": Reason(check.reason).value}
-        return self._conditional(
-            "UpdateItem",
-            lambda: self._client.update_item(
-                TableName=self._table_name,
-                Key=_key(VERDICT_PARTITION, route_sort_key(RouteKey(check.key))),
-                UpdateExpression=update,
-                ConditionExpression=condition,
-                ExpressionAttributeValues=_used(values, update, condition),
-                # The item as it was, applied or not: it shows a second write or a repair is needed.
-                ReturnValues="ALL_OLD",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            ),
-        )
+        return self._update_route(check.key, update, condition, values)
 
     def _remove_unsound(self, key: RouteKey, name: str, *, now: int) -> None:
         """Remove a malformed or future failedAt/blockedUntil the check left beside it (a refusal is not counted)."""
-        condition = UNSOUND[name]
-        self._conditional(
-            "UpdateItem",
-            lambda: self._client.update_item(
-                TableName=self._table_name,
-                Key=_key(VERDICT_PARTITION, route_sort_key(RouteKey(key))),
-                UpdateExpression=f"REMOVE {name}",
-                ConditionExpression=condition,
-                ExpressionAttributeValues=_used(_clock_values(now), condition),
-            ),
-        )
+        self._update_route(key, f"REMOVE {name}", UNSOUND[name], _clock_values(now))
 
     def _write_relay_check(self, check: RelayCheck, *, now: int) -> None:
-        if _ahead_of(check.checked_at, now):
-            self._count_refused()
+        if self._refused_ahead(check.checked_at, now):
             return
         item: dict[str, AttributeValueTypeDef] = {
             **_key(VERDICT_PARTITION, relay_sort_key(RelayGroup(check.group))),
@@ -431,11 +385,11 @@ class DynamoVerdictStore:
         """
         if key in PINNED_TO_RELAY:
             return
-        if _ahead_of(at, now):
-            self._count_refused()
+        if self._refused_ahead(at, now):
             return
         outcome = self._store_failure(key, at=at, now=now, checked_at_becomes_at=True)
-        if not outcome.applied and _number(outcome.old, "checkedAt", default=at) > at:
+        stored_check = _optional_number(outcome.old, "checkedAt")
+        if not outcome.applied and stored_check is not None and stored_check > at:
             outcome = self._store_failure(key, at=at, now=now, checked_at_becomes_at=False)
         self._count_if_refused(outcome)
 
@@ -455,6 +409,15 @@ class DynamoVerdictStore:
             ":cooldownEnd": _n(at + COOLDOWN_MS),
             **_clock_values(now),
         }
+        return self._update_route(key, update, condition, values)
+
+    def _update_route(
+        self, key: RouteKey, update: str, condition: str, values: Mapping[str, AttributeValueTypeDef]
+    ) -> _Outcome:
+        """One conditional UpdateItem of the key's verdict item (sending only the values its expressions name).
+
+        The item as it was comes back, applied or not: it shows whether a second write or a repair is needed.
+        """
         return self._conditional(
             "UpdateItem",
             lambda: self._client.update_item(
@@ -463,6 +426,7 @@ class DynamoVerdictStore:
                 UpdateExpression=update,
                 ConditionExpression=condition,
                 ExpressionAttributeValues=_used(values, update, condition),
+                ReturnValues="ALL_OLD",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ),
         )
@@ -542,6 +506,13 @@ class DynamoVerdictStore:
     def _count_if_refused(self, outcome: _Outcome) -> None:
         if not outcome.applied:
             self._count_refused()
+
+    def _refused_ahead(self, at: int, now: int) -> bool:
+        """A writer never stores a time more than 60 s ahead of its own clock: such a write counts as refused."""
+        if at <= now + MAX_CLOCK_SKEW_MS:
+            return False
+        self._count_refused()
+        return True
 
     def _count_refused(self) -> None:
         """A write DynamoDB refused, or the store itself (a time too far ahead of the writer's clock)."""
@@ -627,11 +598,6 @@ def _key(partition: str, sort: str) -> dict[str, AttributeValueTypeDef]:
 
 def _n(value: int) -> AttributeValueTypeDef:
     return {"N": str(int(value))}
-
-
-def _number(item: Item, name: str, *, default: int) -> int:
-    value = _optional_number(item, name)
-    return default if value is None else value
 
 
 def _optional_number(item: Item, name: str) -> int | None:

@@ -1,20 +1,9 @@
-"""Everything HTTP the direct and relay transports share: the client, one bounded exchange, the connection
-pools under it, and reading an answer (its JSON, a failing status's reason).
+"""Everything HTTP the direct and relay transports share: the client, one bounded exchange (one deadline for
+it all, a cap on the decoded body, bounded JSON nesting), a connection pool per origin, and reading an answer.
+The bounds and why they hold: docs/design.md, "Lookup flow" ("Bounded upstreams").
 
-Bounded means, whatever the upstream does:
-
-- **One deadline** for the whole exchange: connect, request, headers and body together. httpx's timeouts
-  apply to each socket operation (a server dripping its headers a byte at a time never trips them), so the
-  sockets here are only ever given the time left to the exchange's deadline (`_DeadlineBackend`). At the
-  deadline the blocked read fails, httpcore closes the connection, and the exchange ends on the caller's own
-  thread: nothing keeps running and no connection stays open after it. (DNS lookups are the one step the
-  deadline cannot cut short; the system resolver's own timeouts bound them.)
-- **A cap on the decoded body**: the body is read raw and decoded here, and decoding stops at the cap, so a
-  compressed bomb never inflates past it. At most one content-coding, gzip or deflate.
-- **One connection pool per origin** (`PerHostTransport`), so slow calls to one host never make a call to
-  another host wait for a connection.
-- **JSON of bounded nesting**: anything deeper than `MAX_JSON_DEPTH` is an invalid response, so no decoder,
-  validator or serializer downstream can run out of stack on it.
+httpx's timeouts apply to each socket operation, so the sockets here are only ever given the time left to the
+exchange's deadline (`_DeadlineBackend`): at the deadline the blocked read fails on the caller's own thread.
 """
 
 from __future__ import annotations

@@ -1,19 +1,5 @@
-"""The relay route: the self-hosted relay servers, one per relay group (docs/design.md, "Relay protocol").
-
-Relay answers map to lookup errors as follows:
-
-- 200 with a usable body -> the validated body; 200 with a failure envelope or a bad shape -> 502.
-- 429 -> 429 `RELAY_QUOTA_EXCEEDED` with `Retry-After` (a quota answer, never "relay down"): the relay's own
-  value clamped to 1..86,400 s, or `DEFAULT_RETRY_AFTER_S` (60 s) when the relay sent none or an unreadable
-  one.
-- 503 (relay busy / request expired) -> 503 `UPSTREAM_ROUTE_UNAVAILABLE`: the relay cannot serve now.
-- 504 from the relay and our own deadline -> 504 `UPSTREAM_TIMEOUT`.
-- gs25-stock 401/403 with the relay's failure body (not its own `{"error":"Unauthorized"}`): GS25 refused
-  the relay's session or key, which the relay passes on -> 503 `UPSTREAM_ROUTE_UNAVAILABLE` saying so, and a
-  `gs25_session_expired` event.
-- everything else (401/403: our token is wrong; 400/404: our request or operation does not match the relay's
-  fixed list, i.e. configuration; 5xx: upstream failure) -> 502 `UPSTREAM_BAD_RESPONSE`.
-- an invalid or missing relay configuration -> 503 `UPSTREAM_ROUTE_UNAVAILABLE`.
+"""The relay route: the self-hosted relay servers, one per relay group. docs/design.md, "Relay protocol",
+gives the requests and the lookup answer for each relay answer.
 
 Credentials live only in `RelayEndpoint`s and are sent only to URLs under the endpoint's base URL; a
 retailer API key only in the body field its operation's spec names.

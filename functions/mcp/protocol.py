@@ -1,17 +1,8 @@
-"""Model Context Protocol over Streamable HTTP, stateless, one JSON answer per POST (docs/design.md, "MCP
-endpoint and lookup command").
-
-Two eras, chosen by the `MCP-Protocol-Version` header as the official SDK chooses them (and a body in
-2026-07-28's envelope is held to that revision's checks whatever the header says):
-- 2026-07-28: no handshake. Every request carries its protocol version and client capabilities in
-  `params._meta`, and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree with the
-  body (400, -32020 otherwise); `server/discover` describes the server.
-- The handshake revisions up to 2025-11-25 (header absent, or one of them): `initialize` first, then plain
-  requests. No `Mcp-Session-Id` is ever issued, so every request stands alone.
-Any other version is refused (400, -32022, with the versions served). A notification is accepted (202) and
-dropped; only POST is served (405 otherwise). The revisions, error codes, `_meta` keys and JSON-RPC envelopes
-are the official SDK's own (`mcp_types`); its server package is not used (docs/design.md says which figures
-decided that).
+"""Model Context Protocol over Streamable HTTP, stateless, one JSON answer per POST: both eras (2026-07-28
+without a handshake, the handshake revisions up to 2025-11-25), every refusal with its HTTP status and
+JSON-RPC code as docs/design.md, "MCP endpoint and lookup command" ("Protocol"), lists them. The revisions,
+error codes, `_meta` keys and envelopes are the official SDK's own (`mcp_types`); its server package is not
+used (docs/design.md says which figures decided that).
 """
 
 from __future__ import annotations

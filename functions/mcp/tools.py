@@ -1,13 +1,6 @@
-"""Each lookup of the lookup API as an MCP tool, run through the lookup function's own handler in process
-(docs/design.md, "MCP endpoint and lookup command").
-
-A `tools/call` becomes the REST request it stands for (the operation's path with its path parameters, the
-other arguments as the query string) in an API Gateway event that keeps the caller's `requestContext` (its
-source IP, so the same daily quota counts it) and headers. The lookup function's handler answers it as it
-answers REST, with the same validation, routing, logs and metrics; its answer becomes the tool result: `data`
-as `structuredContent` and as JSON text, or an error result (`isError: true`) carrying the REST error's code
-and message, and its HTTP status.
-"""
+"""Each lookup of the lookup API as an MCP tool: a `tools/call` becomes the REST request it stands for, in an
+API Gateway event that keeps the caller's context, answered by the lookup function's own handler in process,
+and its answer becomes the tool result (docs/design.md, "MCP endpoint and lookup command", "Tools")."""
 
 from __future__ import annotations
 
@@ -25,7 +18,6 @@ LOOKUP_ROUTE_KEY = "GET /api/{proxy+}"
 """The REST route every lookup arrives on (infra/api.py)."""
 ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True}
 """Lookups read retailers' and cinemas' public data and change nothing."""
-"""REST's message for INVALID_INPUT (a test holds the two equal): a missing path parameter never reaches it."""
 NOT_FORWARDED = frozenset({"content-type", "content-length", "content-encoding", "transfer-encoding"})
 """The POST's own body headers; the lookup is a GET without a body."""
 
@@ -127,8 +119,8 @@ def error_result(status: int, error: Mapping[str, Any]) -> dict[str, Any]:
 SERVER_NAME = "route-health"
 INSTRUCTIONS = (
     "Live lookups in Korean retail and cinema services: Olive Young (올리브영) stores, products and stock; "
-    "CU, GS25 and 7-Eleven (세븐일레븐) convenience stores, products and stock; Dtryx independent cinemas "
-    "(films, dates, showtimes and seats). Search text may be Korean or English (Korean product names match "
+    "CU, GS25 and 7-Eleven (세븐일레븐) convenience stores, products and stock; CGV theaters, films and "
+    "timetables; Dtryx independent cinemas (films, dates, showtimes and seats). Search text may be Korean or English (Korean product names match "
     "best). Find an item's code with a product search first, then ask for its stock near a point (WGS84 "
     "lat/lon). Results are the retailers' live data; errors carry a code and a message (INVALID_INPUT lists "
     "the fields to fix; DAILY_RATE_LIMIT_EXCEEDED and RELAY_QUOTA_EXCEEDED say when to retry)."

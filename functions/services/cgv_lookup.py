@@ -19,24 +19,9 @@ MAX_FALLBACK_THEATERS = 5
 """At most this many theaters' per-movie timetables are tried when a site timetable is empty."""
 
 _WORD = re.compile(r"[0-9A-Za-z가-힣]+")
-_NOT_A_PLACE = frozenset(
-    {
-        "cgv",
-        "씨지브이",
-        "극장",
-        "영화",
-        "영화관",
-        "주변",
-        "근처",
-        "오늘",
-        "상영",
-        "시간표",
-        "좌석",
-        "잔여",
-        "찾아",
-        "주세요",
-    }
-)
+_NOT_A_PLACE = frozenset({
+    "cgv", "씨지브이", "극장", "영화", "영화관", "주변", "근처", "오늘", "상영", "시간표", "좌석", "잔여", "찾아", "주세요"
+})  # fmt: skip
 """Words of a request that name no theater ("CGV 강남 근처 극장" looks for 강남)."""
 
 

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ValidationError
 from functions.catalog import spec_for
 from functions.core import Clock, RouteKey
 from functions.core.errors import ApiError, ErrorCode, field_errors
-from functions.services.ports import Fetcher, OperationRouter
+from functions.services.ports import Fetcher
+from functions.services.routing import Router
 
 
 class InvalidParams(ApiError):
@@ -43,7 +44,7 @@ def operation_params(key: RouteKey, values: Mapping[str, Any]) -> BaseModel:
 class Lookup:
     """The lookups of one API request, all within one budget that starts when this object is made."""
 
-    router: OperationRouter
+    router: Router
     direct: Fetcher
     relays: Fetcher
     clock: Clock

@@ -1,13 +1,11 @@
-"""Every interface the services need from the outside world: the transports, the router and its events, the
-failure reporter, the quota store, the probe's checkers and events. Adapters and handlers implement them; the
-core's own (clock, verdict and override stores) are in `functions/core/ports.py`.
+"""Every interface the services need from the outside world: the transports, the router's events, the
+failure reporter, the quota store, the probe's relay checker and events. Adapters and handlers implement
+them; the core's own (clock, verdict and override stores) are in `functions/core/ports.py`.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from functions.catalog.spec import OperationSpec
 from functions.core import Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey
@@ -16,31 +14,9 @@ from functions.core.decision import Path
 if TYPE_CHECKING:
     from functions.services.probe_run import ProbeSummary
 
-T = TypeVar("T")
-
 
 class Fetcher(Protocol):
-    """A lookup's transport: the direct client or the relays. Returns the validated response body."""
-
-    def fetch(self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int) -> Any: ...
-
-
-class OperationRouter(Protocol):
-    """Chooses direct or relay for one lookup and runs it (the core's `Router`)."""
-
-    def route_operation(
-        self,
-        key: RouteKey,
-        direct: Callable[[int], T],
-        relay: Callable[[int], T],
-        *,
-        budget_ms: int = ...,
-        cancel: threading.Event | None = ...,
-    ) -> T: ...
-
-
-class DirectChecker(Protocol):
-    """The probe's direct transport."""
+    """A lookup's (or the probe's) transport: the direct client or the relays. Returns the validated body."""
 
     def fetch(self, spec: OperationSpec[Any, Any], params: Any, *, timeout_ms: int) -> Any: ...
 

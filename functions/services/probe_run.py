@@ -17,7 +17,7 @@ from functions.catalog.spec import OperationSpec
 from functions.core import Clock, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, VerdictStore
 from functions.core.errors import RouteFailure, StoreError, UpstreamRejected
 from functions.core.model import DIRECT_PROBED, DIRECT_TIMEOUT_MS, PINNED_TO_RELAY, PROBE_SLOT_MS
-from functions.services.ports import DirectChecker, ProbeEvents, RelayHealthChecker
+from functions.services.ports import Fetcher, ProbeEvents, RelayHealthChecker
 
 MAX_IN_FLIGHT = 4
 """At most this many probe requests at once."""
@@ -66,7 +66,7 @@ def _code(reason: Reason | None) -> str | None:
 def run_probe(
     *,
     specs: Mapping[RouteKey, OperationSpec[Any, Any]],
-    direct: DirectChecker,
+    direct: Fetcher,
     relays: RelayHealthChecker,
     store: VerdictStore,
     clock: Clock,
@@ -74,7 +74,6 @@ def run_probe(
     trigger: str,
     events: ProbeEvents,
     rejected_writes: Callable[[], int] = lambda: 0,
-    max_in_flight: int = MAX_IN_FLIGHT,
     timeout_ms: int = DIRECT_TIMEOUT_MS,
 ) -> ProbeSummary:
     """Run the full check of `specs` (every operation, the catalog) once for `slot_start`, unless this slot
@@ -102,8 +101,8 @@ def run_probe(
             return RelayCheck(group, healthy=False, checked_at=checked_at, reason=Reason.NETWORK_ERROR)
 
     # Each check's request runs on its worker and ends there, its connection closed by its deadline at the
-    # latest: `max_in_flight` workers are at most that many upstream requests open, not merely awaited.
-    with ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="probe") as pool:
+    # latest: `MAX_IN_FLIGHT` workers are at most that many upstream requests open, not merely awaited.
+    with ThreadPoolExecutor(max_workers=MAX_IN_FLIGHT, thread_name_prefix="probe") as pool:
         route_futures = [
             pool.submit(check_route, spec) for spec in specs.values() if spec.key in DIRECT_PROBED
         ]
@@ -137,7 +136,7 @@ def run_probe(
 
 def _check_direct(
     spec: OperationSpec[Any, Any],
-    direct: DirectChecker,
+    direct: Fetcher,
     clock: Clock,
     timeout_ms: int,
     events: ProbeEvents,

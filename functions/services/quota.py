@@ -1,19 +1,11 @@
-"""The per-client daily lookup quota, counted in the container and shared through the store in the background.
+"""The per-client daily lookup quota, counted in the container and shared through the store in the background
+(README.md, "Daily rate limit (per client)": the overshoot bound, failing open, bounded memory).
 
-A lookup never waits for the store. `DailyQuota.admit` decides from what this container knows: the client's
-day total as the store last returned it, plus what this container counted since. Counts go to the store in a
-background flush (at most one in flight, at most `batch_size` clients, one atomic add per client) whose
-returned totals tell the container about the client's lookups in other containers. A failed, throttled or
-slow flush only delays what the container learns: its counts go back into the next flush, and meanwhile
-the container keeps enforcing what it knows.
-
-Memory is bounded by `max_clients` per container. To track a new client when full, the least recently seen
-client whose counts are all in the store is forgotten (its next flush relearns its total). If every tracked
-client still has counts on their way to the store, the new client's lookup is let through uncounted and
-reported through `on_untracked`: counts already taken are never dropped to make room.
-
-A new Korea day starts from zero: what was tracked for the day before, including counts not yet flushed,
-is dropped, since it can no longer refuse anyone. Korea has no daylight saving time (UTC+9 all year).
+A lookup never waits for the store: `DailyQuota.admit` decides from the client's day total as the store last
+returned it plus what this container counted since. A background flush (one in flight, `batch_size` clients,
+one atomic add each) learns the other containers' counts; counts a flush did not store go into the next one.
+To make room, only a client whose counts are all stored is forgotten; when there is none, the lookup is let
+through uncounted (`on_untracked`). A new Korea day (UTC+9 all year) starts from zero.
 """
 
 from __future__ import annotations
@@ -79,8 +71,6 @@ class DailyQuota:
         clock: Clock,
         flush_interval_ms: int = FLUSH_INTERVAL_MS,
         batch_size: int = FLUSH_BATCH_SIZE,
-        flush_budget_ms: int = FLUSH_BUDGET_MS,
-        retry_after_error_ms: int = RETRY_AFTER_ERROR_MS,
         max_clients: int = MAX_TRACKED_CLIENTS,
         on_flush_error: Callable[[Exception], None] | None = None,
         on_untracked: Callable[[], None] | None = None,
@@ -91,8 +81,6 @@ class DailyQuota:
         self._clock = clock
         self._flush_interval_ms = flush_interval_ms
         self._batch_size = batch_size
-        self._flush_budget_ms = flush_budget_ms
-        self._retry_after_error_ms = retry_after_error_ms
         self._max_clients = max_clients
         self._on_flush_error = on_flush_error
         self._on_untracked = on_untracked
@@ -187,7 +175,7 @@ class DailyQuota:
             return None
         if self._last_flush_at is not None and now - self._last_flush_at < self._flush_interval_ms:
             return None
-        if self._last_error_at is not None and now - self._last_error_at < self._retry_after_error_ms:
+        if self._last_error_at is not None and now - self._last_error_at < RETRY_AFTER_ERROR_MS:
             return None
         assert self._day is not None
         lookups: dict[str, int] = {}
@@ -215,7 +203,7 @@ class DailyQuota:
         error: Exception | None = None
         try:
             for client, lookups in batch.lookups.items():
-                if self._clock() - batch.started_at >= self._flush_budget_ms:
+                if self._clock() - batch.started_at >= FLUSH_BUDGET_MS:
                     break
                 totals[client] = self._store.add_daily_lookups(batch.day, client, lookups)
         except Exception as failure:  # nobody awaits this thread: every failure goes to on_flush_error

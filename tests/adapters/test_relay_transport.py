@@ -95,6 +95,23 @@ def transport_for(
     )
 
 
+def misconfigured(error: RelayConfigError) -> tuple[RelayTransport, list[httpx.Request]]:
+    """A transport whose Dtryx relay has a configuration error (and no other relay), with every request it
+    sends recorded: there should be none."""
+    calls: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, json={"status": "ok"})
+
+    transport = RelayTransport(
+        new_http_client(httpx.MockTransport(handler)),
+        {RelayGroup.DTRYX: error},
+        events=RecordingRelayEvents(),
+    )
+    return transport, calls
+
+
 def fetch(handler: Handler, key: RouteKey = RouteKey.DTRYX_MOVIES, **kwargs: Any) -> Any:
     return transport_for(handler, group_of(key), **kwargs).fetch(
         make_spec(key), Params(brandCode="indieart"), timeout_ms=DEADLINE_MS
@@ -190,17 +207,7 @@ def test_credentials_that_cannot_be_header_values_are_a_configuration_error(cred
     assert message.isascii()
     assert "s3cr3t" not in message
 
-    calls: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(request)
-        return httpx.Response(200, json={"status": "ok"})
-
-    transport = RelayTransport(
-        new_http_client(httpx.MockTransport(handler)),
-        {RelayGroup.DTRYX: caught.value},
-        events=RecordingRelayEvents(),
-    )
+    transport, calls = misconfigured(caught.value)
     assert transport.check_health(RelayGroup.DTRYX, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(
         RelayGroup.DTRYX, healthy=False, checked_at=NOW, reason=Reason.CONFIGURATION
     )
@@ -222,17 +229,14 @@ def test_credentials_never_show_in_repr_or_errors() -> None:
 
 
 def test_an_unusable_or_missing_relay_answers_503() -> None:
-    transport = RelayTransport(
-        new_http_client(httpx.MockTransport(reply(200, DTRYX_OK))),
-        {RelayGroup.DTRYX: RelayConfigError("dtryx relay token is missing")},
-        events=RecordingRelayEvents(),
-    )
+    transport, calls = misconfigured(RelayConfigError("dtryx relay token is missing"))
     with pytest.raises(ApiError) as caught:
         transport.fetch(make_spec(RouteKey.DTRYX_MOVIES), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
     assert caught.value.status == 503
     with pytest.raises(ApiError) as caught:
         transport.fetch(make_spec(RouteKey.OY_FIND_STORE), Params(brandCode="a"), timeout_ms=DEADLINE_MS)
     assert caught.value.status == 503
+    assert calls == []
 
 
 # --- lookups ------------------------------------------------------------------------------------
@@ -543,17 +547,7 @@ def test_unhealthy_relays(group: RelayGroup, handler: Handler, reason: Reason) -
 
 
 def test_invalid_or_missing_configuration_is_a_configuration_verdict() -> None:
-    calls: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(request)
-        return httpx.Response(200, json={"status": "ok"})
-
-    transport = RelayTransport(
-        new_http_client(httpx.MockTransport(handler)),
-        {RelayGroup.DTRYX: RelayConfigError("bad url")},
-        events=RecordingRelayEvents(),
-    )
+    transport, calls = misconfigured(RelayConfigError("bad url"))
     for group in (RelayGroup.DTRYX, RelayGroup.CONVENIENCE):
         assert transport.check_health(group, timeout_ms=DEADLINE_MS, now=NOW) == RelayCheck(
             group, healthy=False, checked_at=NOW, reason=Reason.CONFIGURATION

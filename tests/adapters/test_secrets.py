@@ -180,17 +180,28 @@ def test_without_a_secret_id_the_values_come_from_the_environment(monkeypatch: p
     assert secrets.relay(RelayGroup.DTRYX).token is None
 
 
+def both_sources(
+    secretsmanager: SecretsManagerClient,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    *,
+    manager: str,
+    environment: str,
+) -> list[tuple[Secrets, str]]:
+    """The secrets as read from Secrets Manager and from the environment, each with its own value of `name`."""
+    secretsmanager.create_secret(Name=SECRET_ID, SecretString=json.dumps({**VALUES, name: manager}))
+    monkeypatch.setenv(name, environment)
+    from_manager = SecretsManagerSource(SECRET_ID, max_age_s=300, client=secretsmanager).get()
+    return [(from_manager, manager), (secret_source(None, max_age_s=60).get(), environment)]
+
+
 def test_the_gs25_api_key_is_the_convenience_relays_own_from_secrets_manager_or_the_environment(
     secretsmanager: SecretsManagerClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    secretsmanager.create_secret(
-        Name=SECRET_ID, SecretString=json.dumps({**VALUES, "GS25_API_KEY": "gs25-key-sm"})
+    sources = both_sources(
+        secretsmanager, monkeypatch, "GS25_API_KEY", manager="gs25-key-sm", environment="gs25-key-env"
     )
-    monkeypatch.setenv("GS25_API_KEY", "gs25-key-env")
-    from_manager = SecretsManagerSource(SECRET_ID, max_age_s=300, client=secretsmanager).get()
-    from_environment = secret_source(None, max_age_s=60).get()
-
-    for secrets, expected in ((from_manager, "gs25-key-sm"), (from_environment, "gs25-key-env")):
+    for secrets, expected in sources:
         api_key = secrets.relay(RelayGroup.CONVENIENCE).api_key
         assert api_key is not None
         assert api_key.get_secret_value() == expected
@@ -208,18 +219,15 @@ def test_without_a_gs25_api_key_there_is_none(monkeypatch: pytest.MonkeyPatch) -
 def test_the_cgv_signing_key_is_a_secret_value_read_by_name(
     secretsmanager: SecretsManagerClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    secretsmanager.create_secret(
-        Name=SECRET_ID, SecretString=json.dumps({**VALUES, "CGV_SIGNING_KEY": "k-sm"})
+    sources = both_sources(
+        secretsmanager, monkeypatch, "CGV_SIGNING_KEY", manager="k-sm", environment="k-env"
     )
-    monkeypatch.setenv("CGV_SIGNING_KEY", "k-env")
-    from_manager = SecretsManagerSource(SECRET_ID, max_age_s=300, client=secretsmanager).get()
-    from_environment = secret_source(None, max_age_s=60).get()
-    for secrets, expected in ((from_manager, "k-sm"), (from_environment, "k-env")):
+    for secrets, expected in sources:
         assert secrets.value("CGV_SIGNING_KEY") == expected
         assert expected in secrets.all_values()
         assert expected not in repr(secrets) + str(secrets)
     assert Secrets.from_mapping({"CGV_SIGNING_KEY": " "}, source="test").value("CGV_SIGNING_KEY") is None
-    assert from_manager.value("NOT_A_SECRET") is None
+    assert all(secrets.value("NOT_A_SECRET") is None for secrets, _ in sources)
 
 
 @pytest.mark.parametrize(

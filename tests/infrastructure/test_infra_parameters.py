@@ -99,35 +99,48 @@ def test_every_function_reads_the_secret_max_age_parameter(synthesized):
         assert settings.secret_max_age_s == 60
 
 
-@pytest.mark.parametrize(
-    ("prefixes", "allowed"),
-    [
-        ("/api/oliveyoung/,/api/cu/,/api/gs25/", True),
-        ("/api/cu/", True),
-        ("/api/cu/, /api/gs25/", False),
-        ("api/cu/", False),
-        ("/api/cu/,", False),
-        ("", False),
-    ],
-)
-def test_the_prefixes_parameter_accepts_only_api_paths(synthesized, prefixes, allowed):
-    pattern = synthesized.template["Parameters"]["DailyRateLimitPrefixes"]["AllowedPattern"]
-    assert (re.fullmatch(pattern, prefixes) is not None) is allowed
+ACCEPTED_VALUES = {
+    "OyRelayUrl": {
+        "": True,
+        "https://oy-relay.example.com": True,
+        "https://relay.example.com/base": True,
+        "http://relay.example.com": False,
+        "https://user:pw@relay.example.com": False,
+        "https://relay.example.com/?a=1": False,
+        "https://relay.example.com/#top": False,
+        "https://relay example.com": False,
+    },
+    "DailyRateLimitPrefixes": {
+        "/api/oliveyoung/,/api/cu/,/api/gs25/": True,
+        "/api/cu/": True,
+        "/api/cu/, /api/gs25/": False,
+        "api/cu/": False,
+        "/api/cu/,": False,
+        "": False,
+    },
+    "AlarmEmail": {
+        "": True,
+        "ops@example.com": True,
+        "ops": False,
+        "ops@example": False,
+        "a b@example.com": False,
+    },
+}
+"""What a parameter's pattern lets through: a relay URL only as a usable base URL, the prefixes only as API
+paths, the alarm email only as an address or nothing."""
 
 
 @pytest.mark.parametrize(
-    ("address", "allowed"),
+    ("parameter", "value", "allowed"),
     [
-        ("", True),
-        ("ops@example.com", True),
-        ("ops", False),
-        ("ops@example", False),
-        ("a b@example.com", False),
+        pytest.param(parameter, value, allowed, id=f"{parameter}={value!r}")
+        for parameter, values in ACCEPTED_VALUES.items()
+        for value, allowed in values.items()
     ],
 )
-def test_the_alarm_email_parameter_accepts_an_address_or_nothing(synthesized, address, allowed):
-    pattern = synthesized.template["Parameters"]["AlarmEmail"]["AllowedPattern"]
-    assert (re.fullmatch(pattern, address) is not None) is allowed
+def test_a_parameter_pattern_accepts_only_usable_values(synthesized, parameter, value, allowed):
+    pattern = synthesized.template["Parameters"][parameter]["AllowedPattern"]
+    assert (re.fullmatch(pattern, value) is not None) is allowed
 
 
 def test_the_alarm_email_subscribes_only_when_given(synthesized):

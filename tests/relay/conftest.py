@@ -8,6 +8,7 @@ import functools
 import io
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -157,6 +158,20 @@ class RelayUnderTest:
 
     def log_lines(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.log.getvalue().splitlines()]
+
+    def health(self, group: RelayGroup) -> dict[str, Any]:
+        """The group's health answer (Olive Young's relay serves it at its legacy path)."""
+        path = "/health" if group is RelayGroup.OLIVEYOUNG else f"/v1/{group}/health"
+        body: dict[str, Any] = self.client.get(path, headers=auth(group)).json()
+        return body
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    """Waits for background work (a cache fill, a coalesced call) to show, failing after 5 s."""
+    deadline = time.monotonic() + 5
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.005)
 
 
 RelayFactory = Callable[..., RelayUnderTest]

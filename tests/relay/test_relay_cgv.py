@@ -4,7 +4,6 @@ signed upstream calls, answer rule, cache TTLs and coalescing; not served withou
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,22 +22,11 @@ from tests.relay.conftest import (
     auth,
     path_of,
     probe_body,
+    wait_until,
 )
 
 CGV_KEYS = [RouteKey.CGV_THEATERS, RouteKey.CGV_MOVIES, RouteKey.CGV_TIMETABLE, RouteKey.CGV_TIMETABLE_MOVIE]
 CORE_FAILURE = {"error": "Relay request failed"}
-
-
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 5
-    while not condition():
-        assert time.monotonic() < deadline, f"never happened: {what}"
-        time.sleep(0.005)
-
-
-def health(relay: RelayUnderTest, group: RelayGroup) -> dict[str, Any]:
-    body: dict[str, Any] = relay.client.get(f"/v1/{group}/health", headers=auth(group)).json()
-    return body
 
 
 @pytest.mark.parametrize("key", CGV_KEYS)
@@ -64,15 +52,15 @@ def test_the_theaters_call_is_exactly_cgvs_url(relay: RelayUnderTest) -> None:
 
 
 def test_cgv_shares_the_dtryx_token_ledger_and_log(relay: RelayUnderTest) -> None:
-    cgv_health, dtryx_health = health(relay, RelayGroup.CGV), health(relay, RelayGroup.DTRYX)
+    cgv_health, dtryx_health = relay.health(RelayGroup.CGV), relay.health(RelayGroup.DTRYX)
     assert cgv_health.keys() == dtryx_health.keys()
     assert cgv_health["quota"] == dtryx_health["quota"]
     before = cgv_health["quota"]["dailyRemaining"]
     assert relay.post(RouteKey.CGV_MOVIES).status_code == 200
     assert relay.post(RouteKey.DTRYX_MOVIES).status_code == 200
     for group in (RelayGroup.CGV, RelayGroup.DTRYX):
-        assert health(relay, group)["quota"]["dailyRemaining"] == before - 2
-        assert health(relay, group)["status"] == "ok"
+        assert relay.health(group)["quota"]["dailyRemaining"] == before - 2
+        assert relay.health(group)["status"] == "ok"
     assert relay.app.relays[RelayGroup.CGV].ledger is relay.app.relays[RelayGroup.DTRYX].ledger
     wrong = relay.client.get("/v1/cgv/health", headers=auth(RelayGroup.OLIVEYOUNG))
     assert (wrong.status_code, wrong.json()) == (401, {"error": "Unauthorized"})
@@ -166,11 +154,11 @@ def test_a_relay_with_another_key_than_cgvs_gets_403_and_answers_502(make_relay:
     ],
 )
 def test_ttls_and_hits_use_no_quota(relay: RelayUnderTest, key: RouteKey, ttl_ms: int) -> None:
-    remaining = health(relay, RelayGroup.CGV)["quota"]["dailyRemaining"]
+    remaining = relay.health(RelayGroup.CGV)["quota"]["dailyRemaining"]
     assert relay.post(key).headers["x-relay-cache"] == "miss"
     relay.clock.advance(ttl_ms - 1)
     assert relay.post(key).headers["x-relay-cache"] == "hit"
-    assert health(relay, RelayGroup.CGV)["quota"]["dailyRemaining"] == remaining - 1
+    assert relay.health(RelayGroup.CGV)["quota"]["dailyRemaining"] == remaining - 1
     relay.clock.advance(1)
     assert relay.post(key).headers["x-relay-cache"] == "miss"
     assert relay.retailers.calls() == 2
@@ -189,7 +177,7 @@ def test_identical_bodies_in_flight_share_one_call_whatever_their_key_order(rela
         answers = [leader.result(5), joiner.result(5)]
     assert [a.headers["x-relay-cache"] for a in answers] == ["miss", "coalesced"]
     assert relay.retailers.calls() == 1
-    remaining = health(relay, RelayGroup.CGV)["quota"]
+    remaining = relay.health(RelayGroup.CGV)["quota"]
     assert remaining["dailyRemaining"] == relay.app.relays[RelayGroup.CGV].ledger.limits.per_day - 1
 
 

@@ -4,7 +4,7 @@ Young per-consumer limits."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -15,29 +15,16 @@ import pytest
 from functions.core import RelayGroup, RouteKey
 from relay.app import RelayApp
 from relay.cache import ResponseCache
-from tests.relay.conftest import RelayFactory, RelayUnderTest, auth, path_of, probe_body
+from tests.relay.conftest import RelayFactory, RelayUnderTest, auth, path_of, probe_body, wait_until
 
 CONSUMER_A = "a" * 64
 CONSUMER_B = "b" * 64
 
 
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 5
-    while not condition():
-        assert time.monotonic() < deadline, f"never happened: {what}"
-        time.sleep(0.005)
-
-
-def health(relay: RelayUnderTest, group: RelayGroup) -> dict[str, Any]:
-    path = "/health" if group is RelayGroup.OLIVEYOUNG else f"/v1/{group}/health"
-    body: dict[str, Any] = relay.client.get(path, headers=auth(group)).json()
-    return body
-
-
 def units_used(relay: RelayUnderTest, group: RelayGroup) -> int:
     """Quota units spent today (the tests stay within one UTC day)."""
     ledger = relay.app.relays[group].ledger
-    return ledger.limits.per_day - int(health(relay, group)["quota"]["dailyRemaining"])
+    return ledger.limits.per_day - int(relay.health(group)["quota"]["dailyRemaining"])
 
 
 def cu_stock(word: str) -> dict[str, Any]:
@@ -183,11 +170,11 @@ def test_at_most_four_convenience_calls_at_once_the_rest_queue_in_order(
     relay.retailers.hold = True
     futures = [pool.submit(relay.post, RouteKey.CU_STOCK, cu_stock(f"word{i}")) for i in range(6)]
     wait_until(
-        lambda: relay.retailers.calls() == 4 and health(relay, RelayGroup.CONVENIENCE)["queued"] == 2,
+        lambda: relay.retailers.calls() == 4 and relay.health(RelayGroup.CONVENIENCE)["queued"] == 2,
         "four calls at the retailer, two waiting for a slot",
     )
     time.sleep(0.05)  # and no fifth call follows
-    state = health(relay, RelayGroup.CONVENIENCE)
+    state = relay.health(RelayGroup.CONVENIENCE)
     assert (state["active"], state["outstanding"], relay.retailers.calls()) == (4, 6, 4)
     relay.retailers.released.set()
     assert [future.result(5).status_code for future in futures] == [200] * 6
@@ -206,7 +193,7 @@ def test_olive_young_calls_its_retailer_one_at_a_time(
     wait_until(relay.retailers.held.is_set, "the first call reached the retailer")
     time.sleep(0.05)  # and no second one follows
     assert relay.retailers.calls() == 1
-    assert health(relay, RelayGroup.OLIVEYOUNG)["active"] is True
+    assert relay.health(RelayGroup.OLIVEYOUNG)["active"] is True
     relay.retailers.released.set()
     assert [future.result(5).status_code for future in futures] == [200] * 3
 
@@ -250,7 +237,7 @@ def test_the_deadline_covers_the_queue_and_the_call(
     assert (second.status_code, second.json()) == (504, {"error": "Relay request failed"})
     assert (first.result(5).status_code, first.result().json()) == (504, {"error": "Relay request failed"})
     assert units_used(relay, RelayGroup.DTRYX) == 1  # the queued one never took a unit
-    assert health(relay, RelayGroup.DTRYX)["active"] == 1  # the abandoned call keeps its slot until it ends
+    assert relay.health(RelayGroup.DTRYX)["active"] == 1  # the abandoned call keeps its slot until it ends
     relay.retailers.released.set()
     wait_until(lambda: relay.app.relays[RelayGroup.DTRYX].active == 0, "the abandoned call ended")
 

@@ -223,14 +223,21 @@ def test_route_failure_without_a_relay_is_an_upstream_error(
     assert events.fallbacks == []
 
 
+@pytest.mark.parametrize(
+    "snapshot",
+    [DIRECT_OK, snapshot_of(route(KEY), relay(GROUP, healthy=False))],
+    ids=["relay unknown", "relay known unhealthy"],
+)
 def test_a_direct_route_without_its_signing_key_and_without_a_relay_says_what_is_missing(
-    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents
+    clock: ManualClock, reporter: RecordingReporter, events: RecordingEvents, snapshot: Snapshot
 ) -> None:
-    router = direct_router(clock, reporter, events, relay_configured=False)
+    # A fact, not evidence: whatever the snapshot says of the relay, the route cannot be called at all.
+    router = direct_router(clock, reporter, events, snapshot, relay_configured=False)
     with pytest.raises(ApiError) as raised:
         router.route_operation(
             KEY, ScriptedCall(clock, RouteFailure(Reason.CONFIGURATION)), ScriptedCall(clock, "-")
         )
+    assert raised.value.status == 503
     assert "CGV_SIGNING_KEY" in raised.value.envelope()["error"]["message"]
 
 
