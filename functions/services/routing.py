@@ -148,9 +148,6 @@ class Router:
             raise _route_failure_error(reason)
         # The snapshot must still be fresh now, after the direct attempt: a stale one never means 503.
         if relay_known_unhealthy(fresh_snapshot(lookup.cached, failed_at), group, failed_at):
-            if reason is Reason.CONFIGURATION and not self._relay_configured(group):
-                # Nothing could be sent and there is no relay: the 503 names what is missing.
-                raise _route_failure_error(reason)
             raise ApiError(ErrorCode.UPSTREAM_ROUTE_UNAVAILABLE)
         remaining = lookup.budget_ms - (failed_at - lookup.started)
         if remaining <= 0:
