@@ -11,7 +11,7 @@ import base64
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any, Literal
 
@@ -343,9 +343,29 @@ def _site_probe(now: int) -> SiteParams:
     return SiteParams(theaterCode=PROBE_THEATER, playDate=compact_today(now))
 
 
+def _site_spec(
+    key: RouteKey,
+    path: str,
+    relay_operation: str,
+    normalizer: Callable[[CgvResponse], Mapping[str, Any]],
+    *query: tuple[str, str],
+) -> OperationSpec[SiteParams, CgvResponse]:
+    """A theater's listing for a date: the relay takes the theater and the date; `query` ends CGV's query."""
+    return spec(
+        key,
+        path,
+        params=SiteParams,
+        probe_params=_site_probe,
+        normalizer=normalizer,
+        relay_input=SiteRelayInput,
+        query=lambda p: _site_query(p, *query),
+        relay_operation=relay_operation,
+    )
+
+
 THEATERS = spec(
-    key=RouteKey.CGV_THEATERS,
-    path="/searchRegnList",
+    RouteKey.CGV_THEATERS,
+    "/searchRegnList",
     params=TheatersParams,
     probe_params=lambda _now: TheatersParams(),
     normalizer=normalize_theaters,
@@ -353,29 +373,17 @@ THEATERS = spec(
     query=lambda _params: [("coCd", COMPANY_CODE)],
     relay_operation="theaters",
 )
-MOVIES = spec(
-    key=RouteKey.CGV_MOVIES,
-    path="/searchOnlyCgvMovList",
-    params=SiteParams,
-    probe_params=_site_probe,
-    normalizer=normalize_movies,
-    relay_input=SiteRelayInput,
-    query=_site_query,
-    relay_operation="movies",
-)
-TIMETABLE = spec(
-    key=RouteKey.CGV_TIMETABLE,
-    path="/searchMovScnInfo",
-    params=SiteParams,
-    probe_params=_site_probe,
-    normalizer=normalize_site_timetable,
-    relay_input=SiteRelayInput,
-    query=lambda p: _site_query(p, ("rtctlScopCd", SITE_TIMETABLE_SCOPE)),
-    relay_operation="timetable",
+MOVIES = _site_spec(RouteKey.CGV_MOVIES, "/searchOnlyCgvMovList", "movies", normalize_movies)
+TIMETABLE = _site_spec(
+    RouteKey.CGV_TIMETABLE,
+    "/searchMovScnInfo",
+    "timetable",
+    normalize_site_timetable,
+    ("rtctlScopCd", SITE_TIMETABLE_SCOPE),
 )
 TIMETABLE_MOVIE = spec(
-    key=RouteKey.CGV_TIMETABLE_MOVIE,
-    path="/searchSchByMov",
+    RouteKey.CGV_TIMETABLE_MOVIE,
+    "/searchSchByMov",
     params=MovieTimetableParams,
     probe_params=lambda now: MovieTimetableParams(
         theaterCode=PROBE_THEATER, playDate=compact_today(now), movieCode=PROBE_MOVIE

@@ -14,6 +14,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    model_validator,
     with_config,
 )
 from typing_extensions import TypedDict
@@ -173,18 +174,25 @@ def frozen_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
 # --- responses -------------------------------------------------------------------------------------
 
 
-def require_no_error_key(data: Any) -> Any:
-    """`successSchema`: a body with an `error` key is a failure whatever else it says."""
-    if isinstance(data, dict) and "error" in data:
-        raise ValueError("upstream reported an error")
-    return data
+class AppEnvelope(UpstreamModel):
+    """An app API's body (CU, 7-Eleven): no `error` key, `success` exactly true when present, and whatever
+    `failure` finds wrong with the rest (a retailer's own status code)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _envelope(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if "error" in data:
+                raise ValueError("upstream reported an error")
+            if "success" in data and data["success"] is not True:
+                raise ValueError("upstream reported success != true")
+            if problem := cls.failure(data):
+                raise ValueError(problem)
+        return data
 
-def require_success_not_false(data: Any) -> Any:
-    """`successSchema`: `success`, when present, must be exactly true."""
-    if isinstance(data, dict) and "success" in data and data["success"] is not True:
-        raise ValueError("upstream reported success != true")
-    return data
+    @classmethod
+    def failure(cls, data: dict[str, Any]) -> str | None:
+        return None
 
 
 # --- answers: the `data` of the lookup API, built by the normalizers ---------------------------------

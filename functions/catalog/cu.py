@@ -10,6 +10,7 @@ from typing_extensions import TypedDict
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     YN,
+    AppEnvelope,
     Count,
     NonEmptyStr,
     Number,
@@ -27,8 +28,6 @@ from functions.catalog.common import (
     defaults_from,
     frozen_headers,
     optional_float,
-    require_no_error_key,
-    require_success_not_false,
     stock,
     yn,
 )
@@ -157,17 +156,12 @@ class StoreRelayInput(RelayInput):
 # --- responses ------------------------------------------------------------------------------------
 
 
-class CuResponse(UpstreamModel):
-    """Every CU body: no `error` key, `success` true if present, `resp_cd` "0000" if present."""
+class CuResponse(AppEnvelope):
+    """Every CU body: the app envelope, and `resp_cd` "0000" when present ("3000": the lookup failed)."""
 
-    @model_validator(mode="before")
     @classmethod
-    def _envelope(cls, data: Any) -> Any:
-        require_no_error_key(data)
-        require_success_not_false(data)
-        if isinstance(data, dict) and "resp_cd" in data and data["resp_cd"] != "0000":
-            raise ValueError("resp_cd signals a failure")  # "3000" = lookup failed
-        return data
+    def failure(cls, data: dict[str, Any]) -> str | None:
+        return "resp_cd signals a failure" if data.get("resp_cd", "0000") != "0000" else None
 
 
 class AreaCategory(UpstreamModel):
@@ -321,8 +315,8 @@ def normalize_store(body: StoreResponse) -> CuStores:
 spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 
 PRIME = spec(
-    key=RouteKey.CU_PRIME,
-    path="/api/search/display/stock",
+    RouteKey.CU_PRIME,
+    "/api/search/display/stock",
     params=PrimeParams,
     probe_params=lambda _now: PrimeParams(),
     response=PrimeResponse,
@@ -331,8 +325,8 @@ PRIME = spec(
 )
 
 STOCK = spec(
-    key=RouteKey.CU_STOCK,
-    path="/api/search/rest/stock/main",
+    RouteKey.CU_STOCK,
+    "/api/search/rest/stock/main",
     params=StockSearchParams,
     probe_params=lambda _now: StockSearchParams(searchWord="레쓰비", offset=0, limit=10, searchSort="recom"),
     response=StockSearchResponse,
@@ -341,8 +335,8 @@ STOCK = spec(
 )
 
 STORE = spec(
-    key=RouteKey.CU_STORE,
-    path="/api/store",
+    RouteKey.CU_STORE,
+    "/api/store",
     params=StoreParams,
     probe_params=lambda _now: StoreParams(
         latVal="37.5635",

@@ -330,8 +330,8 @@ def _cinema_spec(
 ) -> OperationSpec[CinemaParams, ResponseT]:
     """A listing for one cinema: the relay takes the cinema's codes as they are."""
     return spec(
-        key=key,
-        path=f"/{endpoint}",
+        key,
+        f"/{endpoint}",
         params=CinemaParams,
         probe_params=lambda _now: CinemaParams(brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA),
         response=response,
@@ -347,8 +347,8 @@ PLAY_DATES = _cinema_spec(
     RouteKey.DTRYX_PLAY_DATES, PLAY_DATES_ENDPOINT, PlayDatesResponse, normalize_play_dates, "play-dates"
 )
 TIMETABLE = spec(
-    key=RouteKey.DTRYX_TIMETABLE,
-    path=f"/{TIMETABLE_ENDPOINT}",
+    RouteKey.DTRYX_TIMETABLE,
+    f"/{TIMETABLE_ENDPOINT}",
     params=TimetableParams,
     # "Today" in Korea: the cinemas' own calendar (the original used UTC, which is yesterday before 09:00 KST).
     probe_params=lambda now: TimetableParams(

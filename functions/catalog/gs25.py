@@ -267,9 +267,9 @@ def normalize_stock(body: StoreStockResponse) -> Gs25Stock:
 spec = partial(OperationSpec, headers=HEADERS)
 
 PRODUCTS = spec(
-    key=RouteKey.GS25_PRODUCTS,
+    RouteKey.GS25_PRODUCTS,
+    "/search/v3/totalSearch",
     base_url=SEARCH_API,
-    path="/search/v3/totalSearch",
     params=ProductSearchParams,
     probe_params=lambda _now: ProductSearchParams(query="코카콜라"),
     response=ProductSearchResponse,
@@ -280,9 +280,9 @@ PRODUCTS = spec(
 # Pinned to the relay (PINNED_TO_RELAY): the direct transport refuses it before any network use. The GET
 # request is the reference request the relay makes with the app session; it documents the query shape.
 STOCK = spec(
-    key=RouteKey.GS25_STOCK,
+    RouteKey.GS25_STOCK,
+    "/api/bff/v2/store/stock",
     base_url=BFF_API,
-    path="/api/bff/v2/store/stock",
     params=StoreStockParams,
     probe_params=lambda _now: StoreStockParams(
         keyword="코카콜라",
