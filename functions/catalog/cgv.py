@@ -78,8 +78,6 @@ def compact_today(now_ms: int) -> str:
 
 
 # --- params (the relay's names; the query builders give CGV's) -----------------------------------------
-
-
 class TheatersParams(StrictParams):
     """Every theater: nothing to choose."""
 
@@ -94,8 +92,6 @@ class MovieTimetableParams(SiteParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class SiteRelayInput(RelayInput):
     theaterCode: Annotated[StrictStr, THEATER_CODE]
     playDate: Annotated[StrictStr, COMPACT_DATE, AfterValidator(real_compact_date)]
@@ -106,8 +102,6 @@ class MovieTimetableRelayInput(SiteRelayInput):
 
 
 # --- response -------------------------------------------------------------------------------------
-
-
 def _zero(value: object) -> object:
     # `statusCode === 0` in JavaScript: the number 0 (0.0 is the same number), never false or "0".
     if isinstance(value, bool) or not isinstance(value, int | float) or value != 0:
@@ -123,7 +117,6 @@ class CgvResponse(UpstreamModel):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
 CompactDate = Annotated[str, Field(pattern=r"^[0-9]{8}$", description="YYYYMMDD")]
 
 
@@ -221,7 +214,6 @@ class CgvScreenings(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
 MAX_SAFE_INTEGER = 2**53 - 1
 _DIGITS = re.compile(r"[0-9]+")
 _HHMM = re.compile(r"[0-9]{4}")

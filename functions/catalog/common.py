@@ -39,7 +39,6 @@ class UpstreamModel(BaseModel):
 
 
 # --- value types -----------------------------------------------------------------------------------
-
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _NUMERIC_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _QUANTITY_TEXT = re.compile(r"-1|[0-9]{1,9}")
@@ -150,8 +149,6 @@ YN = Literal["Y", "N"]
 
 
 # --- requests --------------------------------------------------------------------------------------
-
-
 def defaults_from(**sources: str) -> Callable[[Any], Any]:
     """A `mode="before"` model validator: each named field, when not given, takes another field's value
     (e.g. a map centre defaults to the searcher's position)."""
@@ -172,8 +169,6 @@ def frozen_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
 
 
 # --- responses -------------------------------------------------------------------------------------
-
-
 class AppEnvelope(UpstreamModel):
     """An app API's body (CU, 7-Eleven): no `error` key, `success` exactly true when present, and whatever
     `failure` finds wrong with the rest (a retailer's own status code)."""
@@ -196,7 +191,6 @@ class AppEnvelope(UpstreamModel):
 
 
 # --- answers: the `data` of the lookup API, built by the normalizers ---------------------------------
-
 answer = with_config(ConfigDict(extra="forbid"))
 """An answer type: a TypedDict (no cost at run time) whose JSON Schema allows no other key. Every key is always
 present (null when unknown) unless it is NotRequired."""
@@ -215,8 +209,6 @@ class Stock(TypedDict):
 
 
 # --- normalization helpers ------------------------------------------------------------------------
-
-
 def stock(quantity: int | None, *, sold_here: bool = True) -> Stock:
     """The API's stock shape. -1 and null are unknown (never 0, never out of stock)."""
     known = quantity if quantity is not None and quantity >= 0 else None

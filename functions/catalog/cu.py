@@ -70,8 +70,6 @@ LongText = Annotated[str, _coordinate_text(180)]
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class PrimeParams(StrictParams):
     """The warm-up call takes no fields at all."""
 
@@ -117,8 +115,6 @@ class StoreParams(StrictParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class StockSearchRelayInput(RelayInput):
     searchWord: relay.Text1
     prevSearchWord: Literal[""]
@@ -154,8 +150,6 @@ class StoreRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 class CuResponse(AppEnvelope):
     """Every CU body: the app envelope, and `resp_cd` "0000" when present ("3000": the lookup failed)."""
 
@@ -223,8 +217,6 @@ class StoreResponse(CuResponse):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 @answer
 class CuProduct(TypedDict):
     itemCode: str
@@ -263,8 +255,6 @@ class CuStores(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
-
 def normalize_prime(body: PrimeResponse) -> dict[str, Any]:
     return {"categories": [{"code": row.menuCd, "name": row.menuNm} for row in body.areaCateList]}
 

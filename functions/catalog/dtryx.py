@@ -96,8 +96,6 @@ PlayDate = Annotated[date, BeforeValidator(_play_date)]
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class CinemaParams(StrictParams):
     brandCode: BrandCode
     cinemaCode: CinemaCode
@@ -108,8 +106,6 @@ class TimetableParams(CinemaParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class CinemaRelayInput(RelayInput):
     brandCode: Annotated[StrictStr, BRAND_CODE]
     cinemaCode: Annotated[StrictStr, CINEMA_CODE]
@@ -122,8 +118,6 @@ class TimetableRelayInput(CinemaRelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 ClockTime = Annotated[str, StringConstraints(pattern=r"^[0-9]{2}:?[0-9]{2}$")]
 
 
@@ -174,8 +168,6 @@ class TimetableResponse(DtryxResponse):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 HourMinute = Annotated[str, Field(pattern=r"^[0-9]{2}:[0-9]{2}$")]
 
 
@@ -231,8 +223,6 @@ class DtryxTimetable(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
-
 def _hh_mm(value: str | None) -> str | None:
     if value is None:
         return None
@@ -262,11 +252,7 @@ def normalize_movies(body: MoviesResponse) -> DtryxMovies:
 def normalize_play_dates(body: PlayDatesResponse) -> DtryxPlayDates:
     return {
         "playDates": [
-            {
-                "date": row.PlaySDT,
-                "hidden": yn(row.HiddenYn),
-                "closed": yn(row.RestYn),
-            }
+            {"date": row.PlaySDT, "hidden": yn(row.HiddenYn), "closed": yn(row.RestYn)}
             for row in body.Recordset
         ]
     }

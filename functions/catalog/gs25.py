@@ -55,8 +55,6 @@ HEADERS = frozen_headers(
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class ProductSearchParams(StrictParams):
     query: SearchText
 
@@ -102,8 +100,6 @@ class StoreStockParams(StrictParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class ProductSearchRelayInput(RelayInput):
     query: relay.Text1
 
@@ -130,8 +126,6 @@ class StoreStockRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 class ProductField(UpstreamModel):
     itemCode: NonEmptyStr
     itemName: NonEmptyStr
@@ -183,8 +177,6 @@ class StoreStockResponse(UpstreamModel):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 @answer
 class Gs25Product(TypedDict):
     itemCode: str
@@ -220,8 +212,6 @@ class Gs25Stock(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
-
 def normalize_products(body: ProductSearchResponse) -> Gs25Products:
     collections = body.SearchQueryResult.Collection
     counts = [c.Documentset.totalCount for c in collections if c.Documentset.totalCount is not None]
@@ -257,7 +247,7 @@ def normalize_stock(body: StoreStockResponse) -> Gs25Stock:
                 "deliveryStock": stock(row.dlvyStkQty),
             }
             for row in body.stores
-        ],
+        ]
     }
 
 

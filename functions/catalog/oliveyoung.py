@@ -66,8 +66,6 @@ def _percent(value: int | float) -> int | float:
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class FindStoreParams(StrictParams):
     lat: Latitude
     lon: Longitude
@@ -106,8 +104,6 @@ class StockStoresParams(StrictParams):
 
 
 # --- relay inputs: exact keys, all required, JavaScript types only --------------------------------
-
-
 class FindStoreRelayInput(RelayInput):
     lat: JsNumber
     lon: JsNumber
@@ -142,8 +138,6 @@ class StockStoresRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 class StoreRow(UpstreamModel):
     storeCode: NonEmptyStr
     storeName: NonEmptyStr
@@ -228,8 +222,6 @@ class StockStoresResponse(OliveyoungResponse):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 @answer
 class OliveyoungStore(TypedDict):
     storeCode: str
@@ -286,8 +278,6 @@ class OliveyoungStock(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
-
 def _store(row: StoreRow) -> OliveyoungStore:
     return {
         "storeCode": row.storeCode,

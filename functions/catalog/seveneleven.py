@@ -60,8 +60,6 @@ MAX_START_COUNT = 9999
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class GoodsSearchParams(StrictParams):
     """Two body shapes are accepted upstream; exactly one must be given.
 
@@ -117,8 +115,6 @@ class NoParams(StrictParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class GoodsSearchRelayInput(RelayInput):
     collection: Literal["goods"]
     query: relay.Text1
@@ -165,8 +161,6 @@ class StockRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 def _unwrap_field(data: Any) -> Any:
     """Search rows come either flat or wrapped as `{"field": {...}}`."""
     if isinstance(data, dict) and isinstance(data.get("field"), dict):
@@ -374,8 +368,6 @@ class ExhibitionListingResponse(ListingResponse[AnyRow]):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 @answer
 class SevenElevenProduct(TypedDict):
     itemCode: str
@@ -452,7 +444,6 @@ class SevenElevenExhibitions(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
 _LAT_KEYS = ("lat", "latitude", "gpsLat", "yCoord", "ycoord")
 _LNG_KEYS = ("lng", "lon", "longitude", "gpsLng", "xCoord", "xcoord")
 
