@@ -182,7 +182,7 @@ PROBE_REQUESTS: dict[RouteKey, tuple[str, str, Any, dict[str, str]]] = {
         None,
         DTRYX_HEADERS,
     ),
-    # The signature headers are added when a request is sent (`request_to_send`): test_cgv_signing.py.
+    # The signature headers are added when a request is sent (`request_to_send`): test_cgv_rules.py.
     RouteKey.CGV_THEATERS: ("GET", f"{CGV}/searchRegnList?coCd=A420", None, CGV_HEADERS),
     RouteKey.CGV_MOVIES: (
         "GET",
