@@ -1,10 +1,7 @@
 """CGV (Korea's largest cinema chain): four signed GET operations of its booking API; the relay takes the
-theater, the date and the movie as JSON.
-
-Every request carries CGV's browser headers (a generic User-Agent gets a 403 page) and `X-TIMESTAMP` /
-`X-SIGNATURE`: the padded Base64 HMAC-SHA256 of `"{timestamp}|{path}|"` under a key from CGV's public web
-code. The key is the secret value `CGV_SIGNING_KEY`, which the operator supplies (CGV can rotate it; a
-401/403 despite the browser headers then means a new key). Without it the operations report `configuration`.
+theater, the date and the movie as JSON. Every request carries CGV's browser headers (a generic User-Agent
+gets a 403 page) and the signature under the operator's `CGV_SIGNING_KEY` (docs/design.md, "Signed requests
+(CGV)"); without the key the operations report `configuration`.
 """
 
 import base64

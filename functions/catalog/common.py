@@ -209,19 +209,24 @@ class Stock(TypedDict):
 
 
 # --- normalization helpers ------------------------------------------------------------------------
+def known(count: int | None) -> int | None:
+    """A stock or seat count; -1 and null upstream are unknown (None), never 0."""
+    return count if count is not None and count >= 0 else None
+
+
 def stock(quantity: int | None, *, sold_here: bool = True) -> Stock:
     """The API's stock shape. -1 and null are unknown (never 0, never out of stock)."""
-    known = quantity if quantity is not None and quantity >= 0 else None
+    count = known(quantity)
     status: StockStatus
     if not sold_here:
         status = "not_sold"
-    elif known is None:
+    elif count is None:
         status = "unknown"
-    elif known > 0:
+    elif count > 0:
         status = "in_stock"
     else:
         status = "out_of_stock"
-    return {"quantity": known, "status": status}
+    return {"quantity": count, "status": status}
 
 
 def yn(value: str | None) -> bool | None:

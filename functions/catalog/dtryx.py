@@ -23,6 +23,7 @@ from functions.catalog.common import (
     UpstreamModel,
     answer,
     frozen_headers,
+    known,
     optional_text,
     yn,
 )
@@ -230,10 +231,6 @@ def _hh_mm(value: str | None) -> str | None:
     return f"{digits[:2]}:{digits[2:]}"
 
 
-def _seats(value: int | None) -> int | None:
-    return value if value is not None and value >= 0 else None  # -1 / null: unknown, never 0
-
-
 def normalize_movies(body: MoviesResponse) -> DtryxMovies:
     return {
         "totalCount": body.RecordCount,
@@ -274,8 +271,8 @@ def normalize_timetable(body: TimetableResponse) -> DtryxTimetable:
                 "showSeq": None if row.ShowSeq is None else str(row.ShowSeq),
                 "startTime": _hh_mm(row.StartTime),
                 "endTime": _hh_mm(row.EndTime),
-                "totalSeats": _seats(row.TotalSeatCnt),
-                "remainingSeats": _seats(row.RemainSeatCnt),
+                "totalSeats": known(row.TotalSeatCnt),
+                "remainingSeats": known(row.RemainSeatCnt),
                 "runningTime": row.RunningTime,
                 "rating": optional_text(extra.get("RatingNm")),
                 "status": optional_text(extra.get("PlanStatus")),
