@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringConstraints
 from typing_extensions import TypedDict
 
-from functions.catalog.common import StrictParams, Tally, UpstreamModel, answer, frozen_headers
+from functions.catalog.common import NoParams, StrictParams, Tally, UpstreamModel, answer, frozen_headers
 from functions.catalog.dtryx import korea_today, real_compact_date
 from functions.catalog.relay_rules import NoFields, RelayInput
 from functions.catalog.spec import OperationSpec, RequestSigning
@@ -75,10 +75,6 @@ def compact_today(now_ms: int) -> str:
 
 
 # --- params (the relay's names; the query builders give CGV's) -----------------------------------------
-class TheatersParams(StrictParams):
-    """Every theater: nothing to choose."""
-
-
 class SiteParams(StrictParams):
     theaterCode: TheaterCode
     playDate: PlayDate
@@ -355,8 +351,8 @@ def _site_spec(
 THEATERS = spec(
     RouteKey.CGV_THEATERS,
     "/searchRegnList",
-    params=TheatersParams,
-    probe_params=lambda _now: TheatersParams(),
+    params=NoParams,
+    probe_params=lambda _now: NoParams(),
     normalizer=normalize_theaters,
     relay_input=NoFields,
     query=lambda _params: [("coCd", COMPANY_CODE)],

@@ -32,6 +32,10 @@ class StrictParams(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
+class NoParams(StrictParams):
+    """An operation without parameters (the relay takes `{}`)."""
+
+
 class UpstreamModel(BaseModel):
     """A response object: declared fields are typed strictly, anything else the upstream adds is kept."""
 

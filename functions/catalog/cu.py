@@ -13,6 +13,7 @@ from functions.catalog.common import (
     AppEnvelope,
     Count,
     NonEmptyStr,
+    NoParams,
     Number,
     Numeric,
     OptionalCode,
@@ -70,10 +71,6 @@ LongText = Annotated[str, _coordinate_text(180)]
 
 
 # --- params ---------------------------------------------------------------------------------------
-class PrimeParams(StrictParams):
-    """The warm-up call takes no fields at all."""
-
-
 class StockSearchParams(StrictParams):
     searchWord: SearchText
     prevSearchWord: Literal[""] = ""
@@ -307,8 +304,8 @@ spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 PRIME = spec(
     RouteKey.CU_PRIME,
     "/api/search/display/stock",
-    params=PrimeParams,
-    probe_params=lambda _now: PrimeParams(),
+    params=NoParams,
+    probe_params=lambda _now: NoParams(),
     response=PrimeResponse,
     normalizer=normalize_prime,
     relay_input=NoFields,

@@ -14,6 +14,7 @@ from functions.catalog.common import (
     Count,
     FiniteFloat,
     NonEmptyStr,
+    NoParams,
     Number,
     Numeric,
     NumericOrBlank,
@@ -108,10 +109,6 @@ class StockParams(StrictParams):
     stokMngQty: Annotated[int, Field(ge=0, le=9999)]
     stockApplicationRate: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}(\.[0-9]{1,4})?$")]
     storeList: Annotated[list[Code], Field(min_length=1, max_length=200)]
-
-
-class NoParams(StrictParams):
-    """Catalog listings take no parameters at all."""
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
