@@ -275,25 +275,23 @@ def normalize_stock(body: StockSearchResponse) -> CuProducts:
     }
 
 
-def normalize_store(body: StoreResponse) -> CuStores:
+def _store(row: StoreRow) -> CuStore:
     return {
-        "totalCount": body.totalCnt,
-        "stores": [
-            {
-                "storeCode": row.storeCd,
-                "storeName": row.storeNm,
-                "latitude": optional_float(row.latVal),
-                "longitude": optional_float(row.longVal),
-                "distance": row.distance,
-                "delivery": yn(row.deliveryYn),
-                "deliveryPickup": yn(row.deliveryPickYn),
-                "storePickup": yn(row.jumpoPickYn),
-                "reservation": yn(row.reserveYn),
-                "stock": stock(row.stock),
-            }
-            for row in body.storeList
-        ],
+        "storeCode": row.storeCd,
+        "storeName": row.storeNm,
+        "latitude": optional_float(row.latVal),
+        "longitude": optional_float(row.longVal),
+        "distance": row.distance,
+        "delivery": yn(row.deliveryYn),
+        "deliveryPickup": yn(row.deliveryPickYn),
+        "storePickup": yn(row.jumpoPickYn),
+        "reservation": yn(row.reserveYn),
+        "stock": stock(row.stock),
     }
+
+
+def normalize_store(body: StoreResponse) -> CuStores:
+    return {"totalCount": body.totalCnt, "stores": [_store(row) for row in body.storeList]}
 
 
 # --- specs ----------------------------------------------------------------------------------------
