@@ -3,6 +3,7 @@ value types for the retailers' loose JSON and the stock status rule."""
 
 import math
 import re
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
@@ -189,9 +190,10 @@ class AppEnvelope(UpstreamModel):
                 raise ValueError(problem)
         return data
 
-    @classmethod
-    def failure(cls, data: dict[str, Any]) -> str | None:
-        return None
+    @staticmethod
+    @abstractmethod
+    def failure(data: dict[str, Any]) -> str | None:
+        """What the retailer's own status code says is wrong; None when nothing."""
 
 
 # --- answers: the `data` of the lookup API, built by the normalizers ---------------------------------

@@ -150,8 +150,8 @@ class StoreRelayInput(RelayInput):
 class CuResponse(AppEnvelope):
     """Every CU body: the app envelope, and `resp_cd` "0000" when present ("3000": the lookup failed)."""
 
-    @classmethod
-    def failure(cls, data: dict[str, Any]) -> str | None:
+    @staticmethod
+    def failure(data: dict[str, Any]) -> str | None:
         return "resp_cd signals a failure" if data.get("resp_cd", "0000") != "0000" else None
 
 

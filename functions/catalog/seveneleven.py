@@ -168,8 +168,8 @@ def _unwrap_field(data: Any) -> Any:
 class SevenEnvelope(AppEnvelope):
     """The app envelope with its own `data` key (declared by subclasses) and `code` 200..299 when present."""
 
-    @classmethod
-    def failure(cls, data: dict[str, Any]) -> str | None:
+    @staticmethod
+    def failure(data: dict[str, Any]) -> str | None:
         code = data.get("code", 200)
         ok = isinstance(code, int) and not isinstance(code, bool) and 200 <= code <= 299
         return None if ok else "code signals a failure"
