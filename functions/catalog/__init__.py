@@ -1,7 +1,6 @@
-"""One spec per route key, and the spec is the operation: request, strict params, probe params, response
-model, normalizer, relay operation, relay body and the relay's input rule (`spec.py`; one module per
-retailer). Lookups, probes, relays and the sandbox all read these same specs; every table of operations is
-derived from them. Specs only build requests, validate and normalize answers; nothing here sends anything."""
+"""One spec per route key, and the spec is the operation (docs/design.md, "Route keys and relay groups"; one
+module per retailer). Lookups, probes, relays and the sandbox all read these specs, which only build requests,
+validate and normalize answers: nothing here sends anything."""
 
 from __future__ import annotations
 

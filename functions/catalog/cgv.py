@@ -1,24 +1,21 @@
 """CGV (Korea's largest cinema chain): four signed GET operations of its booking API; the relay takes the
-theater, the date and the movie as JSON.
-
-Every request carries CGV's browser headers (a generic User-Agent gets a 403 page) and `X-TIMESTAMP` /
-`X-SIGNATURE`: the padded Base64 HMAC-SHA256 of `"{timestamp}|{path}|"` under a key from CGV's public web
-code. The key is the secret value `CGV_SIGNING_KEY`, which the operator supplies (CGV can rotate it; a
-401/403 despite the browser headers then means a new key). Without it the operations report `configuration`.
+theater, the date and the movie as JSON. Every request carries CGV's browser headers (a generic User-Agent
+gets a 403 page) and the signature under the operator's `CGV_SIGNING_KEY` (docs/design.md, "Signed requests
+(CGV)"); without the key the operations report `configuration`.
 """
 
 import base64
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringConstraints
 from typing_extensions import TypedDict
 
-from functions.catalog.common import StrictParams, Tally, UpstreamModel, answer, frozen_headers
+from functions.catalog.common import NoParams, StrictParams, Tally, UpstreamModel, answer, frozen_headers
 from functions.catalog.dtryx import korea_today, real_compact_date
 from functions.catalog.relay_rules import NoFields, RelayInput
 from functions.catalog.spec import OperationSpec, RequestSigning
@@ -78,12 +75,6 @@ def compact_today(now_ms: int) -> str:
 
 
 # --- params (the relay's names; the query builders give CGV's) -----------------------------------------
-
-
-class TheatersParams(StrictParams):
-    """Every theater: nothing to choose."""
-
-
 class SiteParams(StrictParams):
     theaterCode: TheaterCode
     playDate: PlayDate
@@ -94,8 +85,6 @@ class MovieTimetableParams(SiteParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class SiteRelayInput(RelayInput):
     theaterCode: Annotated[StrictStr, THEATER_CODE]
     playDate: Annotated[StrictStr, COMPACT_DATE, AfterValidator(real_compact_date)]
@@ -106,8 +95,6 @@ class MovieTimetableRelayInput(SiteRelayInput):
 
 
 # --- response -------------------------------------------------------------------------------------
-
-
 def _zero(value: object) -> object:
     # `statusCode === 0` in JavaScript: the number 0 (0.0 is the same number), never false or "0".
     if isinstance(value, bool) or not isinstance(value, int | float) or value != 0:
@@ -123,7 +110,6 @@ class CgvResponse(UpstreamModel):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
 CompactDate = Annotated[str, Field(pattern=r"^[0-9]{8}$", description="YYYYMMDD")]
 
 
@@ -221,7 +207,6 @@ class CgvScreenings(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
 MAX_SAFE_INTEGER = 2**53 - 1
 _DIGITS = re.compile(r"[0-9]+")
 _HHMM = re.compile(r"[0-9]{4}")
@@ -343,39 +328,47 @@ def _site_probe(now: int) -> SiteParams:
     return SiteParams(theaterCode=PROBE_THEATER, playDate=compact_today(now))
 
 
+def _site_spec(
+    key: RouteKey,
+    path: str,
+    relay_operation: str,
+    normalizer: Callable[[CgvResponse], Mapping[str, Any]],
+    *query: tuple[str, str],
+) -> OperationSpec[SiteParams, CgvResponse]:
+    """A theater's listing for a date: the relay takes the theater and the date; `query` ends CGV's query."""
+    return spec(
+        key,
+        path,
+        params=SiteParams,
+        probe_params=_site_probe,
+        normalizer=normalizer,
+        relay_input=SiteRelayInput,
+        query=lambda p: _site_query(p, *query),
+        relay_operation=relay_operation,
+    )
+
+
 THEATERS = spec(
-    key=RouteKey.CGV_THEATERS,
-    path="/searchRegnList",
-    params=TheatersParams,
-    probe_params=lambda _now: TheatersParams(),
+    RouteKey.CGV_THEATERS,
+    "/searchRegnList",
+    params=NoParams,
+    probe_params=lambda _now: NoParams(),
     normalizer=normalize_theaters,
     relay_input=NoFields,
     query=lambda _params: [("coCd", COMPANY_CODE)],
     relay_operation="theaters",
 )
-MOVIES = spec(
-    key=RouteKey.CGV_MOVIES,
-    path="/searchOnlyCgvMovList",
-    params=SiteParams,
-    probe_params=_site_probe,
-    normalizer=normalize_movies,
-    relay_input=SiteRelayInput,
-    query=_site_query,
-    relay_operation="movies",
-)
-TIMETABLE = spec(
-    key=RouteKey.CGV_TIMETABLE,
-    path="/searchMovScnInfo",
-    params=SiteParams,
-    probe_params=_site_probe,
-    normalizer=normalize_site_timetable,
-    relay_input=SiteRelayInput,
-    query=lambda p: _site_query(p, ("rtctlScopCd", SITE_TIMETABLE_SCOPE)),
-    relay_operation="timetable",
+MOVIES = _site_spec(RouteKey.CGV_MOVIES, "/searchOnlyCgvMovList", "movies", normalize_movies)
+TIMETABLE = _site_spec(
+    RouteKey.CGV_TIMETABLE,
+    "/searchMovScnInfo",
+    "timetable",
+    normalize_site_timetable,
+    ("rtctlScopCd", SITE_TIMETABLE_SCOPE),
 )
 TIMETABLE_MOVIE = spec(
-    key=RouteKey.CGV_TIMETABLE_MOVIE,
-    path="/searchSchByMov",
+    RouteKey.CGV_TIMETABLE_MOVIE,
+    "/searchSchByMov",
     params=MovieTimetableParams,
     probe_params=lambda now: MovieTimetableParams(
         theaterCode=PROBE_THEATER, playDate=compact_today(now), movieCode=PROBE_MOVIE

@@ -3,6 +3,7 @@ value types for the retailers' loose JSON and the stock status rule."""
 
 import math
 import re
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
@@ -14,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    model_validator,
     with_config,
 )
 from typing_extensions import TypedDict
@@ -31,6 +33,10 @@ class StrictParams(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
+class NoParams(StrictParams):
+    """An operation without parameters (the relay takes `{}`)."""
+
+
 class UpstreamModel(BaseModel):
     """A response object: declared fields are typed strictly, anything else the upstream adds is kept."""
 
@@ -38,7 +44,6 @@ class UpstreamModel(BaseModel):
 
 
 # --- value types -----------------------------------------------------------------------------------
-
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _NUMERIC_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _QUANTITY_TEXT = re.compile(r"-1|[0-9]{1,9}")
@@ -149,8 +154,6 @@ YN = Literal["Y", "N"]
 
 
 # --- requests --------------------------------------------------------------------------------------
-
-
 def defaults_from(**sources: str) -> Callable[[Any], Any]:
     """A `mode="before"` model validator: each named field, when not given, takes another field's value
     (e.g. a map centre defaults to the searcher's position)."""
@@ -171,24 +174,29 @@ def frozen_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
 
 
 # --- responses -------------------------------------------------------------------------------------
+class AppEnvelope(UpstreamModel):
+    """An app API's body (CU, 7-Eleven): no `error` key, `success` exactly true when present, and whatever
+    `failure` finds wrong with the rest (a retailer's own status code)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _envelope(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if "error" in data:
+                raise ValueError("upstream reported an error")
+            if "success" in data and data["success"] is not True:
+                raise ValueError("upstream reported success != true")
+            if problem := cls.failure(data):
+                raise ValueError(problem)
+        return data
 
-def require_no_error_key(data: Any) -> Any:
-    """`successSchema`: a body with an `error` key is a failure whatever else it says."""
-    if isinstance(data, dict) and "error" in data:
-        raise ValueError("upstream reported an error")
-    return data
-
-
-def require_success_not_false(data: Any) -> Any:
-    """`successSchema`: `success`, when present, must be exactly true."""
-    if isinstance(data, dict) and "success" in data and data["success"] is not True:
-        raise ValueError("upstream reported success != true")
-    return data
+    @staticmethod
+    @abstractmethod
+    def failure(data: dict[str, Any]) -> str | None:
+        """What the retailer's own status code says is wrong; None when nothing."""
 
 
 # --- answers: the `data` of the lookup API, built by the normalizers ---------------------------------
-
 answer = with_config(ConfigDict(extra="forbid"))
 """An answer type: a TypedDict (no cost at run time) whose JSON Schema allows no other key. Every key is always
 present (null when unknown) unless it is NotRequired."""
@@ -207,21 +215,24 @@ class Stock(TypedDict):
 
 
 # --- normalization helpers ------------------------------------------------------------------------
+def known(count: int | None) -> int | None:
+    """A stock or seat count; -1 and null upstream are unknown (None), never 0."""
+    return count if count is not None and count >= 0 else None
 
 
 def stock(quantity: int | None, *, sold_here: bool = True) -> Stock:
     """The API's stock shape. -1 and null are unknown (never 0, never out of stock)."""
-    known = quantity if quantity is not None and quantity >= 0 else None
+    count = known(quantity)
     status: StockStatus
     if not sold_here:
         status = "not_sold"
-    elif known is None:
+    elif count is None:
         status = "unknown"
-    elif known > 0:
+    elif count > 0:
         status = "in_stock"
     else:
         status = "out_of_stock"
-    return {"quantity": known, "status": status}
+    return {"quantity": count, "status": status}
 
 
 def yn(value: str | None) -> bool | None:

@@ -10,8 +10,10 @@ from typing_extensions import TypedDict
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     YN,
+    AppEnvelope,
     Count,
     NonEmptyStr,
+    NoParams,
     Number,
     Numeric,
     OptionalCode,
@@ -27,8 +29,6 @@ from functions.catalog.common import (
     defaults_from,
     frozen_headers,
     optional_float,
-    require_no_error_key,
-    require_success_not_false,
     stock,
     yn,
 )
@@ -71,12 +71,6 @@ LongText = Annotated[str, _coordinate_text(180)]
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
-class PrimeParams(StrictParams):
-    """The warm-up call takes no fields at all."""
-
-
 class StockSearchParams(StrictParams):
     searchWord: SearchText
     prevSearchWord: Literal[""] = ""
@@ -118,8 +112,6 @@ class StoreParams(StrictParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class StockSearchRelayInput(RelayInput):
     searchWord: relay.Text1
     prevSearchWord: Literal[""]
@@ -155,19 +147,12 @@ class StoreRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
+class CuResponse(AppEnvelope):
+    """Every CU body: the app envelope, and `resp_cd` "0000" when present ("3000": the lookup failed)."""
 
-
-class CuResponse(UpstreamModel):
-    """Every CU body: no `error` key, `success` true if present, `resp_cd` "0000" if present."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _envelope(cls, data: Any) -> Any:
-        require_no_error_key(data)
-        require_success_not_false(data)
-        if isinstance(data, dict) and "resp_cd" in data and data["resp_cd"] != "0000":
-            raise ValueError("resp_cd signals a failure")  # "3000" = lookup failed
-        return data
+    @staticmethod
+    def failure(data: dict[str, Any]) -> str | None:
+        return "resp_cd signals a failure" if data.get("resp_cd", "0000") != "0000" else None
 
 
 class AreaCategory(UpstreamModel):
@@ -229,8 +214,6 @@ class StoreResponse(CuResponse):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 @answer
 class CuProduct(TypedDict):
     itemCode: str
@@ -269,8 +252,6 @@ class CuStores(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
-
 def normalize_prime(body: PrimeResponse) -> dict[str, Any]:
     return {"categories": [{"code": row.menuCd, "name": row.menuNm} for row in body.areaCateList]}
 
@@ -294,25 +275,23 @@ def normalize_stock(body: StockSearchResponse) -> CuProducts:
     }
 
 
-def normalize_store(body: StoreResponse) -> CuStores:
+def _store(row: StoreRow) -> CuStore:
     return {
-        "totalCount": body.totalCnt,
-        "stores": [
-            {
-                "storeCode": row.storeCd,
-                "storeName": row.storeNm,
-                "latitude": optional_float(row.latVal),
-                "longitude": optional_float(row.longVal),
-                "distance": row.distance,
-                "delivery": yn(row.deliveryYn),
-                "deliveryPickup": yn(row.deliveryPickYn),
-                "storePickup": yn(row.jumpoPickYn),
-                "reservation": yn(row.reserveYn),
-                "stock": stock(row.stock),
-            }
-            for row in body.storeList
-        ],
+        "storeCode": row.storeCd,
+        "storeName": row.storeNm,
+        "latitude": optional_float(row.latVal),
+        "longitude": optional_float(row.longVal),
+        "distance": row.distance,
+        "delivery": yn(row.deliveryYn),
+        "deliveryPickup": yn(row.deliveryPickYn),
+        "storePickup": yn(row.jumpoPickYn),
+        "reservation": yn(row.reserveYn),
+        "stock": stock(row.stock),
     }
+
+
+def normalize_store(body: StoreResponse) -> CuStores:
+    return {"totalCount": body.totalCnt, "stores": [_store(row) for row in body.storeList]}
 
 
 # --- specs ----------------------------------------------------------------------------------------
@@ -321,18 +300,18 @@ def normalize_store(body: StoreResponse) -> CuStores:
 spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 
 PRIME = spec(
-    key=RouteKey.CU_PRIME,
-    path="/api/search/display/stock",
-    params=PrimeParams,
-    probe_params=lambda _now: PrimeParams(),
+    RouteKey.CU_PRIME,
+    "/api/search/display/stock",
+    params=NoParams,
+    probe_params=lambda _now: NoParams(),
     response=PrimeResponse,
     normalizer=normalize_prime,
     relay_input=NoFields,
 )
 
 STOCK = spec(
-    key=RouteKey.CU_STOCK,
-    path="/api/search/rest/stock/main",
+    RouteKey.CU_STOCK,
+    "/api/search/rest/stock/main",
     params=StockSearchParams,
     probe_params=lambda _now: StockSearchParams(searchWord="레쓰비", offset=0, limit=10, searchSort="recom"),
     response=StockSearchResponse,
@@ -341,8 +320,8 @@ STOCK = spec(
 )
 
 STORE = spec(
-    key=RouteKey.CU_STORE,
-    path="/api/store",
+    RouteKey.CU_STORE,
+    "/api/store",
     params=StoreParams,
     probe_params=lambda _now: StoreParams(
         latVal="37.5635",

@@ -23,6 +23,7 @@ from functions.catalog.common import (
     UpstreamModel,
     answer,
     frozen_headers,
+    known,
     optional_text,
     yn,
 )
@@ -96,8 +97,6 @@ PlayDate = Annotated[date, BeforeValidator(_play_date)]
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class CinemaParams(StrictParams):
     brandCode: BrandCode
     cinemaCode: CinemaCode
@@ -108,8 +107,6 @@ class TimetableParams(CinemaParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class CinemaRelayInput(RelayInput):
     brandCode: Annotated[StrictStr, BRAND_CODE]
     cinemaCode: Annotated[StrictStr, CINEMA_CODE]
@@ -122,8 +119,6 @@ class TimetableRelayInput(CinemaRelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 ClockTime = Annotated[str, StringConstraints(pattern=r"^[0-9]{2}:?[0-9]{2}$")]
 
 
@@ -174,8 +169,6 @@ class TimetableResponse(DtryxResponse):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 HourMinute = Annotated[str, Field(pattern=r"^[0-9]{2}:[0-9]{2}$")]
 
 
@@ -231,17 +224,11 @@ class DtryxTimetable(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
-
 def _hh_mm(value: str | None) -> str | None:
     if value is None:
         return None
     digits = value.replace(":", "")
     return f"{digits[:2]}:{digits[2:]}"
-
-
-def _seats(value: int | None) -> int | None:
-    return value if value is not None and value >= 0 else None  # -1 / null: unknown, never 0
 
 
 def normalize_movies(body: MoviesResponse) -> DtryxMovies:
@@ -262,11 +249,7 @@ def normalize_movies(body: MoviesResponse) -> DtryxMovies:
 def normalize_play_dates(body: PlayDatesResponse) -> DtryxPlayDates:
     return {
         "playDates": [
-            {
-                "date": row.PlaySDT,
-                "hidden": yn(row.HiddenYn),
-                "closed": yn(row.RestYn),
-            }
+            {"date": row.PlaySDT, "hidden": yn(row.HiddenYn), "closed": yn(row.RestYn)}
             for row in body.Recordset
         ]
     }
@@ -288,8 +271,8 @@ def normalize_timetable(body: TimetableResponse) -> DtryxTimetable:
                 "showSeq": None if row.ShowSeq is None else str(row.ShowSeq),
                 "startTime": _hh_mm(row.StartTime),
                 "endTime": _hh_mm(row.EndTime),
-                "totalSeats": _seats(row.TotalSeatCnt),
-                "remainingSeats": _seats(row.RemainSeatCnt),
+                "totalSeats": known(row.TotalSeatCnt),
+                "remainingSeats": known(row.RemainSeatCnt),
                 "runningTime": row.RunningTime,
                 "rating": optional_text(extra.get("RatingNm")),
                 "status": optional_text(extra.get("PlanStatus")),
@@ -330,8 +313,8 @@ def _cinema_spec(
 ) -> OperationSpec[CinemaParams, ResponseT]:
     """A listing for one cinema: the relay takes the cinema's codes as they are."""
     return spec(
-        key=key,
-        path=f"/{endpoint}",
+        key,
+        f"/{endpoint}",
         params=CinemaParams,
         probe_params=lambda _now: CinemaParams(brandCode=PROBE_BRAND, cinemaCode=PROBE_CINEMA),
         response=response,
@@ -347,8 +330,8 @@ PLAY_DATES = _cinema_spec(
     RouteKey.DTRYX_PLAY_DATES, PLAY_DATES_ENDPOINT, PlayDatesResponse, normalize_play_dates, "play-dates"
 )
 TIMETABLE = spec(
-    key=RouteKey.DTRYX_TIMETABLE,
-    path=f"/{TIMETABLE_ENDPOINT}",
+    RouteKey.DTRYX_TIMETABLE,
+    f"/{TIMETABLE_ENDPOINT}",
     params=TimetableParams,
     # "Today" in Korea: the cinemas' own calendar (the original used UTC, which is yesterday before 09:00 KST).
     probe_params=lambda now: TimetableParams(

@@ -55,8 +55,6 @@ HEADERS = frozen_headers(
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class ProductSearchParams(StrictParams):
     query: SearchText
 
@@ -102,8 +100,6 @@ class StoreStockParams(StrictParams):
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class ProductSearchRelayInput(RelayInput):
     query: relay.Text1
 
@@ -130,8 +126,6 @@ class StoreStockRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 class ProductField(UpstreamModel):
     itemCode: NonEmptyStr
     itemName: NonEmptyStr
@@ -183,8 +177,6 @@ class StoreStockResponse(UpstreamModel):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 @answer
 class Gs25Product(TypedDict):
     itemCode: str
@@ -220,8 +212,6 @@ class Gs25Stock(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
-
 def normalize_products(body: ProductSearchResponse) -> Gs25Products:
     collections = body.SearchQueryResult.Collection
     counts = [c.Documentset.totalCount for c in collections if c.Documentset.totalCount is not None]
@@ -257,7 +247,7 @@ def normalize_stock(body: StoreStockResponse) -> Gs25Stock:
                 "deliveryStock": stock(row.dlvyStkQty),
             }
             for row in body.stores
-        ],
+        ]
     }
 
 
@@ -267,9 +257,9 @@ def normalize_stock(body: StoreStockResponse) -> Gs25Stock:
 spec = partial(OperationSpec, headers=HEADERS)
 
 PRODUCTS = spec(
-    key=RouteKey.GS25_PRODUCTS,
+    RouteKey.GS25_PRODUCTS,
+    "/search/v3/totalSearch",
     base_url=SEARCH_API,
-    path="/search/v3/totalSearch",
     params=ProductSearchParams,
     probe_params=lambda _now: ProductSearchParams(query="코카콜라"),
     response=ProductSearchResponse,
@@ -280,9 +270,9 @@ PRODUCTS = spec(
 # Pinned to the relay (PINNED_TO_RELAY): the direct transport refuses it before any network use. The GET
 # request is the reference request the relay makes with the app session; it documents the query shape.
 STOCK = spec(
-    key=RouteKey.GS25_STOCK,
+    RouteKey.GS25_STOCK,
+    "/api/bff/v2/store/stock",
     base_url=BFF_API,
-    path="/api/bff/v2/store/stock",
     params=StoreStockParams,
     probe_params=lambda _now: StoreStockParams(
         keyword="코카콜라",

@@ -66,8 +66,6 @@ def _percent(value: int | float) -> int | float:
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class FindStoreParams(StrictParams):
     lat: Latitude
     lon: Longitude
@@ -106,8 +104,6 @@ class StockStoresParams(StrictParams):
 
 
 # --- relay inputs: exact keys, all required, JavaScript types only --------------------------------
-
-
 class FindStoreRelayInput(RelayInput):
     lat: JsNumber
     lon: JsNumber
@@ -142,8 +138,6 @@ class StockStoresRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 class StoreRow(UpstreamModel):
     storeCode: NonEmptyStr
     storeName: NonEmptyStr
@@ -228,8 +222,6 @@ class StockStoresResponse(OliveyoungResponse):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 @answer
 class OliveyoungStore(TypedDict):
     storeCode: str
@@ -286,8 +278,6 @@ class OliveyoungStock(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
-
 def _store(row: StoreRow) -> OliveyoungStore:
     return {
         "storeCode": row.storeCode,
@@ -358,41 +348,30 @@ def normalize_stock_stores(body: StockStoresResponse) -> OliveyoungStock:
 spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 
 FIND_STORE = spec(
-    key=RouteKey.OY_FIND_STORE,
-    path="/oystore/api/storeFinder/find-store",
+    RouteKey.OY_FIND_STORE,
+    "/oystore/api/storeFinder/find-store",
     params=FindStoreParams,
     probe_params=lambda _now: FindStoreParams(
-        lat=PROBE_LAT,
-        lon=PROBE_LON,
-        mapLat=PROBE_LAT,
-        mapLon=PROBE_LON,
-        pageIdx=1,
-        searchWords=PROBE_STORE_SEARCH,
-        pogKeys="",
-        serviceKeys="",
+        lat=PROBE_LAT, lon=PROBE_LON, mapLat=PROBE_LAT, mapLon=PROBE_LON, searchWords=PROBE_STORE_SEARCH
     ),
     response=FindStoreResponse,
     normalizer=normalize_find_store,
     relay_input=FindStoreRelayInput,
     relay_operation="find-store",
 )
-
 PRODUCT_SEARCH = spec(
-    key=RouteKey.OY_PRODUCT_SEARCH,
-    path="/oystore/api/stock/product-search-v3",
+    RouteKey.OY_PRODUCT_SEARCH,
+    "/oystore/api/stock/product-search-v3",
     params=ProductSearchParams,
-    probe_params=lambda _now: ProductSearchParams(
-        keyword="립밤", page=1, size=10, sort="01", includeSoldOut=True
-    ),
+    probe_params=lambda _now: ProductSearchParams(keyword="립밤", size=10, sort="01", includeSoldOut=True),
     response=ProductSearchResponse,
     normalizer=normalize_product_search,
     relay_input=ProductSearchRelayInput,
     relay_operation="product-search-v3",
 )
-
 GOODS_INFO = spec(
-    key=RouteKey.OY_GOODS_INFO,
-    path="/oystore/api/stock/stock-goods-info-v3",
+    RouteKey.OY_GOODS_INFO,
+    "/oystore/api/stock/stock-goods-info-v3",
     params=GoodsInfoParams,
     probe_params=lambda _now: GoodsInfoParams(goodsNo="A000000165760"),
     response=GoodsInfoResponse,
@@ -400,19 +379,17 @@ GOODS_INFO = spec(
     relay_input=GoodsInfoRelayInput,
     relay_operation="stock-goods-info-v3",
 )
-
 STOCK_STORES = spec(
-    key=RouteKey.OY_STOCK_STORES,
-    path="/oystore/api/stock/stock-stores",
+    RouteKey.OY_STOCK_STORES,
+    "/oystore/api/stock/stock-stores",
     params=StockStoresParams,
     probe_params=lambda _now: StockStoresParams(
         productId="8800362322138",
         lat=PROBE_LAT,
         lon=PROBE_LON,
-        pageIdx=1,
-        searchWords=PROBE_STORE_SEARCH,
         mapLat=PROBE_LAT,
         mapLon=PROBE_LON,
+        searchWords=PROBE_STORE_SEARCH,
     ),
     response=StockStoresResponse,
     normalizer=normalize_stock_stores,

@@ -1,11 +1,7 @@
-"""What the relay servers accept as the body of `POST /v1/{group}/{operation}`, and how they refuse the rest.
-
-Each operation's rule is its spec's `relay_input` (built from `functions/catalog/relay_rules.py`). Everything
-else the relays refuse before any upstream call: 413 when the body is over 16 KiB, 400 when it is not JSON
-or breaks the rule (an extra or missing key, a wrong type, a bad pattern or range). The Lambda's relay bodies
-must pass these rules (a test checks every operation), and the sandbox's simulated relays enforce them so
-that a body the real relays would refuse fails locally too. As in JavaScript, a duplicated key's last value
-wins.
+"""What the relays accept as the body of `POST /v1/{group}/{operation}`, and how they refuse the rest
+(docs/relay.md, step 6 of each group's table): 413 over 16 KiB, 400 when not JSON or against the operation's
+rule (its spec's `relay_input`). The Lambda's relay bodies pass these rules (a test checks every operation),
+and the sandbox's relays enforce them. As in JavaScript, a duplicated key's last value wins.
 """
 
 from __future__ import annotations

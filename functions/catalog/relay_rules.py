@@ -1,10 +1,7 @@
-"""The relays' input rules, the building blocks: each operation's rule (its spec's `relay_input`) is a
-`RelayInput` made of these value types.
-
-The relays are JavaScript, and their semantics are mirrored: `5.0` is the integer 5, a boolean is not a
-number, `NaN`/`Infinity` are not JSON, lengths count UTF-16 code units, `\\d` is `[0-9]`. An optional key is
-absent, never null; any key not in the rule is refused.
-"""
+"""The value types of the relays' input rules (each operation's `relay_input` is a `RelayInput` of them), with
+the relays' JavaScript semantics: `5.0` is the integer 5, a boolean is not a number, `NaN`/`Infinity` are not
+JSON, lengths count UTF-16 code units, `\\d` is `[0-9]`; an optional key is absent, never null; any other
+key is refused."""
 
 from typing import Annotated, Any
 

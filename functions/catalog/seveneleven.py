@@ -9,10 +9,12 @@ from typing_extensions import TypedDict
 
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
+    AppEnvelope,
     Code,
     Count,
     FiniteFloat,
     NonEmptyStr,
+    NoParams,
     Number,
     Numeric,
     NumericOrBlank,
@@ -26,8 +28,6 @@ from functions.catalog.common import (
     frozen_headers,
     optional_float,
     optional_text,
-    require_no_error_key,
-    require_success_not_false,
     stock,
 )
 from functions.catalog.relay_rules import NoFields, RelayInput
@@ -61,8 +61,6 @@ MAX_START_COUNT = 9999
 
 
 # --- params ---------------------------------------------------------------------------------------
-
-
 class GoodsSearchParams(StrictParams):
     """Two body shapes are accepted upstream; exactly one must be given.
 
@@ -113,13 +111,7 @@ class StockParams(StrictParams):
     storeList: Annotated[list[Code], Field(min_length=1, max_length=200)]
 
 
-class NoParams(StrictParams):
-    """Catalog listings take no parameters at all."""
-
-
 # --- relay inputs ---------------------------------------------------------------------------------
-
-
 class GoodsSearchRelayInput(RelayInput):
     collection: Literal["goods"]
     query: relay.Text1
@@ -166,8 +158,6 @@ class StockRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-
-
 def _unwrap_field(data: Any) -> Any:
     """Search rows come either flat or wrapped as `{"field": {...}}`."""
     if isinstance(data, dict) and isinstance(data.get("field"), dict):
@@ -175,19 +165,14 @@ def _unwrap_field(data: Any) -> Any:
     return data
 
 
-class SevenEnvelope(UpstreamModel):
-    """Own `data` key (declared by subclasses), `success` not false, `code` 200..299, no `error` key."""
+class SevenEnvelope(AppEnvelope):
+    """The app envelope with its own `data` key (declared by subclasses) and `code` 200..299 when present."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _envelope(cls, data: Any) -> Any:
-        require_no_error_key(data)
-        require_success_not_false(data)
-        if isinstance(data, dict) and "code" in data:
-            code = data["code"]
-            if isinstance(code, bool) or not isinstance(code, int) or not 200 <= code <= 299:
-                raise ValueError("code signals a failure")
-        return data
+    @staticmethod
+    def failure(data: dict[str, Any]) -> str | None:
+        code = data.get("code", 200)
+        ok = isinstance(code, int) and not isinstance(code, bool) and 200 <= code <= 299
+        return None if ok else "code signals a failure"
 
 
 class GoodsRow(UpstreamModel):
@@ -380,8 +365,6 @@ class ExhibitionListingResponse(ListingResponse[AnyRow]):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-
-
 @answer
 class SevenElevenProduct(TypedDict):
     itemCode: str
@@ -458,7 +441,6 @@ class SevenElevenExhibitions(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-
 _LAT_KEYS = ("lat", "latitude", "gpsLat", "yCoord", "ycoord")
 _LNG_KEYS = ("lng", "lon", "longitude", "gpsLng", "xCoord", "xcoord")
 
@@ -571,8 +553,8 @@ def normalize_exhibitions(body: ExhibitionListingResponse) -> SevenElevenExhibit
 spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 
 GOODS = spec(
-    key=RouteKey.SEVEN_GOODS,
-    path="/api/v1/open/search/goods",
+    RouteKey.SEVEN_GOODS,
+    "/api/v1/open/search/goods",
     params=GoodsSearchParams,
     probe_params=lambda _now: GoodsSearchParams(
         collection=GOODS_COLLECTION, query="코카콜라", sort=GOODS_SORT, startCount=0, listCount=10
@@ -583,8 +565,8 @@ GOODS = spec(
 )
 
 STORE = spec(
-    key=RouteKey.SEVEN_STORE,
-    path="/api/v1/open/search/store",
+    RouteKey.SEVEN_STORE,
+    "/api/v1/open/search/store",
     params=StoreSearchParams,
     probe_params=lambda _now: StoreSearchParams(query="강남", listCount=10),
     response=StoreSearchResponse,
@@ -593,8 +575,8 @@ STORE = spec(
 )
 
 POPWORDS = spec(
-    key=RouteKey.SEVEN_POPWORDS,
-    path="/api/v1/open/search/popword",
+    RouteKey.SEVEN_POPWORDS,
+    "/api/v1/open/search/popword",
     params=PopwordsParams,
     probe_params=lambda _now: PopwordsParams(label="home"),
     response=PopwordsResponse,
@@ -606,8 +588,8 @@ POPWORDS = spec(
 )
 
 STOCK_META = spec(
-    key=RouteKey.SEVEN_STOCK_META,
-    path="/api/v1/open/product/search/stock",
+    RouteKey.SEVEN_STOCK_META,
+    "/api/v1/open/product/search/stock",
     params=StockMetaParams,
     probe_params=lambda _now: StockMetaParams(itemCd="8801056018979"),
     response=StockMetaResponse,
@@ -618,8 +600,8 @@ STOCK_META = spec(
 )
 
 STOCK = spec(
-    key=RouteKey.SEVEN_STOCK,
-    path="/api/v1/open/real-stock/multi/01/stocks",
+    RouteKey.SEVEN_STOCK,
+    "/api/v1/open/real-stock/multi/01/stocks",
     params=StockParams,
     # One store per request: the upstream rejects multi-store requests with code 501.
     probe_params=lambda _now: StockParams(
@@ -638,8 +620,8 @@ def _listing_spec(
 ) -> OperationSpec[NoParams, ListingT]:
     """A catalog listing: a GET without parameters; the relay takes `{}`."""
     return spec(
-        key=key,
-        path=path,
+        key,
+        path,
         params=NoParams,
         probe_params=lambda _now: NoParams(),
         response=response,

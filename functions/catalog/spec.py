@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlencode, urlsplit
 
@@ -57,18 +57,19 @@ def url_with_query(base: str, pairs: Sequence[tuple[str, str]]) -> str:
     return f"{base}?{urlencode(list(pairs))}" if pairs else base
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class OperationSpec(Generic[ParamsT, BodyT]):
-    """Everything about one route key's operation. The defaults fit most operations (a POST of the params as
-    JSON, the relay operation named like the route key, the relay body the same JSON), and each retailer's
-    module fixes what all its operations share (`base_url`, `headers`) once, so a spec states only what
-    differs."""
+    """Everything about one route key's operation: `spec(key, path, params=..., ...)`. The defaults fit most
+    operations (a POST of the params as JSON, the relay operation named like the route key, the relay body the
+    same JSON), and each retailer's module fixes what its operations share (`base_url`, `headers`) once, so a
+    spec states only what differs."""
 
     key: RouteKey
-    base_url: str
-    """The retailer's API: scheme, host and any path prefix its operations share."""
     path: str
     """The operation's path under `base_url`, without the query string."""
+    _: KW_ONLY
+    base_url: str
+    """The retailer's API: scheme, host and any path prefix its operations share."""
     headers: Mapping[str, str]
     """The retailer's public headers (never a secret)."""
     params: type[ParamsT]
@@ -78,8 +79,7 @@ class OperationSpec(Generic[ParamsT, BodyT]):
     response: type[BodyT]
     """The validated response: every soft failure (failure envelope, missing field) fails its validation."""
     normalizer: Callable[[BodyT], Mapping[str, Any]]
-    """The answer's `data`: its return type is the answer model (a TypedDict beside the spec)."""
-    """The validated response -> the API's `data`."""
+    """The validated response -> the API's `data`; its return type is the answer model (a TypedDict)."""
     relay_input: type[BaseModel]
     """The relay's input rule for this operation: the relay refuses any body that fails it."""
     method: Literal["GET", "POST"] = "POST"

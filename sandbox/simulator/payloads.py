@@ -216,25 +216,25 @@ def _cu_prime(_request: Mapping[str, Any], _rng: random.Random, _today: date) ->
     return {"resp_cd": "0000", "areaCateList": [{"menuCd": c, "menuNm": n} for c, n in _CU_CATEGORIES]}
 
 
+def _cu_item(rng: random.Random, word: str, index: int) -> Body:
+    price = _price(rng, 1000, 4000)
+    return {
+        "fields": {
+            "item_cd": _barcode(rng),
+            "item_nm": f"{word} {_CU_ITEMS[index % len(_CU_ITEMS)]}",
+            "hyun_maega": str(price) if index % 2 else price,  # CU sends both forms
+            "on_item_no": _digits(rng, 9),
+            "pickup_yn": rng.choice(("Y", "N")),
+            "deliv_yn": rng.choice(("Y", "N")),
+            "reserv_yn": "N",
+        }
+    }
+
+
 def _cu_stock(request: Mapping[str, Any], rng: random.Random, _today: date) -> Body:
     word = _text(request, "searchWord", default="레쓰비")
     limit = _count(request, "limit", default=10)
-    rows = []
-    for index in range(limit):
-        price = _price(rng, 1000, 4000)
-        rows.append(
-            {
-                "fields": {
-                    "item_cd": _barcode(rng),
-                    "item_nm": f"{word} {_CU_ITEMS[index % len(_CU_ITEMS)]}",
-                    "hyun_maega": str(price) if index % 2 else price,  # CU sends both forms
-                    "on_item_no": _digits(rng, 9),
-                    "pickup_yn": rng.choice(("Y", "N")),
-                    "deliv_yn": rng.choice(("Y", "N")),
-                    "reserv_yn": "N",
-                }
-            }
-        )
+    rows = [_cu_item(rng, word, index) for index in range(limit)]
     total = limit + rng.randrange(0, 30)
     return {
         "resp_cd": "0000",

@@ -58,6 +58,10 @@ OY_STORE = {
     "openYn": True,
 }
 
+CGV_OK = {"statusCode": 0, "statusMessage": "조회 되었습니다."}
+CGV_SITE_DAY = {"siteNo": "0056", "siteNm": "CGV 강남", "scnYmd": "20260304"}
+"""A CGV screening's theater and day (CGV 강남, 2026-03-04)."""
+
 VALID: dict[RouteKey, dict[str, Any]] = {
     RouteKey.OY_FIND_STORE: {"status": "SUCCESS", "data": {"totalCount": 1, "storeList": [OY_STORE]}},
     RouteKey.OY_PRODUCT_SEARCH: {
@@ -342,8 +346,7 @@ VALID: dict[RouteKey, dict[str, Any]] = {
         ],
     },
     RouteKey.CGV_THEATERS: {
-        "statusCode": 0,
-        "statusMessage": "조회 되었습니다.",
+        **CGV_OK,
         "data": [
             {
                 "regnGrpCd": "01",
@@ -354,21 +357,17 @@ VALID: dict[RouteKey, dict[str, Any]] = {
         ],
     },
     RouteKey.CGV_MOVIES: {
-        "statusCode": 0,
-        "statusMessage": "조회 되었습니다.",
+        **CGV_OK,
         "data": [
             {"movNo": "30000985", "movNm": "하얼빈", "cratgClsNm": "전체관람가"},
             {"movNo": "30000986", "movNm": "모아나 2", "cratgClsNm": None},
         ],
     },
     RouteKey.CGV_TIMETABLE: {
-        "statusCode": 0,
-        "statusMessage": "조회 되었습니다.",
+        **CGV_OK,
         "data": [
             {
-                "siteNo": "0056",
-                "siteNm": "CGV 강남",
-                "scnYmd": "20260304",
+                **CGV_SITE_DAY,
                 "scnSseq": "2",
                 "movNo": "30000985",
                 "movNm": "하얼빈",
@@ -378,9 +377,7 @@ VALID: dict[RouteKey, dict[str, Any]] = {
                 "frSeatCnt": "118",
             },
             {
-                "siteNo": "0056",
-                "siteNm": "CGV 강남",
-                "scnYmd": "20260304",
+                **CGV_SITE_DAY,
                 "scnSseq": "3",
                 "prodNm": "하얼빈 무대인사",
                 "scnsrtTm": "18:30",
@@ -391,13 +388,10 @@ VALID: dict[RouteKey, dict[str, Any]] = {
         ],
     },
     RouteKey.CGV_TIMETABLE_MOVIE: {
-        "statusCode": 0,
-        "statusMessage": "조회 되었습니다.",
+        **CGV_OK,
         "data": [
             {
-                "siteNo": "0056",
-                "siteNm": "CGV 강남",
-                "scnYmd": "20260304",
+                **CGV_SITE_DAY,
                 "scnSseq": 1,
                 "movNo": "30000985",
                 "movNm": "하얼빈",

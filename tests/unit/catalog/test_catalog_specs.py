@@ -182,7 +182,7 @@ PROBE_REQUESTS: dict[RouteKey, tuple[str, str, Any, dict[str, str]]] = {
         None,
         DTRYX_HEADERS,
     ),
-    # The signature headers are added when a request is sent (`request_to_send`): test_cgv_signing.py.
+    # The signature headers are added when a request is sent (`request_to_send`): test_cgv_rules.py.
     RouteKey.CGV_THEATERS: ("GET", f"{CGV}/searchRegnList?coCd=A420", None, CGV_HEADERS),
     RouteKey.CGV_MOVIES: (
         "GET",
@@ -204,6 +204,8 @@ PROBE_REQUESTS: dict[RouteKey, tuple[str, str, Any, dict[str, str]]] = {
     ),
 }
 
+DTRYX_CINEMA = {"brandCode": "indieart", "cinemaCode": "000067"}
+CGV_SITE = {"theaterCode": "0056", "playDate": "20250602"}
 # key -> (relay operation segment, relay body for the probe params)
 PROBE_RELAY_CALLS: dict[RouteKey, tuple[str, dict[str, Any]]] = {
     RouteKey.OY_FIND_STORE: ("find-store", PROBE_REQUESTS[RouteKey.OY_FIND_STORE][2]),
@@ -227,19 +229,13 @@ PROBE_RELAY_CALLS: dict[RouteKey, tuple[str, dict[str, Any]]] = {
     RouteKey.SEVEN_PAGES: ("seven-pages", {}),
     RouteKey.SEVEN_ISSUES: ("seven-issues", {}),
     RouteKey.SEVEN_EXHIBITIONS: ("seven-exhibitions", {}),
-    RouteKey.DTRYX_MOVIES: ("movies", {"brandCode": "indieart", "cinemaCode": "000067"}),
-    RouteKey.DTRYX_PLAY_DATES: ("play-dates", {"brandCode": "indieart", "cinemaCode": "000067"}),
-    RouteKey.DTRYX_TIMETABLE: (
-        "timetable",
-        {"brandCode": "indieart", "cinemaCode": "000067", "playDate": "20250602"},
-    ),
+    RouteKey.DTRYX_MOVIES: ("movies", DTRYX_CINEMA),
+    RouteKey.DTRYX_PLAY_DATES: ("play-dates", DTRYX_CINEMA),
+    RouteKey.DTRYX_TIMETABLE: ("timetable", {**DTRYX_CINEMA, "playDate": "20250602"}),
     RouteKey.CGV_THEATERS: ("theaters", {}),
-    RouteKey.CGV_MOVIES: ("movies", {"theaterCode": "0056", "playDate": "20250602"}),
-    RouteKey.CGV_TIMETABLE: ("timetable", {"theaterCode": "0056", "playDate": "20250602"}),
-    RouteKey.CGV_TIMETABLE_MOVIE: (
-        "timetable-movie",
-        {"theaterCode": "0056", "playDate": "20250602", "movieCode": "20000000"},
-    ),
+    RouteKey.CGV_MOVIES: ("movies", CGV_SITE),
+    RouteKey.CGV_TIMETABLE: ("timetable", CGV_SITE),
+    RouteKey.CGV_TIMETABLE_MOVIE: ("timetable-movie", {**CGV_SITE, "movieCode": "20000000"}),
 }
 
 
