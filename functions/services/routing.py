@@ -144,7 +144,9 @@ class Router:
         self._events.direct_failed(key, reason)
 
         group = group_of(key)
-        if not self._relay_configured(group):  # the direct failure is the answer, whatever the relay's verdict
+        if not self._relay_configured(
+            group
+        ):  # the direct failure is the answer, whatever the relay's verdict
             raise _route_failure_error(reason)
         # The snapshot must still be fresh now, after the direct attempt: a stale one never means 503.
         if relay_known_unhealthy(fresh_snapshot(lookup.cached, failed_at), group, failed_at):
