@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -235,6 +236,31 @@ def test_routes_are_the_deployed_http_apis(method: str, path: str, expected: Rou
     assert match_route(method, path) == expected
 
 
+Invoke = Callable[[dict[str, Any]], Any]
+
+
+@contextlib.contextmanager
+def gateway_over(api: Invoke, ops: Invoke, mcp: Invoke) -> Iterator[httpx.Client]:
+    """A sandbox gateway on a free port in front of these functions, and a client to it."""
+    gateway = Gateway(
+        0,
+        clock=fixed_clock(SLOT),
+        api=api,
+        ops=ops,
+        mcp=mcp,
+        controls=lambda method, path, body: ControlResponse(200, {}),
+    )
+    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
+    serving.start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
+            yield http
+    finally:
+        gateway.shutdown()
+        gateway.server_close()
+        serving.join()
+
+
 def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -> None:
     invoked: list[tuple[str, str]] = []
 
@@ -245,40 +271,25 @@ def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -
 
         return invoke
 
-    gateway = Gateway(
-        0,
-        clock=fixed_clock(SLOT),
-        api=function("api"),
-        ops=function("ops"),
-        mcp=function("mcp"),
-        controls=lambda method, path, body: ControlResponse(200, {}),
-    )
-    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
-    serving.start()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
-            for method, path in [
-                ("POST", "/api/cu/products"),
-                ("DELETE", "/api/health/routes"),
-                ("GET", "/x"),
-                ("PUT", "/mcp"),
-            ]:
-                response = http.request(method, path)
-                assert response.status_code == 404, (method, path)
-                assert response.json() == {"message": "Not Found"}
-            assert invoked == []
-            assert http.get("/api/cu/products").status_code == 200
-            assert http.post("/api/health/routes").status_code == 200
-            answer = http.get("/api/health/routes")
-            assert answer.status_code == 200
-            assert http.put("/api/health/routes/cu-stock/override").status_code == 200
-            assert http.delete("/api/health/routes/cu-stock/override").status_code == 200
-            for method in ("POST", "GET", "DELETE"):
-                assert http.request(method, "/mcp").status_code == 200
-    finally:
-        gateway.shutdown()
-        gateway.server_close()
-        serving.join()
+    with gateway_over(function("api"), function("ops"), function("mcp")) as http:
+        for method, path in [
+            ("POST", "/api/cu/products"),
+            ("DELETE", "/api/health/routes"),
+            ("GET", "/x"),
+            ("PUT", "/mcp"),
+        ]:
+            response = http.request(method, path)
+            assert response.status_code == 404, (method, path)
+            assert response.json() == {"message": "Not Found"}
+        assert invoked == []
+        assert http.get("/api/cu/products").status_code == 200
+        assert http.post("/api/health/routes").status_code == 200
+        answer = http.get("/api/health/routes")
+        assert answer.status_code == 200
+        assert http.put("/api/health/routes/cu-stock/override").status_code == 200
+        assert http.delete("/api/health/routes/cu-stock/override").status_code == 200
+        for method in ("POST", "GET", "DELETE"):
+            assert http.request(method, "/mcp").status_code == 200
     assert invoked == [
         ("api", "GET /api/{proxy+}"),
         ("ops", "POST /api/health/routes"),
@@ -312,26 +323,11 @@ def test_gateway_answers_a_method_it_has_no_route_for_like_any_unmatched_route(
         invoked.append(event)
         return {"statusCode": 200, "body": "{}"}
 
-    gateway = Gateway(
-        0,
-        clock=fixed_clock(SLOT),
-        api=function,
-        ops=function,
-        mcp=function,
-        controls=lambda method, path, body: ControlResponse(200, {}),
-    )
-    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
-    serving.start()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
-            response = http.request(method, path, content=body)
-            assert (response.status_code, response.json()) == (404, {"message": "Not Found"})
-            assert response.headers["content-type"] == "application/json"
-            assert http.get("/api/cu/products").status_code == 200  # the connection still serves
-    finally:
-        gateway.shutdown()
-        gateway.server_close()
-        serving.join()
+    with gateway_over(function, function, function) as http:
+        response = http.request(method, path, content=body)
+        assert (response.status_code, response.json()) == (404, {"message": "Not Found"})
+        assert response.headers["content-type"] == "application/json"
+        assert http.get("/api/cu/products").status_code == 200  # the connection still serves
     assert [event["requestContext"]["http"]["method"] for event in invoked] == ["GET"]
 
 
@@ -342,28 +338,13 @@ def test_a_request_may_choose_its_source_ip_in_the_sandbox_only() -> None:
         events.append(event)
         return {"statusCode": 200, "body": "{}"}
 
-    gateway = Gateway(
-        0,
-        clock=fixed_clock(SLOT),
-        api=api,
-        ops=api,
-        mcp=api,
-        controls=lambda method, path, body: ControlResponse(200, {}),
-    )
-    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
-    serving.start()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
-            assert http.get("/api/cu/products").status_code == 200
-            assert http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "203.0.113.7"}).status_code == 200
-            assert http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "2001:db8::1"}).status_code == 200
-            refused = http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "localhost"})
-            assert refused.status_code == 400
-            assert refused.json() == {"message": f"{SOURCE_IP_HEADER} must be an IP address"}
-    finally:
-        gateway.shutdown()
-        gateway.server_close()
-        serving.join()
+    with gateway_over(api, api, api) as http:
+        assert http.get("/api/cu/products").status_code == 200
+        assert http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "203.0.113.7"}).status_code == 200
+        assert http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "2001:db8::1"}).status_code == 200
+        refused = http.get("/api/cu/products", headers={SOURCE_IP_HEADER: "localhost"})
+        assert refused.status_code == 400
+        assert refused.json() == {"message": f"{SOURCE_IP_HEADER} must be an IP address"}
     assert [event["requestContext"]["http"]["sourceIp"] for event in events] == [
         "127.0.0.1",
         "203.0.113.7",
