@@ -270,18 +270,16 @@ class SandboxStack:
         from functions.handlers import composition
         from functions.handlers.settings import ApiSettings, OpsSettings, ProbeSettings
 
-        lookups = composition.build_lookup_function(
-            ApiSettings.from_environment(), clock=self.clock, http_transport=transport
-        )
+        surroundings = composition.Surroundings(clock=self.clock, http_transport=transport)
+        lookups = composition.build_lookup_function(ApiSettings.from_environment(), surroundings)
         self._install(composition.LOOKUP_FUNCTION, lookups)
         for deployed, settings in (
             (composition.OPERATOR_FUNCTION, OpsSettings),
             (composition.PROBE_FUNCTION, ProbeSettings),
         ):
-            parts = composition.build_probe_function(
-                settings.from_environment(), clock=self.clock, http_transport=transport
+            self._install(
+                deployed, composition.build_probe_function(settings.from_environment(), surroundings)
             )
-            self._install(deployed, parts)
         return lookups
 
     def _install(self, deployed: Deployed[FunctionParts], parts: FunctionParts) -> None:

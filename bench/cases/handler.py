@@ -159,10 +159,12 @@ class _Services:
 
         return composition.build_lookup_function(
             settings,
-            clock=lambda: NOW,
-            dynamodb_client=self.dynamodb,
-            http_transport=self.upstream,
-            secretsmanager_client=self.secretsmanager,
+            composition.Surroundings(
+                clock=lambda: NOW,
+                dynamodb_client=self.dynamodb,
+                http_transport=self.upstream,
+                secretsmanager_client=self.secretsmanager,
+            ),
         )
 
 

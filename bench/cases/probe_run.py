@@ -144,7 +144,7 @@ class _ProbeRuns:
 
 def _probe_function(server: SimulatorServer, secrets: Secrets, dynamodb: DynamoDBClient) -> ProbeFunction:
     """The probe function's parts against the simulator on 127.0.0.1, with production timings."""
-    from functions.handlers.composition import build_probe_function
+    from functions.handlers.composition import Surroundings, build_probe_function
     from functions.handlers.settings import ProbeSettings
 
     settings = ProbeSettings.from_environment(
@@ -155,9 +155,9 @@ def _probe_function(server: SimulatorServer, secrets: Secrets, dynamodb: DynamoD
     )
     return build_probe_function(
         settings,
-        dynamodb_client=dynamodb,
-        http_transport=loopback_transport(server.base_url),
-        secrets=secrets,
+        Surroundings(
+            dynamodb_client=dynamodb, http_transport=loopback_transport(server.base_url), secrets=secrets
+        ),
     )
 
 

@@ -143,10 +143,12 @@ def _request_path() -> dict[str, Any]:
     functions = {
         name: composition.build_lookup_function(
             _settings().model_copy(update={"daily_rate_limit": limit}),
-            clock=clock,
-            dynamodb_client=services.dynamodb,
-            http_transport=services.upstream,
-            secretsmanager_client=services.secretsmanager,
+            composition.Surroundings(
+                clock=clock,
+                dynamodb_client=services.dynamodb,
+                http_transport=services.upstream,
+                secretsmanager_client=services.secretsmanager,
+            ),
         )
         for name, limit in (("on", QUOTA_NEVER_REACHED), ("off", 0), ("off again", 0))
     }

@@ -1,12 +1,13 @@
 """What each Lambda function is made of, built once per container: the composition root (docs/design.md,
-"Layout").
+"Configuration and secrets").
 
 The lookup function has a `LookupFunction`; the operator and probe functions each have a `ProbeFunction` (the
 verdict store and the full check, which the operator function runs on demand). Both stand on `Upstreams`: the
 secret values, the direct route and the relays, each on its own HTTP client, and the background threads. A
 handler asks its holder (`LOOKUP_FUNCTION`, `OPERATOR_FUNCTION`, `PROBE_FUNCTION`) for its parts: built from the
 environment on first use (in Lambda at INIT, `prepare_at_init`) and kept for the container's life. The sandbox,
-tests and benchmarks build their own (`build_lookup_function`, `build_probe_function`) and `install` them.
+tests and benchmarks build their own over their own `Surroundings` (`build_lookup_function`,
+`build_probe_function`) and `install` them.
 """
 
 from __future__ import annotations
@@ -282,26 +283,58 @@ def relay_endpoints(
 # --- building --------------------------------------------------------------------------------------
 
 
-def build_lookup_function(
-    settings: ApiSettings,
-    *,
-    clock: Clock = system_clock,
-    dynamodb_client: DynamoDBClient | None = None,
-    http_transport: httpx.BaseTransport | None = None,
-    secrets: Secrets | SecretSource | None = None,
-    secretsmanager_client: SecretsManagerClient | None = None,
-) -> LookupFunction:
+@dataclass(frozen=True)
+class Surroundings:
+    """What a function's parts reach outside this code: by default the system clock, AWS and the network; the
+    sandbox, tests and benchmarks give their own (a manual clock, moto, the simulated retailers)."""
+
+    clock: Clock = system_clock
+    dynamodb_client: DynamoDBClient | None = None
+    http_transport: httpx.BaseTransport | None = None
+    secrets: Secrets | SecretSource | None = None
+    """Fixed values or a source; by default Secrets Manager when ROUTE_HEALTH_SECRET_ID is set, else the
+    environment."""
+    secretsmanager_client: SecretsManagerClient | None = None
+
+    def upstreams(self, settings: CommonSettings) -> Upstreams:
+        executor = BackgroundExecutor()
+        if self.secrets is None:
+            source: SecretSource = secret_source(
+                settings.route_health_secret_id,
+                max_age_s=settings.secret_max_age_s,
+                client=self.secretsmanager_client,
+                executor=executor,
+            )
+        elif isinstance(self.secrets, Secrets):
+            source = StaticSecrets(self.secrets)
+        else:
+            source = self.secrets
+        source.get()  # fail fast at INIT on an unreadable or malformed secret
+        return Upstreams(settings, self.clock, source, executor, self.http_transport)
+
+    def store(self, settings: CommonSettings) -> DynamoVerdictStore | None:
+        if settings.route_health_table is None:
+            return None
+        client = self.dynamodb_client or new_dynamodb_client()
+        return DynamoVerdictStore(settings.route_health_table, client, on_rejected=_stale_write_rejected)
+
+
+DEPLOYED = Surroundings()
+
+
+def build_lookup_function(settings: ApiSettings, surroundings: Surroundings = DEPLOYED) -> LookupFunction:
     """The lookup function's parts; with a table, the snapshot is prefetched (bounded by
     `SNAPSHOT_PREFETCH_SECONDS`, a failure tolerated) so the first lookups route on it."""
-    upstreams = _upstreams(settings, clock, http_transport, secrets, secretsmanager_client)
-    store = _store(settings, dynamodb_client)
+    upstreams = surroundings.upstreams(settings)
+    store = surroundings.store(settings)
+    clock, executor = surroundings.clock, upstreams.executor
     snapshots: SnapshotCache | None = None
     reporter: BackgroundFailureReporter | None = None
     if store is not None:
         snapshots = SnapshotCache(
-            store.read_snapshot, clock=clock, executor=upstreams.executor, on_error=_snapshot_load_failed
+            store.read_snapshot, clock=clock, executor=executor, on_error=_snapshot_load_failed
         )
-        reporter = BackgroundFailureReporter(store, upstreams.executor, clock, on_error=_report_failed)
+        reporter = BackgroundFailureReporter(store, executor, clock, on_error=_report_failed)
     function = LookupFunction(
         upstreams=upstreams,
         router=Router(
@@ -313,7 +346,7 @@ def build_lookup_function(
         ),
         snapshots=snapshots,
         budget_ms=int(settings.lookup_budget_s * SECOND_MS),
-        limited_lookups=limited_lookups(settings, store=store, executor=upstreams.executor, clock=clock),
+        limited_lookups=limited_lookups(settings, store=store, executor=executor, clock=clock),
     )
     if snapshots is not None:
         logger.info("snapshot prefetch", extra={"loaded": snapshots.prefetch(settings.snapshot_prefetch_s)})
@@ -322,52 +355,12 @@ def build_lookup_function(
 
 def build_probe_function(
     settings: CommonSettings,
+    surroundings: Surroundings = DEPLOYED,
     *,
-    clock: Clock = system_clock,
-    dynamodb_client: DynamoDBClient | None = None,
-    http_transport: httpx.BaseTransport | None = None,
-    secrets: Secrets | SecretSource | None = None,
-    secretsmanager_client: SecretsManagerClient | None = None,
     check_timeout_ms: int = DIRECT_TIMEOUT_MS,
 ) -> ProbeFunction:
     """The probe or operator function's parts."""
-    upstreams = _upstreams(settings, clock, http_transport, secrets, secretsmanager_client)
-    return ProbeFunction(upstreams, _store(settings, dynamodb_client), check_timeout_ms)
-
-
-def _upstreams(
-    settings: CommonSettings,
-    clock: Clock,
-    http_transport: httpx.BaseTransport | None,
-    secrets: Secrets | SecretSource | None,
-    secretsmanager_client: SecretsManagerClient | None,
-) -> Upstreams:
-    """`secrets`: fixed values (tests, sandbox) or a source; by default from Secrets Manager when
-    ROUTE_HEALTH_SECRET_ID is set, else from the environment."""
-    executor = BackgroundExecutor()
-    if secrets is None:
-        source: SecretSource = secret_source(
-            settings.route_health_secret_id,
-            max_age_s=settings.secret_max_age_s,
-            client=secretsmanager_client,
-            executor=executor,
-        )
-    elif isinstance(secrets, Secrets):
-        source = StaticSecrets(secrets)
-    else:
-        source = secrets
-    source.get()  # fail fast at INIT on an unreadable or malformed secret
-    return Upstreams(settings, clock, source, executor, http_transport)
-
-
-def _store(settings: CommonSettings, dynamodb_client: DynamoDBClient | None) -> DynamoVerdictStore | None:
-    if settings.route_health_table is None:
-        return None
-    return DynamoVerdictStore(
-        settings.route_health_table,
-        dynamodb_client or new_dynamodb_client(),
-        on_rejected=_stale_write_rejected,
-    )
+    return ProbeFunction(surroundings.upstreams(settings), surroundings.store(settings), check_timeout_ms)
 
 
 def _stale_write_rejected() -> None:

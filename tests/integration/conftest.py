@@ -139,16 +139,16 @@ class Lambdas:
         values = {**self.settings(), **settings}
         if not table:
             del values["ROUTE_HEALTH_TABLE"]
-        common: dict[str, Any] = {
-            "clock": self.clock,
-            "dynamodb_client": dynamodb or self.dynamodb,
-            "http_transport": self._upstreams.direct_transport(),
-            "secrets": secrets,
-        }
-        lookups = composition.build_lookup_function(ApiSettings.from_environment(**values), **common)
+        surroundings = composition.Surroundings(
+            clock=self.clock,
+            dynamodb_client=dynamodb or self.dynamodb,
+            http_transport=self._upstreams.direct_transport(),
+            secrets=secrets,
+        )
+        lookups = composition.build_lookup_function(ApiSettings.from_environment(**values), surroundings)
         self.operator_function, self.probe_function = (
             composition.build_probe_function(
-                kind.from_environment(**values), **common, check_timeout_ms=check_timeout_ms
+                kind.from_environment(**values), surroundings, check_timeout_ms=check_timeout_ms
             )
             for kind in (OpsSettings, ProbeSettings)
         )

@@ -65,10 +65,10 @@ def test_only_the_lookup_function_reads_the_snapshot_at_init(lambdas: Lambdas) -
     lambdas.dynamodb.meta.events.register("before-call.dynamodb", record)
     try:
         settings = {"ROUTE_HEALTH_TABLE": TABLE_NAME}
-        built = {"clock": lambdas.clock, "dynamodb_client": lambdas.dynamodb, "secrets": TEST_SECRETS}
-        composition.build_probe_function(ProbeSettings.from_environment(**settings), **built).close()
+        built = composition.Surroundings(lambdas.clock, lambdas.dynamodb, secrets=TEST_SECRETS)
+        composition.build_probe_function(ProbeSettings.from_environment(**settings), built).close()
         assert calls == []
-        composition.build_lookup_function(ApiSettings.from_environment(**settings), **built).close()
+        composition.build_lookup_function(ApiSettings.from_environment(**settings), built).close()
         assert calls == ["Query"]
     finally:
         lambdas.dynamodb.meta.events.unregister("before-call.dynamodb", record)
@@ -170,7 +170,9 @@ def test_a_malformed_secret_fails_the_build_without_echoing_it(lambdas: Lambdas,
     settings = ApiSettings.from_environment(ROUTE_HEALTH_TABLE=TABLE_NAME, ROUTE_HEALTH_SECRET_ID="bad")
     try:
         with pytest.raises(SecretsError) as raised:
-            composition.build_lookup_function(settings, clock=lambdas.clock, dynamodb_client=lambdas.dynamodb)
+            composition.build_lookup_function(
+                settings, composition.Surroundings(lambdas.clock, lambdas.dynamodb)
+            )
         assert "leak-me" not in str(raised.value)
     finally:
         secrets.delete_secret(SecretId="bad", ForceDeleteWithoutRecovery=True)

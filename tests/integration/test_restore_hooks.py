@@ -58,10 +58,12 @@ def lookups(
     """The lookup function's parts as Lambda's INIT builds them: secrets from Secrets Manager (moto)."""
     built = composition.build_lookup_function(
         ApiSettings.from_environment(**lambdas.settings(), ROUTE_HEALTH_SECRET_ID=secret_id),
-        clock=lambdas.clock,
-        dynamodb_client=lambdas.dynamodb,
-        secretsmanager_client=secretsmanager,
-        http_transport=upstreams.direct_transport(),
+        composition.Surroundings(
+            clock=lambdas.clock,
+            dynamodb_client=lambdas.dynamodb,
+            secretsmanager_client=secretsmanager,
+            http_transport=upstreams.direct_transport(),
+        ),
     )
     composition.LOOKUP_FUNCTION.install(built)
     yield built
