@@ -11,6 +11,7 @@ import pytest
 from functions.core import DIRECT_PROBED, PROBE_SLOT_MS, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.core.errors import StoreError
 from functions.handlers import probe
+from functions.handlers.composition import StoreNotConfigured
 from functions.services.probe_run import slot_start_of
 from tests.integration.conftest import TEST_SECRETS, Lambdas
 from tests.support.telemetry import TelemetryOutput
@@ -169,3 +170,29 @@ def test_an_event_that_is_not_a_scheduled_event_is_refused(lambdas: Lambdas) -> 
     with pytest.raises(Exception, match="validation error"):
         probe.lambda_handler({"time": "not a time"}, lambdas.context)
     assert lambdas.simulator.calls()["relay-health:dtryx"] == 0
+
+
+def test_a_store_error_after_the_run_only_costs_the_overrides_gauge(
+    lambdas: Lambdas, telemetry: TelemetryOutput, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lambdas.deploy()
+    store = lambdas.probe_function.store
+    assert store is not None
+
+    def unreadable() -> Any:
+        raise StoreError("read_snapshot")
+
+    monkeypatch.setattr(store, "read_snapshot", unreadable)  # the run's writes work; the read after it fails
+    result = lambdas.probe(SCHEDULED)
+
+    assert result["ran"] is True
+    assert "OverridesActive" not in {metric["name"] for metric in telemetry.metrics()}
+    assert [line["message"] for line in telemetry.logs() if line["level"] == "WARNING"] == [
+        "active overrides not counted"
+    ]
+
+
+def test_a_legacy_install_has_nothing_to_probe(lambdas: Lambdas) -> None:
+    lambdas.deploy(table=False)
+    with pytest.raises(StoreNotConfigured):
+        lambdas.probe(SCHEDULED)
