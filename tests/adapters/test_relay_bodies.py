@@ -4,6 +4,7 @@ lookups, router and relay transport, with the request bytes checked as the relay
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 
 from functions.adapters.http import new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
-from functions.catalog import CATALOG, LookupQuery
+from functions.catalog import CATALOG, LOOKUPS, LookupQuery
 from functions.catalog.cgv import CgvMoviesQuery, CgvTheatersQuery, CgvTimetableQuery
 from functions.catalog.contract import InvalidParams
 from functions.catalog.cu import CuProductsQuery, CuStoresQuery
@@ -42,6 +43,7 @@ from functions.services.lookup import Lookup
 from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import relay_route
+from tests.support.catalog_fixtures import ENDPOINTS, Endpoint
 from tests.support.core_fakes import RecordingEvents, RecordingRelayEvents
 from tests.support.examples import examples
 from tests.support.queries import for_every_accepted_query, query_fields
@@ -103,6 +105,15 @@ def query(model: type[LookupQuery], **values: Any) -> Operation:
     return lambda lookup: model.model_validate(values).fetch(lookup)
 
 
+def endpoint_query(endpoint: Endpoint) -> Operation:
+    """The fixture's valid query of `endpoint`, its path parameters included, as its lookup runs it."""
+    for model in LOOKUPS:
+        found = re.fullmatch(re.sub(r"{(\w+)}", r"(?P<\1>[^/]+)", model.path), endpoint.path)
+        if found:
+            return query(model, **endpoint.query, **found.groupdict())
+    raise AssertionError(f"no lookup serves {endpoint.path}")
+
+
 SEVEN_CATALOG = (
     SevenElevenPagesQuery,
     SevenElevenIssuesQuery,
@@ -111,6 +122,7 @@ SEVEN_CATALOG = (
 SEOUL = {"lat": 37.5635, "lon": 126.9839}
 LONG_TEXT = "😀" * 100  # 200 UTF-16 code units: the most any search field may hold
 VARIANTS: dict[str, Operation] = {
+    **{endpoint.path: endpoint_query(endpoint) for endpoint in ENDPOINTS},
     "oy-stores-defaults": query(OliveyoungStoresQuery),
     "oy-stores-all": query(OliveyoungStoresQuery, keyword="명동", lat=1e-5, lon=-180, page=1000),
     "oy-products": query(OliveyoungProductsQuery, keyword="립밤"),

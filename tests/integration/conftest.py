@@ -43,8 +43,8 @@ from sandbox.gateway import LambdaContext
 from sandbox.relays import SimulatedUpstreams, start_upstreams
 from sandbox.scheduler import scheduled_event
 from sandbox.simulator.server import Simulator
+from tests.support.catalog_fixtures import Endpoint
 from tests.support.clock import ManualClock, RelayClock
-from tests.support.endpoints import Endpoint
 from tests.support.events import api_event
 
 TABLE_NAME = "route-health-test"

@@ -21,7 +21,7 @@ from functions.handlers.telemetry import MetricsRoutingEvents
 from functions.services.routing import Router
 from functions.services.snapshot_cache import SnapshotCache
 from tests.integration.conftest import NOW, TABLE_NAME, TEST_SECRETS, Answer, Lambdas, error_body, explode
-from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS
+from tests.support.catalog_fixtures import ENDPOINT_OF, ENDPOINTS
 from tests.support.events import api_event
 from tests.support.executor import ManualExecutor
 from tests.support.telemetry import TelemetryOutput

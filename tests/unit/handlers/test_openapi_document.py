@@ -17,7 +17,7 @@ from functions.core.input_rules import CONTROL, DASHED_DATE, visible_text
 from functions.core.overrides import PINNED_NEVER_DIRECT, REASON_PATTERN
 from functions.handlers.metrics import LOOKUP_ERROR_CODES
 from functions.handlers.openapi import OVERRIDE_PATH, ROUTES_PATH
-from tests.support.endpoints import ENDPOINTS
+from tests.support.catalog_fixtures import ENDPOINTS
 from tests.support.openapi import operations, served_document, template_of
 
 
