@@ -28,7 +28,7 @@ from bench.cases import handler as case
 from bench.common import median, progress, quiet_stdout
 from functions.adapters.direct import DirectTransport
 from functions.adapters.http import new_http_client
-from functions.services.queries import OliveyoungProductsQuery
+from functions.catalog.oliveyoung import OliveyoungProductsQuery
 
 ROUNDS = 151
 PER_BATCH = 20

@@ -152,9 +152,12 @@ def _reset(sock: socket.socket) -> None:
 class EmbeddedAws:
     """moto's server (DynamoDB table + the function secret) and the DynamoDB fault proxy, on 127.0.0.1."""
 
-    def __init__(self, secret_values: Mapping[str, str], *, table_name: str = TABLE_NAME) -> None:
+    def __init__(
+        self, secret_values: Mapping[str, str], *, table_name: str = TABLE_NAME, secret_id: str = SECRET_ID
+    ) -> None:
+        # moto's servers in one process share their accounts: two at once need their own table and secret.
         self.table_name = table_name
-        self.secret_id = SECRET_ID
+        self.secret_id = secret_id
         self._secret_values = dict(secret_values)
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._proxy: FaultProxy | None = None

@@ -51,9 +51,9 @@ from bench.common import (
 from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import DynamoVerdictStore, store_client_config, table_definition
 from functions.adapters.http import new_http_client
+from functions.catalog.oliveyoung import OliveyoungProductsQuery
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
-from functions.services.queries import OliveyoungProductsQuery
 from sandbox.gateway import LambdaContext
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from sandbox.simulator.routes import retailer_route

@@ -1,25 +1,31 @@
 """CGV (Korea's largest cinema chain): four signed GET operations of its booking API; the relay takes the
 theater, the date and the movie as JSON. Every request carries CGV's browser headers (a generic User-Agent
 gets a 403 page) and the signature under the operator's `CGV_SIGNING_KEY` (docs/design.md, "Signed requests
-(CGV)"); without the key the operations report `configuration`.
+(CGV)"); without the key the operations report `configuration`. Its three lookups' contracts end the module,
+with their rules that need no upstream call.
 """
 
 import base64
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringConstraints
 from typing_extensions import TypedDict
 
+from functions.catalog import contract
 from functions.catalog.common import NoParams, StrictParams, Tally, UpstreamModel, answer, frozen_headers
 from functions.catalog.dtryx import korea_today, real_compact_date
 from functions.catalog.relay_rules import NoFields, RelayInput
 from functions.catalog.spec import OperationSpec, RequestSigning
 from functions.core import RouteKey
+from functions.core.errors import ApiError, ErrorCode
+
+if TYPE_CHECKING:  # the services import the catalog, never the other way round
+    from functions.services.lookup import Lookup
 
 BASE_URL = "https://api.cgv.co.kr/cnm/atkt"
 COMPANY_CODE = "A420"
@@ -380,3 +386,206 @@ TIMETABLE_MOVIE = spec(
 )
 
 SPECS = (THEATERS, MOVIES, TIMETABLE, TIMETABLE_MOVIE)
+
+
+# --- the API's contract ------------------------------------------------------------------------
+# A keyword matches theater names, word by word: there is no geocoding here, so no coordinates and no distance.
+
+DEFAULT_THEATER = "0056"
+"""CGV 강남: the theater when none is given and CGV lists none."""
+MAX_FALLBACK_THEATERS = 5
+"""At most this many theaters' per-movie timetables are tried when a site timetable is empty."""
+
+_WORD = re.compile(r"[0-9A-Za-z가-힣]+")
+_NOT_A_PLACE = frozenset({
+    "cgv", "씨지브이", "극장", "영화", "영화관", "주변", "근처", "오늘", "상영", "시간표", "좌석", "잔여", "찾아", "주세요"
+})  # fmt: skip
+"""Words of a request that name no theater ("CGV 강남 근처 극장" looks for 강남)."""
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
+def keyword_words(keyword: str) -> list[str]:
+    """The keyword's words that can name a theater: two characters or more, not one of `_NOT_A_PLACE`."""
+    words = (_squashed(word) for word in _WORD.findall(keyword))
+    return list(dict.fromkeys(word for word in words if len(word) >= 2 and word not in _NOT_A_PLACE))
+
+
+def matching_theaters(theaters: Iterable[CgvTheater], keyword: str) -> list[CgvTheater]:
+    """The theaters whose name contains any of the keyword's words, the most words first (then by name). A
+    keyword without such words matches nothing: never a broader list."""
+    words = keyword_words(keyword)
+    scored = [
+        (sum(word in _squashed(theater["theaterName"]) for word in words), theater) for theater in theaters
+    ]
+    ranked = sorted(
+        ((score, theater) for score, theater in scored if score > 0),
+        key=lambda item: (-item[0], item[1]["theaterName"]),
+    )
+    return [theater for _score, theater in ranked]
+
+
+def fallback_theaters(listed: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The theaters whose per-movie timetables are tried: 강남 first, then CGV's list, at most five."""
+    codes = [DEFAULT_THEATER, *(theater["theaterCode"] for theater in listed)]
+    return list(dict.fromkeys(codes))[:MAX_FALLBACK_THEATERS]
+
+
+def timetable_rows(
+    rows: Iterable[CgvScreening], *, theater: str | None, movie: str | None, limit: int
+) -> list[CgvScreening]:
+    """Screenings of `theater` and `movie` (each when given), by start time then theater name, at most
+    `limit`."""
+    kept = [
+        row
+        for row in rows
+        if (theater is None or row["theaterCode"] == theater) and (movie is None or row["movieCode"] == movie)
+    ]
+    return sorted(kept, key=lambda row: (row["startTime"], row["theaterName"]))[:limit]
+
+
+def _cgv(lookup: "Lookup", key: RouteKey, values: Mapping[str, Any], rows: str) -> list[Any]:
+    """The rows of one CGV operation's `data`. Its theater or movie code may come from CGV's own lists: one
+    the operation refuses is CGV's unusable answer (502), not the caller's bad input."""
+    try:
+        params = contract.operation_params(key, values)
+    except contract.InvalidParams:
+        raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
+    found: list[Any] = lookup.data(key, params)[rows]  # the rows of the operation's answer type
+    return found
+
+
+def _today(lookup: "Lookup") -> str:
+    return compact_today(lookup.clock())
+
+
+@contract.lookup(
+    "cgv_theaters",
+    "/api/cgv/theaters",
+    "CGV theaters",
+    "Finds CGV (씨지브이) cinemas: all of them, or those whose name has the words of `keyword` (e.g. 강남), or "
+    "one region's (`regionCode`, e.g. 01 for Seoul); `limit` caps the rows. The `theaterCode` of a result is "
+    "what cgvMovies and cgvTimetable ask for. CGV 극장 검색.",
+)
+class CgvTheatersQuery(contract.LookupQuery):
+    keyword: contract.SearchText | None = Field(
+        default=None, description="Words of the theater's name, e.g. 강남"
+    )
+    regionCode: contract.Code | None = Field(default=None, description="CGV's region code, e.g. 01 (Seoul)")
+    limit: contract.PageSize = 30
+
+    def fetch(self, lookup: "Lookup") -> CgvTheaters:
+        theaters = _cgv(lookup, RouteKey.CGV_THEATERS, {}, "theaters")
+        if self.regionCode is not None:
+            theaters = [theater for theater in theaters if theater["regionCode"] == self.regionCode]
+        if self.keyword is not None:
+            theaters = matching_theaters(theaters, self.keyword)
+        return {
+            "filters": {"keyword": self.keyword, "regionCode": self.regionCode},
+            "theaters": theaters[: self.limit],
+        }
+
+
+# Without a theaterCode the theater is the best name match for `keyword`, else the first CGV lists (강남 if
+# it lists none); a keyword that names no theater answers no movies rather than another theater's.
+@contract.lookup(
+    "cgv_movies",
+    "/api/cgv/movies",
+    "Films showing at a CGV theater",
+    "Films showing at one CGV (씨지브이) cinema on one date: `theaterCode` (e.g. 0056, 강남), or the best "
+    "name match for `keyword`; `playDate` as YYYYMMDD (default: today in Korea). The `movieCode` of a result "
+    "is what cgvTimetable filters by. CGV 상영 영화.",
+)
+class CgvMoviesQuery(contract.LookupQuery):
+    theaterCode: TheaterCode | None = Field(default=None, description="CGV theater code, e.g. 0056 (강남)")
+    playDate: PlayDate | None = Field(default=None, description="YYYYMMDD (default: today in Korea)")
+    keyword: contract.SearchText | None = Field(
+        default=None, description="Words of the theater's name, when no theaterCode is given"
+    )
+
+    def fetch(self, lookup: "Lookup") -> CgvMovies:
+        play_date = self.playDate or _today(lookup)
+        theater, resolved, movies = self.theaterCode, None, []
+        if theater is None:
+            listed = _cgv(lookup, RouteKey.CGV_THEATERS, {}, "theaters")
+            if self.keyword is not None:
+                listed = matching_theaters(listed, self.keyword)
+            resolved = listed[0] if listed else None
+            if resolved is not None or self.keyword is None:
+                theater = DEFAULT_THEATER if resolved is None else resolved["theaterCode"]
+        if theater is not None:
+            site = {"theaterCode": theater, "playDate": play_date}
+            movies = _cgv(lookup, RouteKey.CGV_MOVIES, site, "movies")
+        return {
+            "playDate": play_date,
+            "filters": {"theaterCode": theater, "keyword": self.keyword},
+            "resolvedTheater": resolved,
+            "movies": movies,
+        }
+
+
+# The theater's site timetable; where it lacks `movieCode`, that movie's timetable; with neither a movie nor
+# any screening, each movie's timetable at up to five theaters (강남 first) until one has screenings. Every
+# call shares the lookup's time budget, which bounds these fallbacks (504 past it).
+@contract.lookup(
+    "cgv_timetable",
+    "/api/cgv/timetable",
+    "CGV screenings and seats for one date",
+    "Showtimes and remaining seats at one CGV (씨지브이) cinema (`theaterCode`, default: the first CGV lists) "
+    "on one date (`playDate`, YYYYMMDD, default: today in Korea), optionally only one film (`movieCode`, from "
+    "cgvMovies); `limit` caps the rows. CGV 상영 시간표와 잔여 좌석.",
+)
+class CgvTimetableQuery(contract.LookupQuery):
+    theaterCode: TheaterCode | None = Field(
+        default=None, description="CGV theater code, e.g. 0056 (default: the first CGV lists)"
+    )
+    playDate: PlayDate | None = Field(default=None, description="YYYYMMDD (default: today in Korea)")
+    movieCode: MovieCode | None = Field(default=None, description="Only this movie's screenings")
+    limit: contract.PageSize = 50
+
+    def fetch(self, lookup: "Lookup") -> CgvTimetable:
+        play_date = self.playDate or _today(lookup)
+        theater, resolved, listed = self.theaterCode, None, []
+        if theater is None:
+            listed = _cgv(lookup, RouteKey.CGV_THEATERS, {}, "theaters")
+            resolved = listed[0] if listed else None
+            theater = DEFAULT_THEATER if resolved is None else resolved["theaterCode"]
+        site = {"theaterCode": theater, "playDate": play_date}
+        rows = _cgv(lookup, RouteKey.CGV_TIMETABLE, site, "timetable")
+        if self.movieCode is not None:
+            if not any(row["movieCode"] == self.movieCode for row in rows):
+                by_movie = {**site, "movieCode": self.movieCode}
+                rows = _cgv(lookup, RouteKey.CGV_TIMETABLE_MOVIE, by_movie, "timetable")
+        elif not rows:
+            theaters = [theater] if self.theaterCode else fallback_theaters(listed)
+            rows = self._first_with_screenings(lookup, theaters, play_date)
+        return {
+            "playDate": play_date,
+            "filters": {"theaterCode": self.theaterCode, "movieCode": self.movieCode},
+            "resolvedTheater": resolved,
+            "filterRelaxed": False,
+            "timetable": timetable_rows(
+                rows, theater=self.theaterCode, movie=self.movieCode, limit=self.limit
+            ),
+        }
+
+    @staticmethod
+    def _first_with_screenings(lookup: "Lookup", theaters: list[str], play_date: str) -> list[dict[str, Any]]:
+        """Every movie's screenings at the first of `theaters` that has any (N+1 calls per theater)."""
+        for theater in theaters:
+            site = {"theaterCode": theater, "playDate": play_date}
+            rows = [
+                row
+                for movie in _cgv(lookup, RouteKey.CGV_MOVIES, site, "movies")
+                for row in _cgv(
+                    lookup,
+                    RouteKey.CGV_TIMETABLE_MOVIE,
+                    {**site, "movieCode": movie["movieCode"]},
+                    "timetable",
+                )
+            ]
+            if rows:
+                return rows
+        return []

@@ -1,12 +1,14 @@
-"""CU (PocketCU app API): three POST JSON operations on www.pocketcu.co.kr; the relay takes the same bodies."""
+"""CU (PocketCU app API): three POST JSON operations on www.pocketcu.co.kr; the relay takes the same bodies.
+Its two lookups' contracts end the module."""
 
 import re
 from functools import partial
-from typing import Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, cast
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 from typing_extensions import TypedDict
 
+from functions.catalog import contract
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     YN,
@@ -35,6 +37,9 @@ from functions.catalog.common import (
 from functions.catalog.relay_rules import NoFields, RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
+
+if TYPE_CHECKING:  # the services import the catalog, never the other way round
+    from functions.services.lookup import Lookup
 
 BASE_URL = "https://www.pocketcu.co.kr"
 HEADERS = frozen_headers(
@@ -337,3 +342,59 @@ STORE = spec(
 )
 
 SPECS = (PRIME, STOCK, STORE)
+
+
+# --- the API's contract ------------------------------------------------------------------------
+
+
+# The PocketCU client primes the stock-search display before every search; so do we.
+@contract.lookup(
+    "cu_products",
+    "/api/cu/products",
+    "CU product search",
+    "Searches CU (씨유) convenience-store products by `keyword` (a product name; Korean matches "
+    "best, e.g. 레쓰비), with prices and pickup, delivery and reservation options. "
+    "`offset`/`limit` page through results. CU 상품 검색.",
+)
+class CuProductsQuery(contract.LookupQuery):
+    keyword: contract.SearchText
+    offset: Annotated[int, Field(ge=0, le=9999), contract.WholeNumber] = 0
+    limit: contract.PageSize = 20
+
+    def fetch(self, lookup: "Lookup") -> CuProducts:
+        prime = contract.operation_params(RouteKey.CU_PRIME, {})
+        search = contract.operation_params(
+            RouteKey.CU_STOCK, {"searchWord": self.keyword, "offset": self.offset, "limit": self.limit}
+        )
+        lookup(RouteKey.CU_PRIME, prime)
+        return cast(CuProducts, lookup.data(RouteKey.CU_STOCK, search))
+
+
+@contract.lookup(
+    "cu_stores",
+    "/api/cu/stores",
+    "CU stores near a point (with one item's stock)",
+    "Finds CU (씨유) stores near `lat`/`lon` (required; WGS84), optionally by name in "
+    "`keyword`; with `itemCd` (an `itemCode` from cuProducts) each store also shows that "
+    "item's stock. CU 매장 검색 및 매장별 재고.",
+)
+class CuStoresQuery(contract.OperationQuery):
+    key = RouteKey.CU_STORE
+    lat: contract.Latitude = Field(serialization_alias="latVal")
+    lon: contract.Longitude = Field(serialization_alias="longVal")
+    keyword: contract.SearchText | None = Field(default=None, serialization_alias="searchWord")
+    itemCd: contract.Code | None = Field(default=None, description="Also report this item's stock per store")
+
+    def values(self) -> dict[str, Any]:
+        values = super().values()
+        if self.itemCd is not None:
+            values["item_cd"] = self.itemCd  # the app sends the item under both names
+        return values
+
+    def fetch(self, lookup: "Lookup") -> CuStores:
+        data = cast(CuStores, super().fetch(lookup))
+        if not self.itemCd:
+            # Without an item there is no stock to report; "unknown" on every store would only mislead.
+            for store in data["stores"]:
+                del store["stock"]
+        return data

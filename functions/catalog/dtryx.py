@@ -1,5 +1,5 @@
 """Dtryx (independent-cinema booking platform): three public GET operations; the relay takes the cinema (and
-the date, compact) as JSON."""
+the date, compact) as JSON. Its three lookups' contracts end the module."""
 
 import re
 from collections.abc import Callable, Mapping
@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringConstraints
 from typing_extensions import TypedDict
 
+from functions.catalog import contract
 from functions.catalog.common import (
     YN,
     Count,
@@ -347,3 +348,46 @@ TIMETABLE = spec(
 )
 
 SPECS = (MOVIES, PLAY_DATES, TIMETABLE)
+
+
+# --- the API's contract ------------------------------------------------------------------------
+
+
+# One cinema's films, bookable dates or (with a date) showtimes.
+class DtryxCinemaQuery(contract.OperationQuery):
+    brandCode: BrandCode = Field(description="Cinema brand, e.g. indieart")
+    cinemaCode: CinemaCode = Field(description="Six-digit cinema code, e.g. 000067")
+
+
+@contract.lookup(
+    "dtryx_movies",
+    "/api/dtryx/movies",
+    "Films now showing at a cinema",
+    "Films now showing at one cinema of the Dtryx booking system (Korean independent cinemas, "
+    "독립영화관): `brandCode` (e.g. indieart) and six-digit `cinemaCode` (e.g. 000067). 상영 중인 영화.",
+)
+class DtryxMoviesQuery(DtryxCinemaQuery):
+    key = RouteKey.DTRYX_MOVIES
+
+
+@contract.lookup(
+    "dtryx_play_dates",
+    "/api/dtryx/play-dates",
+    "Bookable screening dates",
+    "Dates with bookable screenings at one Dtryx cinema (`brandCode`, `cinemaCode`); a date "
+    "from here is the `playDate` of dtryxTimetable. 예매 가능한 상영일.",
+)
+class DtryxPlayDatesQuery(DtryxCinemaQuery):
+    key = RouteKey.DTRYX_PLAY_DATES
+
+
+@contract.lookup(
+    "dtryx_timetable",
+    "/api/dtryx/timetable",
+    "Showtimes and seats for one date",
+    "Showtimes of one Dtryx cinema (`brandCode`, `cinemaCode`) on one date (`playDate`, "
+    "YYYY-MM-DD), with screens, start and end times and remaining seats. 상영 시간표와 잔여 좌석.",
+)
+class DtryxTimetableQuery(DtryxCinemaQuery):
+    key = RouteKey.DTRYX_TIMETABLE
+    playDate: contract.DashedDate

@@ -1,12 +1,14 @@
 """GS25 (Woodongs app): product search direct, store stock pinned to the relay (the app's logged-in session
-or API key lives there)."""
+or API key lives there). Its two lookups' contracts end the module."""
 
 from functools import partial
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
+from functions.catalog import contract
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     YN,
@@ -36,6 +38,7 @@ from functions.catalog.common import (
 from functions.catalog.relay_rules import RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
+from functions.core.input_rules import CrossRule
 
 SEARCH_API = "https://b2c-apigw.woodongs.com"
 BFF_API = "https://b2c-bff.woodongs.com"
@@ -291,3 +294,48 @@ STOCK = spec(
 )
 
 SPECS = (PRODUCTS, STOCK)
+
+
+# --- the API's contract ------------------------------------------------------------------------
+
+
+@contract.lookup(
+    "gs25_products",
+    "/api/gs25/products",
+    "GS25 product search",
+    "Searches GS25 (지에스25) convenience-store products by `keyword` (a product name; Korean "
+    "matches best, e.g. 코카콜라). The `itemCode` of a result is what gs25Stock asks for. GS25 상품 "
+    "검색.",
+)
+class Gs25ProductsQuery(contract.OperationQuery):
+    key = RouteKey.GS25_PRODUCTS
+    keyword: contract.SearchText = Field(serialization_alias="query")
+
+
+ITEM_CODE_OR_KEYWORD = CrossRule("itemCodeOrKeyword", "give `itemCode` or `keyword` (or both)")
+
+
+# Pinned to the relay (the app session lives there): the router decides that, not this query.
+@contract.lookup(
+    "gs25_stock",
+    "/api/gs25/stock",
+    "GS25 stock per store near a point (`itemCode` or `keyword` required)",
+    "Stock of one GS25 product in stores near `lat`/`lon` (required; WGS84): give its "
+    "`itemCode` (from gs25Products) or a `keyword` naming it; at least one of the two. GS25 "
+    "매장별 재고.",
+)
+class Gs25StockQuery(contract.OperationQuery):
+    key = RouteKey.GS25_STOCK
+    cross_rules = (ITEM_CODE_OR_KEYWORD,)
+    itemCode: contract.Code | None = Field(default=None, description="GS25 item code; or give `keyword`")
+    keyword: contract.SearchText | None = Field(
+        default=None, description="Product keyword; or give `itemCode`"
+    )
+    lat: contract.Latitude = Field(serialization_alias="myPositionYCoordination")
+    lon: contract.Longitude = Field(serialization_alias="myPositionXCoordination")
+
+    @model_validator(mode="after")
+    def _item_code_or_keyword(self) -> Self:
+        if self.itemCode is None and self.keyword is None:
+            raise PydanticCustomError(ITEM_CODE_OR_KEYWORD.name, ITEM_CODE_OR_KEYWORD.text)
+        return self

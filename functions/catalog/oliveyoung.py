@@ -1,5 +1,5 @@
 """Olive Young: four POST JSON operations on www.oliveyoung.co.kr; the relay takes the same bodies under its
-own operation names."""
+own operation names. Its four lookups' contracts end the module."""
 
 from functools import partial
 from typing import Annotated, Generic, Literal, Self, TypeVar
@@ -7,6 +7,7 @@ from typing import Annotated, Generic, Literal, Self, TypeVar
 from pydantic import AfterValidator, Field, StrictBool, StrictStr, StringConstraints, model_validator
 from typing_extensions import TypedDict
 
+from functions.catalog import contract
 from functions.catalog.common import (
     Latitude,
     Longitude,
@@ -398,3 +399,77 @@ STOCK_STORES = spec(
 )
 
 SPECS = (FIND_STORE, PRODUCT_SEARCH, GOODS_INFO, STOCK_STORES)
+
+
+# --- the API's contract ------------------------------------------------------------------------
+
+SEOUL_CITY_HALL_LAT = 37.5665
+SEOUL_CITY_HALL_LON = 126.9780
+"""Where a store search looks when the caller gives no coordinates."""
+GoodsNumber = GoodsCode
+"""Olive Young goods numbers and master goods numbers (letters and digits only)."""
+
+
+@contract.lookup(
+    "oliveyoung_stores",
+    "/api/oliveyoung/stores",
+    "Olive Young stores",
+    "Finds Olive Young (올리브영) stores near `lat`/`lon` (default: Seoul City Hall), optionally "
+    "by name, area or store code in `keyword` (e.g. 명동, Gangnam). 올리브영 매장 검색.",
+)
+class OliveyoungStoresQuery(contract.OperationQuery):
+    key = RouteKey.OY_FIND_STORE
+    keyword: contract.SearchText | None = Field(
+        default=None, serialization_alias="searchWords", description="Store name, area or store code"
+    )
+    lat: contract.Latitude = SEOUL_CITY_HALL_LAT
+    lon: contract.Longitude = SEOUL_CITY_HALL_LON
+    page: contract.Page = Field(default=1, serialization_alias="pageIdx")
+
+
+@contract.lookup(
+    "oliveyoung_products",
+    "/api/oliveyoung/products",
+    "Olive Young product search",
+    "Searches Olive Young's online catalogue by `keyword` (a product or brand name; Korean "
+    "matches best, e.g. 립밤), with prices, discounts and online stock. The `goodsNumber` of a "
+    "result is the `goodsNo` of oliveyoungGoodsInfo. 올리브영 상품 검색.",
+)
+class OliveyoungProductsQuery(contract.OperationQuery):
+    key = RouteKey.OY_PRODUCT_SEARCH
+    keyword: contract.SearchText
+    page: contract.Page = 1
+    size: contract.PageSize = 20
+
+
+@contract.lookup(
+    "oliveyoung_goods_info",
+    "/api/oliveyoung/products/{goodsNo}",
+    "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
+    "Turns an Olive Young goods number (`goodsNo`, from a product search) into its master "
+    "goods number, the `productId` that oliveyoungStock asks for. 올리브영 상품번호 → 마스터 상품번호.",
+)
+class OliveyoungGoodsQuery(contract.OperationQuery):
+    """A goods number (a path parameter) -> its master goods number."""
+
+    key = RouteKey.OY_GOODS_INFO
+    goodsNo: GoodsNumber
+
+
+@contract.lookup(
+    "oliveyoung_stock",
+    "/api/oliveyoung/stock",
+    "Olive Young stock per store",
+    "Stock of one Olive Young product (`productId`: its master goods number, from "
+    "oliveyoungGoodsInfo) in each store near `lat`/`lon` (default: Seoul City Hall), "
+    "optionally only stores matching `keyword`. 올리브영 매장별 재고.",
+)
+class OliveyoungStockQuery(contract.OperationQuery):
+    key = RouteKey.OY_STOCK_STORES
+    productId: GoodsNumber = Field(description="Master goods number (see /api/oliveyoung/products/{goodsNo})")
+    keyword: contract.SearchText | None = Field(
+        default=None, serialization_alias="searchWords", description="Store name, area or store code"
+    )
+    lat: contract.Latitude = SEOUL_CITY_HALL_LAT
+    lon: contract.Longitude = SEOUL_CITY_HALL_LON
+    page: contract.Page = Field(default=1, serialization_alias="pageIdx")

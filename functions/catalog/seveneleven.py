@@ -1,12 +1,23 @@
-"""7-Eleven (new.7-elevenapp.co.kr): eight operations; the relay takes each one's params as JSON."""
+"""7-Eleven (new.7-elevenapp.co.kr): eight operations; the relay takes each one's params as JSON.
+Its seven lookups' contracts end the module."""
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Annotated, Any, Final, Generic, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, Literal, Self, TypeVar
 
-from pydantic import ConfigDict, Field, RootModel, StrictStr, StringConstraints, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictStr,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from typing_extensions import TypedDict
 
+from functions.catalog import contract
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     AppEnvelope,
@@ -33,6 +44,11 @@ from functions.catalog.common import (
 from functions.catalog.relay_rules import NoFields, RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
+from functions.core.errors import ApiError, ErrorCode
+from functions.core.input_rules import CrossRule
+
+if TYPE_CHECKING:  # the services import the catalog, never the other way round
+    from functions.services.lookup import Lookup
 
 BASE_URL = "https://new.7-elevenapp.co.kr"
 HEADERS = frozen_headers(
@@ -645,3 +661,158 @@ EXHIBITIONS = _listing_spec(
 )
 
 SPECS = (GOODS, STORE, POPWORDS, STOCK_META, STOCK, PAGES, ISSUES, EXHIBITIONS)
+
+
+# --- the API's contract ------------------------------------------------------------------------
+
+SEARCH_WINDOW = CrossRule(
+    "searchWindow", f"`(page - 1) * size` must be at most {MAX_START_COUNT} (the search goes no deeper)"
+)
+
+
+@contract.lookup(
+    "seveneleven_products",
+    "/api/seveneleven/products",
+    "7-Eleven product search",
+    "Searches 7-Eleven (세븐일레븐) products by `keyword` (a product name; Korean matches best, "
+    "e.g. 코카콜라), with prices, events (1+1, 2+1) and ratings. `page`/`size` page through "
+    "results. 세븐일레븐 상품 검색.",
+)
+class SevenElevenProductsQuery(contract.OperationQuery):
+    key = RouteKey.SEVEN_GOODS
+    cross_rules = (SEARCH_WINDOW,)
+    keyword: contract.SearchText
+    page: contract.Page = 1
+    size: contract.PageSize = 20
+
+    @model_validator(mode="after")
+    def _within_the_search_window(self) -> Self:
+        # The upstream search starts at row (page-1)*size and goes no deeper than MAX_START_COUNT.
+        if (self.page - 1) * self.size > MAX_START_COUNT:
+            error = PydanticCustomError(SEARCH_WINDOW.name, SEARCH_WINDOW.text)
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    InitErrorDetails(type=error, loc=(name,), input=getattr(self, name))
+                    for name in ("page", "size")
+                ],
+            )
+        return self
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "collection": GOODS_COLLECTION,
+            "query": self.keyword,
+            "sort": GOODS_SORT,
+            "startCount": (self.page - 1) * self.size,
+            "listCount": self.size,
+        }
+
+
+@contract.lookup(
+    "seveneleven_stores",
+    "/api/seveneleven/stores",
+    "7-Eleven store search",
+    "Finds 7-Eleven (세븐일레븐) stores by name or area in `keyword` (e.g. 강남), with their "
+    "location and services; `limit` caps the rows. 세븐일레븐 매장 검색.",
+)
+class SevenElevenStoresQuery(contract.OperationQuery):
+    key = RouteKey.SEVEN_STORE
+    keyword: contract.SearchText = Field(serialization_alias="query")
+    limit: contract.PageSize = Field(default=20, serialization_alias="listCount")
+
+
+@contract.lookup(
+    "seveneleven_popwords",
+    "/api/seveneleven/popwords",
+    "7-Eleven popular keywords",
+    "7-Eleven's (세븐일레븐) most searched keywords right now, ranked; `label` picks the list "
+    "(default `home`). 세븐일레븐 인기 검색어.",
+)
+class SevenElevenPopwordsQuery(contract.OperationQuery):
+    key = RouteKey.SEVEN_POPWORDS
+    label: contract.Code = "home"
+
+
+UNKNOWN_QUANTITY = -1
+
+
+# The item's stock metadata first (it names the stock request's codes), then one store's stock. One store per
+# request: asking for several at once is rejected upstream. A management quantity of -1 means the item's stock
+# is unknown: that is the answer, and no stock request is made (the relays refuse -1 in one).
+@contract.lookup(
+    "seveneleven_stock",
+    "/api/seveneleven/stock",
+    "7-Eleven stock of one item in one store",
+    "Stock of one 7-Eleven item (`itemCd`: an `itemCode` from sevenelevenProducts) in one "
+    "store (`storeCd`: a `storeCode` from sevenelevenStores). 세븐일레븐 매장 재고.",
+)
+class SevenElevenStockQuery(contract.LookupQuery):
+    itemCd: contract.Code
+    storeCd: contract.Code
+
+    def fetch(self, lookup: "Lookup") -> SevenElevenStock:
+        item = contract.fetch_operation(lookup, RouteKey.SEVEN_STOCK_META, {"itemCd": self.itemCd})
+        result: SevenElevenStock = {
+            "itemCode": item["itemCd"],
+            "itemName": item["itemName"],
+            "storeCode": self.storeCd,
+            "stock": stock(None),
+        }
+        if item["stokMngQty"] == UNKNOWN_QUANTITY:
+            return result
+        try:
+            stock_params = contract.operation_params(
+                RouteKey.SEVEN_STOCK,
+                {
+                    "smCd": item["smCd"],
+                    "stokMngCd": item["stokMngCd"],
+                    "stokMngQty": item["stokMngQty"],
+                    "stockApplicationRate": item["stockApplicationRate"],
+                    "storeList": [self.storeCd],
+                },
+            )
+        except contract.InvalidParams:
+            # The codes came from the upstream, not from the caller: an unusable answer, not bad input.
+            raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
+        stores = lookup.data(RouteKey.SEVEN_STOCK, stock_params)["stores"]
+        store = next((row for row in stores if row["storeCode"] == self.storeCd), None)
+        if store is not None:  # a store missing from the answer is "unknown", never "out of stock"
+            result["stock"] = store["stock"]
+        return result
+
+
+class SevenElevenListingQuery(contract.OperationQuery):
+    """`seven-pages`, `seven-issues` or `seven-exhibitions`: listings that take no parameters."""
+
+
+@contract.lookup(
+    "seveneleven_pages",
+    "/api/seveneleven/catalog/pages",
+    "7-Eleven product pages",
+    "7-Eleven's (세븐일레븐) product listing pages: the products the app shows on its catalogue "
+    "pages. No parameters. 세븐일레븐 상품 목록.",
+)
+class SevenElevenPagesQuery(SevenElevenListingQuery):
+    key = RouteKey.SEVEN_PAGES
+
+
+@contract.lookup(
+    "seveneleven_issues",
+    "/api/seveneleven/catalog/issues",
+    "7-Eleven featured products",
+    "7-Eleven's (세븐일레븐) featured products of the moment. No parameters. 세븐일레븐 추천 상품.",
+)
+class SevenElevenIssuesQuery(SevenElevenListingQuery):
+    key = RouteKey.SEVEN_ISSUES
+
+
+@contract.lookup(
+    "seveneleven_exhibitions",
+    "/api/seveneleven/catalog/exhibitions",
+    "7-Eleven promotions",
+    "7-Eleven's (세븐일레븐) current promotions, with their dates and number of products. No "
+    "parameters. 세븐일레븐 기획전.",
+)
+class SevenElevenExhibitionsQuery(SevenElevenListingQuery):
+    key = RouteKey.SEVEN_EXHIBITIONS

@@ -1,5 +1,5 @@
 """The lookup API (docs/design.md, "HTTP API"): one GET endpoint per lookup contract in
-`functions.services.queries.LOOKUPS`, on Powertools' resolver with its own validation (one annotated parameter
+`functions.catalog.LOOKUPS`, on Powertools' resolver with its own validation (one annotated parameter
 per field of the query model), documented at `GET /api/openapi.json` (`functions/handlers/openapi.py`).
 
 Bad input is 400 `INVALID_INPUT` with field errors before any upstream call; answers are the one envelope and
@@ -31,6 +31,8 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import to_json
 
+from functions.catalog import LOOKUPS, LookupQuery
+from functions.catalog.contract import description_of, retailer_of
 from functions.core import ApiError, ErrorCode, LookupCancelled
 from functions.core.errors import field_errors
 from functions.core.input_rules import broken_rules_message
@@ -45,7 +47,6 @@ from functions.handlers.telemetry import (
     report_unexpected_error,
 )
 from functions.services.lookup import Lookup
-from functions.services.queries import LOOKUPS, LookupQuery, description_of, retailer_of
 
 OPENAPI_PATH = "/api/openapi.json"
 LAMBDA_SAFETY_MS = 500

@@ -16,11 +16,12 @@ from typing import Any, Literal
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from pydantic import BaseModel, TypeAdapter
 
+from functions.catalog import LOOKUPS, LookupQuery
+from functions.catalog.contract import answer_type, retailer_of
 from functions.core import ErrorCode
 from functions.core.overrides import PINNED_NEVER_DIRECT
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 from functions.handlers.wire import OverrideRequestBody, RouteHealth, RouteOverride
-from functions.services.queries import LOOKUPS, LookupQuery, answer_type, retailer_of
 
 OPENAPI_VERSION = "3.1.0"
 REF = "#/components/schemas/{model}"

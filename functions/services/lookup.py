@@ -8,36 +8,16 @@ composite endpoints make several calls that share its single time budget.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from functions.catalog import spec_for
 from functions.core import Clock, RouteKey
-from functions.core.errors import ApiError, ErrorCode, field_errors
 from functions.services.ports import Fetcher
 from functions.services.routing import Router
-
-
-class InvalidParams(ApiError):
-    """The caller's input does not make valid params for the operation (a 400, before any upstream call);
-    a field error names the operation's own (upstream) field."""
-
-    def __init__(self, key: RouteKey, errors: Sequence[Mapping[str, Any]]) -> None:
-        super().__init__(ErrorCode.INVALID_INPUT, fields=field_errors("query", errors))
-        self.key = key
-        self.errors = errors
-
-
-def operation_params(key: RouteKey, values: Mapping[str, Any]) -> BaseModel:
-    """The operation's own params model (upstream field names); raises InvalidParams."""
-    try:
-        params: BaseModel = spec_for(key).params.model_validate(dict(values))
-    except ValidationError as error:
-        raise InvalidParams(key, error.errors(include_url=False, include_input=False)) from None
-    return params
 
 
 @dataclass(kw_only=True, eq=False)

@@ -4,6 +4,7 @@ lookups, router and relay transport, with the request bytes checked as the relay
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -15,15 +16,34 @@ from pydantic import ValidationError
 
 from functions.adapters.http import new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
-from functions.catalog import CATALOG
+from functions.catalog import CATALOG, LOOKUPS, LookupQuery
+from functions.catalog.cgv import CgvMoviesQuery, CgvTheatersQuery, CgvTimetableQuery
+from functions.catalog.contract import InvalidParams
+from functions.catalog.cu import CuProductsQuery, CuStoresQuery
+from functions.catalog.dtryx import DtryxMoviesQuery, DtryxPlayDatesQuery, DtryxTimetableQuery
+from functions.catalog.gs25 import Gs25ProductsQuery, Gs25StockQuery
+from functions.catalog.oliveyoung import (
+    OliveyoungGoodsQuery,
+    OliveyoungProductsQuery,
+    OliveyoungStockQuery,
+    OliveyoungStoresQuery,
+)
 from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
+from functions.catalog.seveneleven import (
+    SevenElevenExhibitionsQuery,
+    SevenElevenIssuesQuery,
+    SevenElevenPagesQuery,
+    SevenElevenPopwordsQuery,
+    SevenElevenProductsQuery,
+    SevenElevenStockQuery,
+    SevenElevenStoresQuery,
+)
 from functions.core import RelayGroup, RouteKey
-from functions.services import queries
-from functions.services.lookup import InvalidParams, Lookup
-from functions.services.queries import LookupQuery
+from functions.services.lookup import Lookup
 from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import relay_route
+from tests.support.catalog_fixtures import ENDPOINTS, Endpoint
 from tests.support.core_fakes import RecordingEvents, RecordingRelayEvents
 from tests.support.examples import examples
 from tests.support.queries import for_every_accepted_query, query_fields
@@ -85,66 +105,74 @@ def query(model: type[LookupQuery], **values: Any) -> Operation:
     return lambda lookup: model.model_validate(values).fetch(lookup)
 
 
+def endpoint_query(endpoint: Endpoint) -> Operation:
+    """The fixture's valid query of `endpoint`, its path parameters included, as its lookup runs it."""
+    for model in LOOKUPS:
+        found = re.fullmatch(re.sub(r"{(\w+)}", r"(?P<\1>[^/]+)", model.path), endpoint.path)
+        if found:
+            return query(model, **endpoint.query, **found.groupdict())
+    raise AssertionError(f"no lookup serves {endpoint.path}")
+
+
 SEVEN_CATALOG = (
-    queries.SevenElevenPagesQuery,
-    queries.SevenElevenIssuesQuery,
-    queries.SevenElevenExhibitionsQuery,
+    SevenElevenPagesQuery,
+    SevenElevenIssuesQuery,
+    SevenElevenExhibitionsQuery,
 )
 SEOUL = {"lat": 37.5635, "lon": 126.9839}
 LONG_TEXT = "😀" * 100  # 200 UTF-16 code units: the most any search field may hold
 VARIANTS: dict[str, Operation] = {
-    "oy-stores-defaults": query(queries.OliveyoungStoresQuery),
-    "oy-stores-all": query(queries.OliveyoungStoresQuery, keyword="명동", lat=1e-5, lon=-180, page=1000),
-    "oy-products": query(queries.OliveyoungProductsQuery, keyword="립밤"),
-    "oy-products-all": query(queries.OliveyoungProductsQuery, keyword=LONG_TEXT, page=1000, size=100),
-    "oy-goods-info": query(queries.OliveyoungGoodsQuery, goodsNo="A000000165760"),
-    "oy-stock": query(queries.OliveyoungStockQuery, productId="8800362322138"),
+    **{endpoint.path: endpoint_query(endpoint) for endpoint in ENDPOINTS},
+    "oy-stores-defaults": query(OliveyoungStoresQuery),
+    "oy-stores-all": query(OliveyoungStoresQuery, keyword="명동", lat=1e-5, lon=-180, page=1000),
+    "oy-products": query(OliveyoungProductsQuery, keyword="립밤"),
+    "oy-products-all": query(OliveyoungProductsQuery, keyword=LONG_TEXT, page=1000, size=100),
+    "oy-goods-info": query(OliveyoungGoodsQuery, goodsNo="A000000165760"),
+    "oy-stock": query(OliveyoungStockQuery, productId="8800362322138"),
     "oy-stock-all": query(
-        queries.OliveyoungStockQuery,
+        OliveyoungStockQuery,
         productId="8800362322138",
         keyword="DF23",
         lat=-90,
         lon=180,
         page=3,
     ),
-    "cu-products": query(queries.CuProductsQuery, keyword="레쓰비"),
-    "cu-products-all": query(queries.CuProductsQuery, keyword=LONG_TEXT, offset=9999, limit=100),
-    "cu-stores": query(queries.CuStoresQuery, **SEOUL),
-    "cu-stores-all": query(
-        queries.CuStoresQuery, lat=1e-7, lon=-1e-5, keyword="강남", itemCd="8801056038861"
-    ),
-    "gs25-products": query(queries.Gs25ProductsQuery, keyword="코카콜라"),
-    "gs25-stock-keyword": query(queries.Gs25StockQuery, keyword="코카콜라", **SEOUL),
-    "gs25-stock-item-near-zero": query(queries.Gs25StockQuery, itemCode="8801094082604", lat=1e-5, lon=-1e-5),
+    "cu-products": query(CuProductsQuery, keyword="레쓰비"),
+    "cu-products-all": query(CuProductsQuery, keyword=LONG_TEXT, offset=9999, limit=100),
+    "cu-stores": query(CuStoresQuery, **SEOUL),
+    "cu-stores-all": query(CuStoresQuery, lat=1e-7, lon=-1e-5, keyword="강남", itemCd="8801056038861"),
+    "gs25-products": query(Gs25ProductsQuery, keyword="코카콜라"),
+    "gs25-stock-keyword": query(Gs25StockQuery, keyword="코카콜라", **SEOUL),
+    "gs25-stock-item-near-zero": query(Gs25StockQuery, itemCode="8801094082604", lat=1e-5, lon=-1e-5),
     "gs25-stock-both-at-the-edges": query(
-        queries.Gs25StockQuery, itemCode="8801094082604", keyword=LONG_TEXT, lat=-90, lon=180
+        Gs25StockQuery, itemCode="8801094082604", keyword=LONG_TEXT, lat=-90, lon=180
     ),
-    "seven-products": query(queries.SevenElevenProductsQuery, keyword="커피"),
-    "seven-products-deep": query(queries.SevenElevenProductsQuery, keyword="커피", page=500, size=20),
-    "seven-stores": query(queries.SevenElevenStoresQuery, keyword="강남", limit=100),
-    "seven-popwords-default": query(queries.SevenElevenPopwordsQuery),
-    "seven-popwords": query(queries.SevenElevenPopwordsQuery, label="home"),
-    "seven-stock": query(queries.SevenElevenStockQuery, itemCd="8801056018979", storeCd="64676"),
+    "seven-products": query(SevenElevenProductsQuery, keyword="커피"),
+    "seven-products-deep": query(SevenElevenProductsQuery, keyword="커피", page=500, size=20),
+    "seven-stores": query(SevenElevenStoresQuery, keyword="강남", limit=100),
+    "seven-popwords-default": query(SevenElevenPopwordsQuery),
+    "seven-popwords": query(SevenElevenPopwordsQuery, label="home"),
+    "seven-stock": query(SevenElevenStockQuery, itemCd="8801056018979", storeCd="64676"),
     **{f"seven-catalog-{listing.key}": query(listing) for listing in SEVEN_CATALOG},
-    "dtryx-movies": query(queries.DtryxMoviesQuery, brandCode="indieart", cinemaCode="000067"),
-    "dtryx-play-dates": query(queries.DtryxPlayDatesQuery, brandCode="indieart", cinemaCode="000067"),
+    "dtryx-movies": query(DtryxMoviesQuery, brandCode="indieart", cinemaCode="000067"),
+    "dtryx-play-dates": query(DtryxPlayDatesQuery, brandCode="indieart", cinemaCode="000067"),
     "dtryx-timetable": query(
-        queries.DtryxTimetableQuery,
+        DtryxTimetableQuery,
         brandCode="indieart",
         cinemaCode="000067",
         playDate=date(2028, 2, 29),
     ),
-    "cgv-theaters": query(queries.CgvTheatersQuery),
-    "cgv-theaters-all": query(queries.CgvTheatersQuery, keyword="CGV 강남 근처", regionCode="01", limit=100),
-    "cgv-movies-default-theater": query(queries.CgvMoviesQuery),
-    "cgv-movies-all": query(queries.CgvMoviesQuery, theaterCode="0056", playDate="20280229", keyword="강남"),
-    "cgv-movies-by-keyword": query(queries.CgvMoviesQuery, keyword="안산"),
-    "cgv-timetable": query(queries.CgvTimetableQuery, theaterCode="0056"),
+    "cgv-theaters": query(CgvTheatersQuery),
+    "cgv-theaters-all": query(CgvTheatersQuery, keyword="CGV 강남 근처", regionCode="01", limit=100),
+    "cgv-movies-default-theater": query(CgvMoviesQuery),
+    "cgv-movies-all": query(CgvMoviesQuery, theaterCode="0056", playDate="20280229", keyword="강남"),
+    "cgv-movies-by-keyword": query(CgvMoviesQuery, keyword="안산"),
+    "cgv-timetable": query(CgvTimetableQuery, theaterCode="0056"),
     "cgv-timetable-movie-not-in-the-site-rows": query(
-        queries.CgvTimetableQuery, theaterCode="0056", movieCode="1234567890123456", limit=1
+        CgvTimetableQuery, theaterCode="0056", movieCode="1234567890123456", limit=1
     ),
     # 안산's site timetable is empty in the simulator: every movie's timetable there instead.
-    "cgv-timetable-fallback": query(queries.CgvTimetableQuery, theaterCode="0211", playDate="20280229"),
+    "cgv-timetable-fallback": query(CgvTimetableQuery, theaterCode="0211", playDate="20280229"),
 }
 
 
@@ -195,6 +223,6 @@ def test_whatever_the_api_accepts_the_relay_accepts(query: LookupQuery) -> None:
 def test_text_a_relay_would_refuse_is_refused_before_any_call(text: str) -> None:
     """The relays count UTF-16 code units (200 at most): a character beyond the BMP counts twice."""
     with pytest.raises(ValidationError):
-        queries.CuProductsQuery(keyword=text)
+        CuProductsQuery(keyword=text)
     with pytest.raises(ValidationError):
         CATALOG[RouteKey.CU_STOCK].params.model_validate({"searchWord": text})

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from functions.lookup_document import lookup_document, lookup_operations
 from sandbox.gateway import SOURCE_IP_HEADER
 from tests.e2e.conftest import DAILY_RATE_LIMIT
-from tests.support.endpoints import ENDPOINTS, Endpoint
+from tests.support.catalog_fixtures import ENDPOINTS, Endpoint
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import Sandbox

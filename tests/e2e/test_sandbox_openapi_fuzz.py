@@ -20,12 +20,13 @@ import pytest
 import schemathesis
 from schemathesis import checks
 
-from functions.catalog.seveneleven import MAX_START_COUNT
+from functions.catalog import LOOKUPS
+from functions.catalog.gs25 import ITEM_CODE_OR_KEYWORD
+from functions.catalog.seveneleven import MAX_START_COUNT, SEARCH_WINDOW
 from functions.core.input_rules import CrossRule
 from functions.core.model import PINNED_TO_RELAY, OverrideMode
 from functions.core.overrides import PINNED_NEVER_DIRECT
 from functions.handlers.api import operation_id
-from functions.services.queries import ITEM_CODE_OR_KEYWORD, LOOKUPS, SEARCH_WINDOW
 from tests.e2e.conftest import Sandbox, running_sandbox
 from tests.support.openapi import served_document
 

@@ -43,11 +43,12 @@ from sandbox.gateway import LambdaContext
 from sandbox.relays import SimulatedUpstreams, start_upstreams
 from sandbox.scheduler import scheduled_event
 from sandbox.simulator.server import Simulator
+from tests.support.catalog_fixtures import Endpoint
 from tests.support.clock import ManualClock, RelayClock
-from tests.support.endpoints import Endpoint
 from tests.support.events import api_event
 
 TABLE_NAME = "route-health-test"
+SECRET_ID = "route-health/test"
 NOW = 1_767_225_600_000 + 42_000
 """2026-01-01T00:00:42Z: 42 s into a 5-minute probe slot."""
 
@@ -252,7 +253,7 @@ def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
 
 @pytest.fixture(scope="session")
 def embedded_aws() -> Iterator[EmbeddedAws]:
-    with EmbeddedAws(TEST_SECRET_VALUES, table_name=TABLE_NAME) as started:
+    with EmbeddedAws(TEST_SECRET_VALUES, table_name=TABLE_NAME, secret_id=SECRET_ID) as started:
         yield started
 
 

@@ -10,17 +10,18 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from functions.catalog.contract import InvalidParams, operation_params
+from functions.catalog.gs25 import ITEM_CODE_OR_KEYWORD
+from functions.catalog.seveneleven import SEARCH_WINDOW
 from functions.core import COOLDOWN_MS, RelayCheck, RelayGroup, RouteKey, group_of
 from functions.core.input_rules import CrossRule
 from functions.handlers import api
 from functions.handlers.composition import LookupFunction
 from functions.handlers.telemetry import MetricsRoutingEvents
-from functions.services.lookup import InvalidParams, operation_params
-from functions.services.queries import ITEM_CODE_OR_KEYWORD, SEARCH_WINDOW
 from functions.services.routing import Router
 from functions.services.snapshot_cache import SnapshotCache
 from tests.integration.conftest import NOW, TABLE_NAME, TEST_SECRETS, Answer, Lambdas, error_body, explode
-from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS
+from tests.support.catalog_fixtures import ENDPOINT_OF, ENDPOINTS
 from tests.support.events import api_event
 from tests.support.executor import ManualExecutor
 from tests.support.telemetry import TelemetryOutput

@@ -15,7 +15,7 @@ from functions.handlers import mcp
 from functions.lookup_document import lookup_document, lookup_operations
 from sandbox.gateway import LambdaContext
 from tests.integration.conftest import OPERATOR_SECRET, Lambdas, answer_of, explode
-from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS, Endpoint
+from tests.support.catalog_fixtures import ENDPOINT_OF, ENDPOINTS, Endpoint
 from tests.support.events import api_event
 from tests.support.telemetry import TelemetryOutput
 

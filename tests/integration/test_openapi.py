@@ -11,7 +11,7 @@ from functions.core import RouteKey
 from functions.handlers import api
 from functions.handlers.openapi import ROUTES_PATH
 from tests.integration.conftest import Answer, Lambdas
-from tests.support.endpoints import ENDPOINT_OF, ENDPOINTS, Endpoint
+from tests.support.catalog_fixtures import ENDPOINT_OF, ENDPOINTS, Endpoint
 from tests.support.openapi import served_document, template_of
 
 

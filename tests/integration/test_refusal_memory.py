@@ -23,7 +23,7 @@ from sandbox.embedded_aws import REGION
 from sandbox.scheduler import scheduled_event
 from sandbox.simulator.faults import parse_fault
 from tests.integration.conftest import NOW, OPERATOR_AUTH, Lambdas
-from tests.support.endpoints import ENDPOINT_OF
+from tests.support.catalog_fixtures import ENDPOINT_OF
 from tests.support.events import api_event
 
 BODY_BYTES = 256 * 1024

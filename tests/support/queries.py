@@ -10,18 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from functions.services.queries import (
-    CgvMoviesQuery,
-    CgvTheatersQuery,
-    CgvTimetableQuery,
-    CuProductsQuery,
-    CuStoresQuery,
-    Gs25ProductsQuery,
-    Gs25StockQuery,
-    LookupQuery,
-    OliveyoungProductsQuery,
-    OliveyoungStockQuery,
-    OliveyoungStoresQuery,
+from functions.catalog import LookupQuery
+from functions.catalog.cgv import CgvMoviesQuery, CgvTheatersQuery, CgvTimetableQuery
+from functions.catalog.cu import CuProductsQuery, CuStoresQuery
+from functions.catalog.gs25 import Gs25ProductsQuery, Gs25StockQuery
+from functions.catalog.oliveyoung import OliveyoungProductsQuery, OliveyoungStockQuery, OliveyoungStoresQuery
+from functions.catalog.seveneleven import (
     SevenElevenPopwordsQuery,
     SevenElevenProductsQuery,
     SevenElevenStockQuery,

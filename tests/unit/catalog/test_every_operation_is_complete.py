@@ -1,22 +1,23 @@
-"""Every route key has every piece docs/adding-an-operation.md lists: its spec with probe parameters, a relay
-input rule its bodies pass, a simulated upstream with soft failures, and an API endpoint (or a stated reason
-it has none)."""
+"""Every route key has each of the four pieces docs/adding-an-operation.md lists: its key with a spec (probe
+parameters, a relay input rule its bodies pass) and the contract of its lookup endpoint beside it in the same
+retailer module (or a stated reason it has none), a simulated upstream with soft failures, and a test fixture."""
 
 from __future__ import annotations
 
 import ast
 import inspect
 import json
+import sys
 from urllib.parse import urlsplit
 
 import pytest
 
-from functions.catalog import CATALOG
+from functions.catalog import CATALOG, LOOKUPS, LookupQuery
 from functions.catalog.relay_inputs import read_relay_input
 from functions.core import Reason, RouteFailure, RouteKey, group_of
-from functions.services import queries
 from sandbox.simulator.payloads import SIMULATED, probe_request, realistic_payload, soft_failure_payloads
 from sandbox.simulator.routes import relay_route, retailer_route
+from tests.support.catalog_fixtures import VALID
 
 NOW = 1_748_822_400_000  # 2025-06-02 09:00 KST
 
@@ -34,14 +35,19 @@ def route_keys_named_in(source: str) -> set[RouteKey]:
     }
 
 
+def keys_of(query: type[LookupQuery]) -> set[RouteKey]:
+    """The route keys one lookup endpoint uses: named in its query model (and the models it extends)."""
+    return {
+        key
+        for klass in query.__mro__
+        if issubclass(klass, LookupQuery) and klass is not LookupQuery
+        for key in route_keys_named_in(inspect.getsource(klass))
+    }
+
+
 def endpoint_keys() -> set[RouteKey]:
-    """The route keys the lookup API's endpoints use: named in the query models of the lookup contract."""
-    keys: set[RouteKey] = set()
-    for query in queries.LOOKUPS:
-        for klass in query.__mro__:
-            if issubclass(klass, queries.LookupQuery) and klass is not queries.LookupQuery:
-                keys |= route_keys_named_in(inspect.getsource(klass))
-    return keys
+    """The route keys the lookup API's endpoints use."""
+    return {key for query in LOOKUPS for key in keys_of(query)}
 
 
 @pytest.mark.parametrize("key", list(RouteKey))
@@ -82,6 +88,19 @@ def test_the_simulator_routes_the_specs_url_and_relay_operation_to_the_key(key: 
     assert relay_route(group_of(key), spec.relay_operation) is key  # nor a relay operation
 
 
+@pytest.mark.parametrize("key", list(RouteKey))
+def test_the_test_fixture_has_a_valid_upstream_body(key: RouteKey) -> None:
+    spec = CATALOG[key]
+    assert spec.normalize(spec.validate(VALID[key]))
+
+
+@pytest.mark.parametrize("query", LOOKUPS, ids=lambda query: query.name)
+def test_each_lookups_contract_is_beside_the_specs_of_its_operations(query: type[LookupQuery]) -> None:
+    module = sys.modules[query.__module__]
+    assert keys_of(query)
+    assert all(CATALOG[key] in vars(module)["SPECS"] for key in keys_of(query))
+
+
 def test_every_route_key_has_an_api_endpoint_or_a_reason_why_not() -> None:
     assert endpoint_keys() | set(WITHOUT_AN_ENDPOINT) == set(RouteKey)
     assert not endpoint_keys() & set(WITHOUT_AN_ENDPOINT)
@@ -96,7 +115,7 @@ def test_every_endpoint_is_a_rest_route_an_mcp_tool_and_a_lookup_command() -> No
     from ops_cli.lookup import parser
 
     operations = lookup_operations(lookup_document())
-    registered = [api.operation_id(query) for query in queries.LOOKUPS]
+    registered = [api.operation_id(query) for query in LOOKUPS]
     tools = LookupTools(operations, api.lambda_handler).definitions
     command = parser(operations)
 

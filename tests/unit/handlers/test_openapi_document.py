@@ -10,12 +10,14 @@ from typing import Any
 
 from openapi_spec_validator import validate as validate_openapi
 
+from functions.catalog import LOOKUPS
+from functions.catalog.gs25 import ITEM_CODE_OR_KEYWORD
+from functions.catalog.seveneleven import SEARCH_WINDOW
 from functions.core.input_rules import CONTROL, DASHED_DATE, visible_text
 from functions.core.overrides import PINNED_NEVER_DIRECT, REASON_PATTERN
 from functions.handlers.metrics import LOOKUP_ERROR_CODES
 from functions.handlers.openapi import OVERRIDE_PATH, ROUTES_PATH
-from functions.services.queries import ITEM_CODE_OR_KEYWORD, LOOKUPS, SEARCH_WINDOW
-from tests.support.endpoints import ENDPOINTS
+from tests.support.catalog_fixtures import ENDPOINTS
 from tests.support.openapi import operations, served_document, template_of
 
 

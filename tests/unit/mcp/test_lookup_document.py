@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from functions.catalog import LOOKUPS
 from functions.handlers.api import operation_id
 from functions.lookup_document import MissingArgument, as_text, lookup_document, lookup_operations
 from functions.mcp.protocol import HttpRequest, McpServer
 from functions.mcp.tools import LookupTools, server_description
-from functions.services.queries import LOOKUPS
 from ops_cli import lookup as lookup_cli
 
 DOCUMENT = lookup_document()

@@ -586,6 +586,18 @@ def test_embedded_aws_serves_the_table_and_secret(aws: EmbeddedAws) -> None:
     assert store.read_snapshot().routes[RouteKey.CU_STORE].direct is True
 
 
+def test_a_second_embedded_aws_in_the_process_keeps_its_own_table_and_secret(aws: EmbeddedAws) -> None:
+    # moto's servers share one process's accounts (the integration tests' session runs beside this module's).
+    with EmbeddedAws(
+        {"HEALTH_CHECK_SECRET": "other"}, table_name="second", secret_id="second/secret"
+    ) as other:
+        secret = other.secretsmanager_client().get_secret_value(SecretId=other.secret_id)
+        assert json.loads(secret["SecretString"]) == {"HEALTH_CHECK_SECRET": "other"}
+        assert other.dynamodb_client().describe_table(TableName="second")["Table"]["TableName"] == "second"
+    mine = aws.secretsmanager_client().get_secret_value(SecretId=aws.secret_id)
+    assert json.loads(mine["SecretString"]) == {"HEALTH_CHECK_SECRET": "s3cr3t-value"}
+
+
 @pytest.mark.parametrize("fault", list(StoreFault))
 def test_store_fault_makes_dynamodb_unreachable_then_recovers(aws: EmbeddedAws, fault: StoreFault) -> None:
     store = _store_through_proxy(aws)

@@ -11,31 +11,30 @@ import pytest
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from functions.catalog.spec import OperationSpec
-from functions.core import ApiError, RelayGroup, RouteKey, group_of
-from functions.services.lookup import InvalidParams, Lookup, operation_params
-from functions.services.queries import (
+from functions.catalog import LookupQuery
+from functions.catalog.cgv import CgvMoviesQuery, CgvTheatersQuery, CgvTimetableQuery
+from functions.catalog.contract import InvalidParams, operation_params
+from functions.catalog.cu import CuProductsQuery, CuStoresQuery
+from functions.catalog.dtryx import DtryxMoviesQuery, DtryxTimetableQuery
+from functions.catalog.gs25 import Gs25StockQuery
+from functions.catalog.oliveyoung import (
     SEOUL_CITY_HALL_LAT,
     SEOUL_CITY_HALL_LON,
-    CgvMoviesQuery,
-    CgvTheatersQuery,
-    CgvTimetableQuery,
-    CuProductsQuery,
-    CuStoresQuery,
-    DtryxMoviesQuery,
-    DtryxTimetableQuery,
-    Gs25StockQuery,
-    LookupQuery,
     OliveyoungGoodsQuery,
     OliveyoungProductsQuery,
     OliveyoungStockQuery,
     OliveyoungStoresQuery,
+)
+from functions.catalog.seveneleven import (
     SevenElevenExhibitionsQuery,
     SevenElevenPagesQuery,
     SevenElevenProductsQuery,
     SevenElevenStockQuery,
     SevenElevenStoresQuery,
 )
+from functions.catalog.spec import OperationSpec
+from functions.core import ApiError, RelayGroup, RouteKey, group_of
+from functions.services.lookup import Lookup
 from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from tests.support.clock import ManualClock

@@ -1,0 +1,225 @@
+"""What every lookup's contract shares (docs/design.md, "HTTP API"); each contract is written beside the spec
+of its operation, at the end of its retailer's module.
+
+An endpoint's query model is its contract: `@lookup(name, path, summary, description)` gives its operation
+name, path, summary and description (with `cross_rules`, its rules across parameters); its fields (with every
+constraint) are its parameters; `answer_type()` is its `data` (the return type of its operation's normalizer,
+or of its own `fetch`); the errors it can answer with follow from `functions.core.errors.ErrorCode`. REST
+routes, the OpenAPI document, MCP tools and the CLI are derived from `functions.catalog.LOOKUPS`; `fetch` is
+what the endpoint does: the operations it becomes.
+
+An endpoint that is one operation (`OperationQuery`) says which one and maps its fields onto the operation's
+upstream parameter names; a composite endpoint writes its steps out. Every operation's params are built and
+validated before the endpoint's first upstream call, so bad input never reaches a retailer or a relay, and
+one `Lookup` (one time budget) serves all of an endpoint's calls.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from abc import abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
+from pydantic_core import PydanticCustomError
+
+# The package, not its names: it is still importing the retailer modules (which import this one) when this
+# module runs, and its `spec_for` is only called once a lookup runs.
+from functions import catalog
+from functions.catalog import common
+from functions.core import RouteKey, input_rules
+from functions.core.errors import ApiError, ErrorCode, field_errors
+from functions.core.input_rules import CONTROL, CrossRule
+
+if TYPE_CHECKING:  # the services import the catalog, never the other way round
+    from functions.services.lookup import Lookup
+
+
+def _explained(message: str) -> WrapValidator:
+    """A value that fails its pattern is refused with `message` (pydantic's own would quote the pattern)."""
+
+    def explain(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+        try:
+            return handler(value)
+        except ValidationError as error:
+            if any(item["type"] == "string_pattern_mismatch" for item in error.errors()):
+                raise PydanticCustomError("string_pattern_mismatch", message) from None
+            raise
+
+    return WrapValidator(explain)
+
+
+# Every rule a parameter has is in its schema, which the OpenAPI document shows (a pattern, lengths, a range):
+# the value is checked as the caller sent it, and what passes here also passes the operation's params, so a
+# 400 always names a field the caller sent.
+MAX_SEARCH_CHARS = 100
+"""Any 100 characters fit the retailers' 200 UTF-16 code units (a character beyond the BMP counts twice
+there), which no JSON Schema keyword can count."""
+SearchText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_SEARCH_CHARS, pattern=input_rules.visible_text(CONTROL)),
+    _explained("must hold a visible character and no control characters"),
+    AfterValidator(str.strip),
+]
+"""Free text: 1..100 characters, no control characters, not blank; searched for without the whitespace
+around it."""
+Code = common.Code
+"""Retailer codes (item codes, store codes, labels): short and plain, so they are safe in any URL."""
+Latitude = Annotated[common.Latitude, Field(description="WGS84 latitude")]
+Longitude = Annotated[common.Longitude, Field(description="WGS84 longitude")]
+WholeNumber = BeforeValidator(input_rules.whole_number_text)
+"""An integer parameter takes what JSON Schema calls one: `3`, and also `3.0` or `3e0` (never `3.5`). After
+the range (pydantic would not show a range behind a validator in the schema)."""
+Page = Annotated[int, Field(ge=1, le=1000, description="1-based page number"), WholeNumber]
+PageSize = Annotated[int, Field(ge=1, le=100, description="Rows per page"), WholeNumber]
+
+_DASHED_DATE = re.compile(input_rules.DASHED_DATE)
+
+
+def _dashed_date_only(value: object) -> object:
+    # pydantic's lax `date` also takes "20240131" or epoch numbers; the API promises YYYY-MM-DD only.
+    if isinstance(value, str) and not _DASHED_DATE.fullmatch(value):
+        raise ValueError("must be a date in YYYY-MM-DD form")
+    return value
+
+
+DashedDate = Annotated[
+    date,
+    BeforeValidator(_dashed_date_only),
+    # pydantic's schema of a date is `format: date`, which JSON Schema only annotates; the pattern asserts.
+    Field(description="YYYY-MM-DD", json_schema_extra={"pattern": input_rules.DASHED_DATE}),
+]
+
+
+class InvalidParams(ApiError):
+    """The caller's input does not make valid params for the operation (a 400, before any upstream call);
+    a field error names the operation's own (upstream) field."""
+
+    def __init__(self, key: RouteKey, errors: Sequence[Mapping[str, Any]]) -> None:
+        super().__init__(ErrorCode.INVALID_INPUT, fields=field_errors("query", errors))
+        self.key = key
+        self.errors = errors
+
+
+def operation_params(key: RouteKey, values: Mapping[str, Any]) -> BaseModel:
+    """The operation's own params model (upstream field names); raises InvalidParams."""
+    try:
+        params: BaseModel = catalog.spec_for(key).params.model_validate(dict(values))
+    except ValidationError as error:
+        raise InvalidParams(key, error.errors(include_url=False, include_input=False)) from None
+    return params
+
+
+def fetch_operation(lookup: Lookup, key: RouteKey, values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """One operation: its params from `values` (upstream names), the lookup, the normalized `data`."""
+    return lookup.data(key, operation_params(key, values))
+
+
+class LookupQuery(BaseModel):
+    """One endpoint's query. An endpoint's query model documents the API: its docstring would show in the
+    OpenAPI document, so notes on one are comments."""
+
+    # Deferred like the catalog's other models: the probe and operator functions import the catalog too, and
+    # a lookup's validator is built on its first request.
+    model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False, defer_build=True)
+
+    name: ClassVar[str]
+    """The operation's name: the REST handler's, the MCP tool's and the CLI's (`cu_products`; camelCase as
+    the OpenAPI operationId)."""
+    path: ClassVar[str]
+    """`/api/cu/products`; a parameter in braces is a path parameter (`/api/oliveyoung/products/{goodsNo}`)."""
+    summary: ClassVar[str]
+    description: ClassVar[str]
+    """What it finds, where, and what its parameters mean, in English and Korean: assistants (MCP) and people
+    (the CLI's help, the document) read it."""
+    cross_rules: ClassVar[tuple[CrossRule, ...]] = ()
+    """Its rules across parameters: a break of one raises a pydantic error whose type is the rule's name."""
+
+    @abstractmethod
+    def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
+        """The endpoint's `data`; raises InvalidParams (400), ApiError or LookupCancelled."""
+
+
+RETAILERS = {
+    "oliveyoung": "Olive Young",
+    "cu": "CU",
+    "gs25": "GS25",
+    "seveneleven": "7-Eleven",
+    "dtryx": "Dtryx cinemas",
+    "cgv": "CGV",
+}
+"""The retailer segment of a lookup's path (`/api/<retailer>/...`) and its name (the OpenAPI tag), in the
+document's order."""
+DECLARED: list[type[LookupQuery]] = []
+"""Every `@lookup` in the order the retailer modules were imported (`functions.catalog.LOOKUPS` orders them)."""
+
+Q = TypeVar("Q", bound=type[LookupQuery])
+
+
+def lookup(name: str, path: str, summary: str, description: str) -> Callable[[Q], Q]:
+    """Declares a query model a lookup endpoint (see the module docstring)."""
+
+    def declare(query: Q) -> Q:
+        query.name, query.path, query.summary, query.description = name, path, summary, description
+        DECLARED.append(query)
+        return query
+
+    return declare
+
+
+def _segment(query: type[LookupQuery]) -> str:
+    return query.path.split("/")[2]
+
+
+def in_document_order(queries: Sequence[type[LookupQuery]]) -> tuple[type[LookupQuery], ...]:
+    """By retailer as `RETAILERS` lists them, each retailer's in the order its module declares them."""
+    order = list(RETAILERS)
+    return tuple(sorted(queries, key=lambda query: order.index(_segment(query))))
+
+
+def description_of(query: type[LookupQuery]) -> str:
+    """Its description and the rules across its parameters, which their own schemas cannot state."""
+    return " ".join([query.description, *(rule.note for rule in query.cross_rules)])
+
+
+def retailer_of(query: type[LookupQuery]) -> str:
+    """The name of the retailer whose lookup this is (its OpenAPI tag)."""
+    return RETAILERS[_segment(query)]
+
+
+def answer_type(query: type[LookupQuery]) -> Any:
+    """The endpoint's `data` type: its own `fetch`'s return type, else its operation's normalizer's."""
+    owner = next(klass for klass in query.__mro__ if "fetch" in vars(klass))
+    if owner is OperationQuery:
+        key: RouteKey = query.key  # type: ignore[attr-defined]
+        return typing.get_type_hints(catalog.spec_for(key).normalizer)["return"]
+    # `Lookup` is a name for the type checker only (see the imports).
+    return typing.get_type_hints(query.fetch, localns={"Lookup": Any})["return"]
+
+
+class OperationQuery(LookupQuery):
+    """An endpoint that is one operation, `key`. Each field is one of the operation's params: under its own
+    name, or under its `serialization_alias` where the upstream names it otherwise."""
+
+    key: ClassVar[RouteKey]
+
+    def values(self) -> dict[str, Any]:
+        """The operation's params by upstream name; what the caller left out (None) takes the params model's
+        default."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+    def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
+        return fetch_operation(lookup, self.key, self.values())
