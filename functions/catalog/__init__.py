@@ -6,36 +6,45 @@ anything."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from functions.catalog import cgv, contract, cu, dtryx, gs25, oliveyoung, seveneleven
-from functions.catalog.contract import LookupQuery
 from functions.catalog.spec import HttpRequest, OperationSpec
 from functions.core import RouteKey
 
-_ALL_SPECS: tuple[OperationSpec[Any, Any], ...] = (
-    *oliveyoung.SPECS,
-    *cu.SPECS,
-    *gs25.SPECS,
-    *seveneleven.SPECS,
-    *dtryx.SPECS,
-    *cgv.SPECS,
-)
+if TYPE_CHECKING:
+    from functions.catalog.contract import LookupQuery
 
-CATALOG: Mapping[RouteKey, OperationSpec[Any, Any]] = MappingProxyType(
-    {key: spec for key in RouteKey for spec in _ALL_SPECS if spec.key is key}
-)
-assert len(CATALOG) == len(RouteKey) == len(_ALL_SPECS), "exactly one spec per route key"
+    CATALOG: Mapping[RouteKey, OperationSpec[Any, Any]]
+    """Every route key's spec."""
+    LOOKUPS: tuple[type[LookupQuery], ...]
+    """Every lookup endpoint's contract, in the document's order: the REST routes, the OpenAPI paths, the MCP
+    tools and the CLI's operations follow it."""
 
 
-LOOKUPS: tuple[type[LookupQuery], ...] = contract.in_document_order(contract.DECLARED)
-"""Every lookup endpoint's contract, in the document's order: the REST routes, the OpenAPI paths, the MCP tools
-and the CLI's operations follow it."""
+@cache
+def _loaded() -> tuple[Mapping[RouteKey, OperationSpec[Any, Any]], tuple[type[LookupQuery], ...]]:
+    # The retailer modules load on the first use of `CATALOG`, `LOOKUPS` or `spec_for`, not on an import of
+    # the package: the operator function answers reads and overrides without them (its POST probe loads them).
+    from functions.catalog import cgv, contract, cu, dtryx, gs25, oliveyoung, seveneleven
+
+    specs = (*oliveyoung.SPECS, *cu.SPECS, *gs25.SPECS, *seveneleven.SPECS, *dtryx.SPECS, *cgv.SPECS)
+    catalog = MappingProxyType({key: spec for key in RouteKey for spec in specs if spec.key is key})
+    assert len(catalog) == len(RouteKey) == len(specs), "exactly one spec per route key"
+    return catalog, contract.in_document_order(contract.DECLARED)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CATALOG":
+        return _loaded()[0]
+    if name == "LOOKUPS":
+        return _loaded()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def spec_for(key: RouteKey) -> OperationSpec[Any, Any]:
-    return CATALOG[key]
+    return _loaded()[0][key]
 
 
-__all__ = ["CATALOG", "LOOKUPS", "HttpRequest", "LookupQuery", "OperationSpec", "spec_for"]
+__all__ = ["CATALOG", "LOOKUPS", "HttpRequest", "OperationSpec", "spec_for"]

@@ -31,8 +31,8 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import to_json
 
-from functions.catalog import LOOKUPS, LookupQuery
-from functions.catalog.contract import description_of, retailer_of
+from functions.catalog import LOOKUPS
+from functions.catalog.contract import LookupQuery, description_of, retailer_of
 from functions.core import ApiError, ErrorCode, LookupCancelled
 from functions.core.errors import field_errors
 from functions.core.input_rules import broken_rules_message

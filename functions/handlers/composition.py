@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 import httpx
 
@@ -29,8 +29,8 @@ from functions.adapters.dynamo_store import dynamodb_client as new_dynamodb_clie
 from functions.adapters.http import new_http_client
 from functions.adapters.relay import RelayConfigError, RelayCredentials, RelayEndpoint, RelayTransport
 from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, secret_source
-from functions.catalog import CATALOG
-from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup
+from functions.catalog import OperationSpec
+from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, RouteKey
 from functions.core.model import SECOND_MS
 from functions.handlers.daily_quota import LimitedLookups, limited_lookups
 from functions.handlers.init_collection import resume_after_init
@@ -206,16 +206,19 @@ class ProbeFunction:
     store: DynamoVerdictStore | None
     check_timeout_ms: int = DIRECT_TIMEOUT_MS
 
-    def probe(self, *, slot_start: int, trigger: str) -> ProbeSummary:
-        """One probe run for `slot_start` under the slot rule; raises StoreNotConfigured or StoreError."""
+    def probe(
+        self, specs: Mapping[RouteKey, OperationSpec[Any, Any]], *, slot_start: int, trigger: str
+    ) -> ProbeSummary:
+        """One probe run of `specs` (the catalog) for `slot_start` under the slot rule; raises
+        StoreNotConfigured or StoreError."""
         store = self.store
         if store is None:
             raise StoreNotConfigured
-        # The probe and operator functions import it at INIT (their handlers do); the lookup function never.
+        # The lookup function never loads the probe's code.
         from functions.services.probe_run import run_probe
 
         return run_probe(
-            specs=CATALOG,
+            specs=specs,
             direct=self.upstreams.direct,
             relays=self.upstreams.relays,
             store=store,

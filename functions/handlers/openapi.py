@@ -16,8 +16,8 @@ from typing import Any, Literal
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from pydantic import BaseModel, TypeAdapter
 
-from functions.catalog import LOOKUPS, LookupQuery
-from functions.catalog.contract import answer_type, retailer_of
+from functions.catalog import LOOKUPS
+from functions.catalog.contract import LookupQuery, answer_type, retailer_of
 from functions.core import ErrorCode
 from functions.core.overrides import PINNED_NEVER_DIRECT
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES

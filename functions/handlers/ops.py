@@ -18,6 +18,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
+from functions import catalog
 from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.secrets import SecretsError
 from functions.core import PROBE_SLOT_MS, ApiError, ErrorCode, RouteKey, Snapshot, StoreError
@@ -49,7 +50,8 @@ def probe_routes() -> Response[Any]:
     function = OPERATOR_FUNCTION.get()
     store = _authorized_store(function)
     now = function.upstreams.clock()
-    summary = function.probe(slot_start=slot_start_of(now), trigger="operator")
+    # The retailers' specs load here, on the first POST: reads and overrides never need them.
+    summary = function.probe(catalog.CATALOG, slot_start=slot_start_of(now), trigger="operator")
     data = _shown(store.read_snapshot(), function.upstreams.clock())
     if summary.ran:
         return _json(200, {"success": True, "data": data})

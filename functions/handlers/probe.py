@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.catalog import CATALOG
 from functions.core import StoreError
 from functions.core.overrides import with_active_overrides
 from functions.handlers.composition import PROBE_FUNCTION, ProbeFunction, prepare_at_init
@@ -33,7 +34,7 @@ def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str,
     scheduled_ms = int(event.time.timestamp() * 1000)
     logger.append_keys(event_id=event.id, scheduled_at=event.time.isoformat())
     function = PROBE_FUNCTION.get()
-    summary = function.probe(slot_start=slot_start_of(scheduled_ms), trigger="schedule")
+    summary = function.probe(CATALOG, slot_start=slot_start_of(scheduled_ms), trigger="schedule")
     _report_overrides(function)
     return summary.to_dict()
 

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 
 from functions.adapters.http import new_http_client
 from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTransport
-from functions.catalog import CATALOG, LOOKUPS, LookupQuery
+from functions.catalog import CATALOG, LOOKUPS
 from functions.catalog.cgv import CgvMoviesQuery, CgvTheatersQuery, CgvTimetableQuery
-from functions.catalog.contract import InvalidParams
+from functions.catalog.contract import InvalidParams, LookupQuery
 from functions.catalog.cu import CuProductsQuery, CuStoresQuery
 from functions.catalog.dtryx import DtryxMoviesQuery, DtryxPlayDatesQuery, DtryxTimetableQuery
 from functions.catalog.gs25 import Gs25ProductsQuery, Gs25StockQuery

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from functions.catalog import LookupQuery
 from functions.catalog.cgv import CgvMoviesQuery, CgvTheatersQuery, CgvTimetableQuery
+from functions.catalog.contract import LookupQuery
 from functions.catalog.cu import CuProductsQuery, CuStoresQuery
 from functions.catalog.gs25 import Gs25ProductsQuery, Gs25StockQuery
 from functions.catalog.oliveyoung import OliveyoungProductsQuery, OliveyoungStockQuery, OliveyoungStoresQuery

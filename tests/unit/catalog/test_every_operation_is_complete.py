@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from functions.catalog import CATALOG, LOOKUPS, LookupQuery
+from functions.catalog import CATALOG, LOOKUPS
+from functions.catalog.contract import LookupQuery
 from functions.catalog.relay_inputs import read_relay_input
 from functions.core import Reason, RouteFailure, RouteKey, group_of
 from sandbox.simulator.payloads import SIMULATED, probe_request, realistic_payload, soft_failure_payloads

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from functions.catalog import LOOKUPS, LookupQuery
+from functions.catalog import LOOKUPS
+from functions.catalog.contract import LookupQuery
 from tests.support.catalog_fixtures import ENDPOINTS
 from tests.support.examples import examples
 from tests.support.openapi import served_document, template_of

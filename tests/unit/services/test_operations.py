@@ -11,9 +11,8 @@ import pytest
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from functions.catalog import LookupQuery
 from functions.catalog.cgv import CgvMoviesQuery, CgvTheatersQuery, CgvTimetableQuery
-from functions.catalog.contract import InvalidParams, operation_params
+from functions.catalog.contract import InvalidParams, LookupQuery, operation_params
 from functions.catalog.cu import CuProductsQuery, CuStoresQuery
 from functions.catalog.dtryx import DtryxMoviesQuery, DtryxTimetableQuery
 from functions.catalog.gs25 import Gs25StockQuery
