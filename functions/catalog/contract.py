@@ -36,10 +36,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-# The package, not its names: it is still importing the retailer modules (which import this one) when this
-# module runs, and its `spec_for` is only called once a lookup runs.
-from functions import catalog
-from functions.catalog import common
+from functions.catalog import common, spec_for
 from functions.core import RouteKey, input_rules
 from functions.core.errors import ApiError, ErrorCode, field_errors
 from functions.core.input_rules import CONTROL, CrossRule
@@ -117,7 +114,7 @@ class InvalidParams(ApiError):
 def operation_params(key: RouteKey, values: Mapping[str, Any]) -> BaseModel:
     """The operation's own params model (upstream field names); raises InvalidParams."""
     try:
-        params: BaseModel = catalog.spec_for(key).params.model_validate(dict(values))
+        params: BaseModel = spec_for(key).params.model_validate(dict(values))
     except ValidationError as error:
         raise InvalidParams(key, error.errors(include_url=False, include_input=False)) from None
     return params
@@ -205,7 +202,7 @@ def answer_type(query: type[LookupQuery]) -> Any:
     owner = next(klass for klass in query.__mro__ if "fetch" in vars(klass))
     if owner is OperationQuery:
         key: RouteKey = query.key  # type: ignore[attr-defined]
-        return typing.get_type_hints(catalog.spec_for(key).normalizer)["return"]
+        return typing.get_type_hints(spec_for(key).normalizer)["return"]
     # `Lookup` is a name for the type checker only (see the imports).
     return typing.get_type_hints(query.fetch, localns={"Lookup": Any})["return"]
 
