@@ -72,11 +72,7 @@ def _credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
             continue
         values = secrets.relay(group)
         assert values.token is not None
-        credentials[group] = RelayCredentials(
-            values.token.get_secret_value(),
-            values.access_client_id.get_secret_value() if values.access_client_id else None,
-            values.access_client_secret.get_secret_value() if values.access_client_secret else None,
-        )
+        credentials[group] = values.credentials()
     return credentials
 
 

@@ -24,6 +24,7 @@ from aws_lambda_powertools.utilities.parameters.exceptions import (
 from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from functions.adapters.relay import RelayCredentials
 from functions.core import RelayGroup
 
 if TYPE_CHECKING:
@@ -52,6 +53,19 @@ class RelaySecrets:
     access_client_id: SecretStr | None
     access_client_secret: SecretStr | None
     api_key: SecretStr | None = None
+
+    def credentials(self) -> RelayCredentials:
+        """The plain values the relay transport sends (no token: empty, which the relay endpoint refuses)."""
+
+        def plain(value: SecretStr | None) -> str | None:
+            return value.get_secret_value() if value else None
+
+        return RelayCredentials(
+            plain(self.token) or "",
+            plain(self.access_client_id),
+            plain(self.access_client_secret),
+            plain(self.api_key),
+        )
 
 
 class Secrets(BaseModel):

@@ -129,7 +129,7 @@ class LookupQuery(BaseModel):
     """One endpoint's query. An endpoint's query model documents the API: its docstring would show in the
     OpenAPI document, so notes on one are comments."""
 
-    # Deferred like the catalog's other models: the probe and operator functions import the catalog too, and
+    # Deferred like the catalog's other models: the probe function loads the catalog at INIT too, and
     # a lookup's validator is built on its first request.
     model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False, defer_build=True)
 

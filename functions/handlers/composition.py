@@ -27,7 +27,7 @@ from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.dynamo_store import dynamodb_client as new_dynamodb_client
 from functions.adapters.http import new_http_client
-from functions.adapters.relay import RelayConfigError, RelayCredentials, RelayEndpoint, RelayTransport
+from functions.adapters.relay import RelayConfigError, RelayEndpoint, RelayTransport
 from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, secret_source
 from functions.catalog import OperationSpec
 from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, RouteKey
@@ -266,15 +266,7 @@ def relay_endpoints(
         url = relay_url(settings, group, secrets)
         if url is None:
             continue
-        values = secrets.relay(relay_settings_of(group, settings, secrets))
-        credentials = RelayCredentials(
-            token=values.token.get_secret_value() if values.token else "",
-            access_client_id=values.access_client_id.get_secret_value() if values.access_client_id else None,
-            access_client_secret=(
-                values.access_client_secret.get_secret_value() if values.access_client_secret else None
-            ),
-            api_key=values.api_key.get_secret_value() if values.api_key else None,
-        )
+        credentials = secrets.relay(relay_settings_of(group, settings, secrets)).credentials()
         try:
             endpoints[group] = RelayEndpoint.parse(group, url, credentials)
         except RelayConfigError as error:

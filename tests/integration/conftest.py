@@ -240,14 +240,8 @@ def relay_credentials(secrets: Secrets) -> dict[RelayGroup, RelayCredentials]:
     credentials = {}
     for group in RelayGroup:
         values = secrets.relay(group)
-        if values.token is None:
-            continue
-        credentials[group] = RelayCredentials(
-            values.token.get_secret_value(),
-            values.access_client_id.get_secret_value() if values.access_client_id else None,
-            values.access_client_secret.get_secret_value() if values.access_client_secret else None,
-            values.api_key.get_secret_value() if values.api_key else None,
-        )
+        if values.token is not None:
+            credentials[group] = values.credentials()
     return credentials
 
 
