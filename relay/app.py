@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Awaitable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from starlette.requests import ClientDisconnect, Request
@@ -72,6 +72,12 @@ class GroupPolicy:
 
 
 _MINUTE, _FIVE_MINUTES, _TEN_MINUTES = 60_000, 300_000, 600_000
+_DTRYX = GroupPolicy(
+    upstream_slots=4,
+    max_outstanding=32,
+    quota=QuotaLimits(per_minute=300, per_day=300_000),
+    deadline_ms=15_000,
+)
 POLICIES: Mapping[RelayGroup, GroupPolicy] = {
     RelayGroup.OLIVEYOUNG: GroupPolicy(
         upstream_slots=1,
@@ -98,24 +104,16 @@ POLICIES: Mapping[RelayGroup, GroupPolicy] = {
         },
         deadline_ms=15_000,
     ),
-    RelayGroup.DTRYX: GroupPolicy(
-        upstream_slots=4,
-        max_outstanding=32,
-        quota=QuotaLimits(per_minute=300, per_day=300_000),
-        deadline_ms=15_000,
-    ),
-    # Served beside Dtryx (relay/cgv.py): its ledger, hence its quota, is the Dtryx relay's.
-    RelayGroup.CGV: GroupPolicy(
-        upstream_slots=4,
-        max_outstanding=32,
-        quota=QuotaLimits(per_minute=300, per_day=300_000),
+    RelayGroup.DTRYX: _DTRYX,
+    # Served beside Dtryx (relay/cgv.py) with Dtryx's limits: its ledger, hence its quota, is the Dtryx relay's.
+    RelayGroup.CGV: replace(
+        _DTRYX,
         cache_ttl_ms={
             RouteKey.CGV_THEATERS: _FIVE_MINUTES,
             RouteKey.CGV_MOVIES: _FIVE_MINUTES,
             RouteKey.CGV_TIMETABLE: 30_000,
             RouteKey.CGV_TIMETABLE_MOVIE: 30_000,
         },
-        deadline_ms=15_000,
     ),
 }
 HEALTH_PATHS: Mapping[RelayGroup, str] = {

@@ -144,26 +144,6 @@ def test_a_relay_with_another_key_than_cgvs_gets_403_and_answers_502(make_relay:
     assert relay.retailers.calls(RouteKey.CGV_THEATERS) == 1
 
 
-@pytest.mark.parametrize(
-    ("key", "ttl_ms"),
-    [
-        (RouteKey.CGV_THEATERS, 300_000),
-        (RouteKey.CGV_MOVIES, 300_000),
-        (RouteKey.CGV_TIMETABLE, 30_000),
-        (RouteKey.CGV_TIMETABLE_MOVIE, 30_000),
-    ],
-)
-def test_ttls_and_hits_use_no_quota(relay: RelayUnderTest, key: RouteKey, ttl_ms: int) -> None:
-    remaining = relay.health(RelayGroup.CGV)["quota"]["dailyRemaining"]
-    assert relay.post(key).headers["x-relay-cache"] == "miss"
-    relay.clock.advance(ttl_ms - 1)
-    assert relay.post(key).headers["x-relay-cache"] == "hit"
-    assert relay.health(RelayGroup.CGV)["quota"]["dailyRemaining"] == remaining - 1
-    relay.clock.advance(1)
-    assert relay.post(key).headers["x-relay-cache"] == "miss"
-    assert relay.retailers.calls() == 2
-
-
 def test_identical_bodies_in_flight_share_one_call_whatever_their_key_order(relay: RelayUnderTest) -> None:
     body = probe_body(RouteKey.CGV_TIMETABLE_MOVIE)
     reordered = dict(reversed(list(body.items())))

@@ -12,7 +12,7 @@ import anyio
 import httpx
 import pytest
 
-from functions.core import RelayGroup, RouteKey
+from functions.core import RelayGroup, RouteKey, group_of
 from relay.app import RelayApp
 from relay.cache import ResponseCache
 from tests.relay.conftest import RelayFactory, RelayUnderTest, auth, path_of, probe_body, wait_until
@@ -67,14 +67,21 @@ def test_a_success_is_served_from_the_cache_until_its_ttl_ends(relay: RelayUnder
         (RouteKey.CU_STORE, 30_000),
         (RouteKey.SEVEN_STOCK, 30_000),
         (RouteKey.SEVEN_GOODS, 300_000),
+        (RouteKey.CGV_THEATERS, 300_000),
+        (RouteKey.CGV_MOVIES, 300_000),
+        (RouteKey.CGV_TIMETABLE, 30_000),
+        (RouteKey.CGV_TIMETABLE_MOVIE, 30_000),
     ],
 )
-def test_ttls_per_operation(relay: RelayUnderTest, key: RouteKey, ttl_ms: int) -> None:
-    relay.post(key)
+def test_ttls_per_operation_and_hits_use_no_quota(relay: RelayUnderTest, key: RouteKey, ttl_ms: int) -> None:
+    remaining = relay.health(group_of(key))["quota"]["dailyRemaining"]
+    assert relay.post(key).headers["x-relay-cache"] == "miss"
     relay.clock.advance(ttl_ms - 1)
     assert relay.post(key).headers["x-relay-cache"] == "hit"
+    assert relay.health(group_of(key))["quota"]["dailyRemaining"] == remaining - 1
     relay.clock.advance(1)
     assert relay.post(key).headers["x-relay-cache"] == "miss"
+    assert relay.retailers.calls() == 2
 
 
 def test_failures_are_never_cached(relay: RelayUnderTest) -> None:
