@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from moto.core.models import MockAWS
@@ -195,39 +196,41 @@ def both_sources(
     return [(from_manager, manager), (secret_source(None, max_age_s=60).get(), environment)]
 
 
-def test_the_gs25_api_key_is_the_convenience_relays_own_from_secrets_manager_or_the_environment(
-    secretsmanager: SecretsManagerClient, monkeypatch: pytest.MonkeyPatch
+def _gs25_api_key(secrets: Secrets) -> str | None:
+    api_key = secrets.relay(RelayGroup.CONVENIENCE).api_key
+    return None if api_key is None else api_key.get_secret_value()
+
+
+@pytest.mark.parametrize(
+    ("name", "read"),
+    [("GS25_API_KEY", _gs25_api_key), ("CGV_SIGNING_KEY", lambda secrets: secrets.value("CGV_SIGNING_KEY"))],
+)
+def test_a_secret_value_comes_from_secrets_manager_or_the_environment_and_is_never_shown(
+    secretsmanager: SecretsManagerClient,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    read: Callable[[Secrets], str | None],
 ) -> None:
-    sources = both_sources(
-        secretsmanager, monkeypatch, "GS25_API_KEY", manager="gs25-key-sm", environment="gs25-key-env"
-    )
+    sources = both_sources(secretsmanager, monkeypatch, name, manager=f"{name}-sm", environment=f"{name}-env")
     for secrets, expected in sources:
-        api_key = secrets.relay(RelayGroup.CONVENIENCE).api_key
-        assert api_key is not None
-        assert api_key.get_secret_value() == expected
-        assert secrets.relay(RelayGroup.OLIVEYOUNG).api_key is None
-        assert secrets.relay(RelayGroup.DTRYX).api_key is None
+        assert read(secrets) == expected
         assert expected in secrets.all_values()
         assert expected not in repr(secrets) + str(secrets) + repr(secrets.relay(RelayGroup.CONVENIENCE))
+        assert secrets.value("NOT_A_SECRET") is None
 
 
-def test_without_a_gs25_api_key_there_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GS25_API_KEY", "  ")  # blank means unset
+def test_the_gs25_api_key_is_the_convenience_relays_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GS25_API_KEY", "gs25-key")
+    secrets = secret_source(None, max_age_s=60).get()
+    assert _gs25_api_key(secrets) == "gs25-key"
+    assert secrets.relay(RelayGroup.OLIVEYOUNG).api_key is None
+    assert secrets.relay(RelayGroup.DTRYX).api_key is None
+
+
+def test_a_blank_secret_value_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GS25_API_KEY", "  ")
     assert secret_source(None, max_age_s=60).get().relay(RelayGroup.CONVENIENCE).api_key is None
-
-
-def test_the_cgv_signing_key_is_a_secret_value_read_by_name(
-    secretsmanager: SecretsManagerClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sources = both_sources(
-        secretsmanager, monkeypatch, "CGV_SIGNING_KEY", manager="k-sm", environment="k-env"
-    )
-    for secrets, expected in sources:
-        assert secrets.value("CGV_SIGNING_KEY") == expected
-        assert expected in secrets.all_values()
-        assert expected not in repr(secrets) + str(secrets)
     assert Secrets.from_mapping({"CGV_SIGNING_KEY": " "}, source="test").value("CGV_SIGNING_KEY") is None
-    assert all(secrets.value("NOT_A_SECRET") is None for secrets, _ in sources)
 
 
 @pytest.mark.parametrize(
