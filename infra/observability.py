@@ -250,22 +250,24 @@ class Observability(Construct):
         self,
         name: str,
         *,
-        runbook: str,
         meaning: str,
         first_steps: str,
         metric: cloudwatch.IMetric,
-        comparison: cloudwatch.ComparisonOperator,
+        comparison: cloudwatch.ComparisonOperator = (
+            cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        ),
         threshold: float = 1,
         periods: int = 1,
         missing_data: cloudwatch.TreatMissingData = cloudwatch.TreatMissingData.NOT_BREACHING,
     ) -> None:
         """An alarm named `<stack>-<name>` that notifies the topic when it fires and when it clears; it fires
-        when all of the last `periods` 5-minute periods breach. `runbook`: the README anchor of its runbook."""
+        when all of the last `periods` 5-minute periods breach (by default: count at least 1 in each). Its
+        runbook is the README section `#<name>`."""
         alarm = cloudwatch.Alarm(
             self,
             f"Alarm-{name}",
             alarm_name=f"{self._stack_name}-{name}",
-            alarm_description=f"{meaning} First steps: {first_steps} Runbook: {self._runbook_url}#{runbook}",
+            alarm_description=f"{meaning} First steps: {first_steps} Runbook: {self._runbook_url}#{name}",
             metric=metric,
             threshold=threshold,
             comparison_operator=comparison,
@@ -280,7 +282,6 @@ class Observability(Construct):
     def _add_probe_alarms(self, probe: lambda_.Function) -> None:
         self._add_alarm(
             "probe-stale",
-            runbook="probe-stale",
             meaning="No probe run in 15 minutes: verdicts are ageing out and lookups fall back to the relays.",
             first_steps="check the probe function's errors and throttles, its log group and the EventBridge "
             "rule; `route-health ops probe` runs a probe by hand.",
@@ -291,22 +292,18 @@ class Observability(Construct):
         )
         self._add_alarm(
             "probe-throttles",
-            runbook="probe-throttles",
             meaning="Lambda throttled the scheduled probe (its reserved concurrency or the account's limit).",
             first_steps="check the account's concurrency and the probe's reserved concurrency; a throttled "
             "run is retried by EventBridge and its slot still runs at most once.",
             metric=probe.metric_throttles(period=PERIOD, statistic="Sum"),
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         )
         self._add_alarm(
             "relay-unhealthy",
-            runbook="relay-unhealthy",
             meaning="A relay failed its health check in two consecutive probe runs: routes without a working "
             "direct path answer 503.",
             first_steps=f"see which relay and why: {SEE_WHICH_ROUTE} (RELAY table), or the relay-checks "
             "query; then check that relay's host, its tunnel and its secret.",
             metric=metric("RelaysUnhealthy", statistic="Minimum"),
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             periods=2,
             # No data means no probe run, which the probe-stale alarm reports.
             missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -317,7 +314,6 @@ class Observability(Construct):
     ) -> None:
         self._add_alarm(
             "503-rate",
-            runbook="503-rate",
             meaning=f"More than {UNAVAILABLE_RATE_PERCENT}% of lookups answered 503 UPSTREAM_ROUTE_UNAVAILABLE "
             "in two 5-minute periods: direct known bad and the relay known unhealthy, or the relay itself "
             "could not serve.",
@@ -330,7 +326,6 @@ class Observability(Construct):
         )
         self._add_alarm(
             "api-5xx-rate",
-            runbook="api-5xx-rate",
             meaning=f"More than {API_5XX_RATE_PERCENT}% of HTTP API requests answered 5xx in two 5-minute "
             "periods (502 bad upstream answers, 503, 504 timeouts, 500s).",
             first_steps="open the dashboard's 'Lookup errors by code' to see which code, then follow that "
@@ -346,7 +341,6 @@ class Observability(Construct):
         }
         self._add_alarm(
             "snapshot-stale",
-            runbook="snapshot-stale",
             meaning=f"For 15 minutes, the lookups' verdict snapshots were a median of more than "
             f"{SNAPSHOT_STALE_MS // 1000} s old (refreshed every {SNAPSHOT_TTL_MS // 1000} s): containers "
             "cannot read DynamoDB and route relay-first.",
@@ -366,26 +360,22 @@ class Observability(Construct):
     def _add_store_alarm(self) -> None:
         self._add_alarm(
             "store-errors",
-            runbook="store-errors",
             meaning="Verdict store (DynamoDB) calls failed in two 5-minute periods in a row: the probe "
             "cannot store verdicts, lookups route relay-first on ageing snapshots.",
             first_steps="see which call: the store-errors-by-operation query (the dashboard's 'Store errors "
             "by operation'), then the DynamoDB table's metrics and the AWS Health Dashboard.",
             metric=metric("StoreError"),
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             periods=2,
         )
 
     def _add_error_alarms(self, functions: Mapping[str, lambda_.Function]) -> None:
         self._add_alarm(
             "unexpected-errors",
-            runbook="unexpected-errors",
             meaning="A lookup or operator request hit an unexpected exception and was answered 500 "
             "INTERNAL_ERROR (a bug: Lambda counts no error for it).",
             first_steps="search the api and ops log groups for 'unexpected error' (it carries the stack "
             "trace) and roll back the last deploy if it started then.",
             metric=metric("UnexpectedError"),
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         )
         # One question ("did a function fail?"), one alarm: the functions' errors summed.
         errors = {
@@ -394,7 +384,6 @@ class Observability(Construct):
         }
         self._add_alarm(
             "function-errors",
-            runbook="function-errors",
             meaning=f"A function ({', '.join(functions)}) failed: an unhandled error, a timeout or a crash at "
             "start.",
             first_steps="see which function on the dashboard's 'Lambda errors', then read its log group and "
@@ -405,7 +394,6 @@ class Observability(Construct):
                 label="function errors",
                 period=PERIOD,
             ),
-            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         )
 
     def _saved_queries(self, functions: Mapping[str, lambda_.Function]) -> dict[str, logs.QueryDefinition]:
