@@ -17,9 +17,9 @@ from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringCo
 from typing_extensions import TypedDict
 
 from functions.catalog import contract
-from functions.catalog.common import NoParams, StrictParams, Tally, UpstreamModel, answer, frozen_headers
+from functions.catalog.common import StrictParams, Tally, UpstreamModel, answer, frozen_headers
 from functions.catalog.dtryx import korea_today, real_compact_date
-from functions.catalog.relay_rules import NoFields, RelayInput
+from functions.catalog.relay_rules import WITHOUT_PARAMS, RelayInput
 from functions.catalog.spec import OperationSpec, RequestSigning
 from functions.core import RouteKey
 from functions.core.errors import ApiError, ErrorCode
@@ -357,10 +357,8 @@ def _site_spec(
 THEATERS = spec(
     RouteKey.CGV_THEATERS,
     "/searchRegnList",
-    params=NoParams,
-    probe_params=lambda _now: NoParams(),
+    **WITHOUT_PARAMS,
     normalizer=normalize_theaters,
-    relay_input=NoFields,
     query=lambda _params: [("coCd", COMPANY_CODE)],
     relay_operation="theaters",
 )

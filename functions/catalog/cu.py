@@ -15,7 +15,6 @@ from functions.catalog.common import (
     AppEnvelope,
     Count,
     NonEmptyStr,
-    NoParams,
     Number,
     Numeric,
     OptionalCode,
@@ -34,7 +33,7 @@ from functions.catalog.common import (
     stock,
     yn,
 )
-from functions.catalog.relay_rules import NoFields, RelayInput
+from functions.catalog.relay_rules import WITHOUT_PARAMS, RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 
@@ -307,11 +306,9 @@ spec = partial(OperationSpec, base_url=BASE_URL, headers=HEADERS)
 PRIME = spec(
     RouteKey.CU_PRIME,
     "/api/search/display/stock",
-    params=NoParams,
-    probe_params=lambda _now: NoParams(),
+    **WITHOUT_PARAMS,
     response=PrimeResponse,
     normalizer=normalize_prime,
-    relay_input=NoFields,
 )
 
 STOCK = spec(

@@ -3,7 +3,8 @@ the relays' JavaScript semantics: `5.0` is the integer 5, a boolean is not a num
 JSON, lengths count UTF-16 code units, `\\d` is `[0-9]`; an optional key is absent, never null; any other
 key is refused."""
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, Final
 
 from pydantic import (
     AfterValidator,
@@ -16,8 +17,9 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
+from typing_extensions import TypedDict
 
-from functions.catalog.common import text_rule
+from functions.catalog.common import NoParams, text_rule
 
 
 def _js_integer(value: object) -> object:
@@ -75,3 +77,18 @@ class RelayInput(BaseModel):
 
 class NoFields(RelayInput):
     """`{}` exactly."""
+
+
+class _WithoutParams(TypedDict):
+    params: type[NoParams]
+    probe_params: Callable[[int], NoParams]
+    relay_input: type[NoFields]
+
+
+WITHOUT_PARAMS: Final[_WithoutParams] = {
+    "params": NoParams,
+    "probe_params": lambda _now: NoParams(),
+    "relay_input": NoFields,
+}
+"""A spec's fields for an operation that takes no parameters, upstream or at the relay (`{}`):
+`spec(key, path, **WITHOUT_PARAMS, ...)`."""

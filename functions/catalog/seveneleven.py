@@ -41,7 +41,7 @@ from functions.catalog.common import (
     optional_text,
     stock,
 )
-from functions.catalog.relay_rules import NoFields, RelayInput
+from functions.catalog.relay_rules import WITHOUT_PARAMS, RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 from functions.core.errors import ApiError, ErrorCode
@@ -638,11 +638,9 @@ def _listing_spec(
     return spec(
         key,
         path,
-        params=NoParams,
-        probe_params=lambda _now: NoParams(),
+        **WITHOUT_PARAMS,
         response=response,
         normalizer=normalizer,
-        relay_input=NoFields,
         method="GET",
     )
 
