@@ -26,10 +26,10 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from functions.catalog import spec_for
-from functions.catalog.relay_inputs import MAX_RELAY_BODY_BYTES, RelayInputRejected, read_relay_input
 from functions.core import Clock, RelayGroup, RouteKey, group_of
 from relay.cache import ResponseCache, cache_key
 from relay.consumers import Consumers, Reservation, consumer_of
+from relay.inputs import MAX_RELAY_BODY_BYTES, RelayInputRejected, read_relay_input
 from relay.logs import RelayLog
 from relay.quota import LedgerUnavailable, QuotaLedger, QuotaLimits
 from relay.upstream import InputUnusable, UpstreamCaller, UpstreamFailed, compact_json, relay_params

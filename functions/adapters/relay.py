@@ -17,10 +17,10 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from functions.adapters.http import OK_ONLY, decode_json, exchange, reason_for_status
-from functions.catalog.relay_inputs import API_KEY
+from functions.catalog.relay_rules import ApiKey
 from functions.catalog.spec import OperationSpec
 from functions.core import ApiError, Clock, Reason, RelayCheck, RelayGroup, RouteFailure, RouteKey, group_of
 from functions.core.errors import GS25_SESSION_UNAVAILABLE, ErrorCode
@@ -120,6 +120,10 @@ class RelayEndpoint:
 
 def _is_visible_ascii(value: str) -> bool:
     return all("!" <= char <= "~" for char in value)
+
+
+API_KEY = TypeAdapter(ApiKey)
+"""The relays' rule for a retailer API key in a relay body: a key that breaks it is never sent."""
 
 
 def _is_valid_api_key(value: str) -> bool:

@@ -28,7 +28,6 @@ from functions.catalog.oliveyoung import (
     OliveyoungStockQuery,
     OliveyoungStoresQuery,
 )
-from functions.catalog.relay_inputs import RelayInputRejected, read_relay_input
 from functions.catalog.seveneleven import (
     SevenElevenExhibitionsQuery,
     SevenElevenIssuesQuery,
@@ -41,6 +40,7 @@ from functions.catalog.seveneleven import (
 from functions.core import RelayGroup, RouteKey
 from functions.services.lookup import Lookup
 from functions.services.routing import Router
+from relay.inputs import RelayInputRejected, read_relay_input
 from sandbox.simulator.payloads import realistic_payload
 from sandbox.simulator.routes import relay_route
 from tests.support.catalog_fixtures import ENDPOINTS, Endpoint

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from functions.catalog import spec_for
-from functions.catalog.relay_inputs import read_relay_input
 from functions.core import Reason, RouteKey
+from relay.inputs import read_relay_input
 from sandbox.simulator.payloads import (
     bad_shape_payload,
     probe_request,

@@ -14,8 +14,8 @@ import pytest
 
 from functions.catalog import CATALOG, LOOKUPS
 from functions.catalog.contract import LookupQuery
-from functions.catalog.relay_inputs import read_relay_input
 from functions.core import Reason, RouteFailure, RouteKey, group_of
+from relay.inputs import read_relay_input
 from sandbox.simulator.payloads import SIMULATED, probe_request, realistic_payload, soft_failure_payloads
 from sandbox.simulator.routes import relay_route, retailer_route
 from tests.support.catalog_fixtures import VALID

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from functions.catalog.relay_inputs import (
+from functions.core import RouteKey
+from relay.inputs import (
     MAX_RELAY_BODY_BYTES,
     RelayInputRejected,
     read_relay_input,
 )
-from functions.core import RouteKey
 from tests.support.catalog_fixtures import CU_STOCK_BODY, CU_STORE_BODY
 
 OY_STORE = {

@@ -10,10 +10,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from functions.catalog import spec_for
-from functions.catalog.relay_rules import ApiKey
 from functions.core import RelayGroup, RouteKey, group_of
 
 MAX_RELAY_BODY_BYTES = 16_384
@@ -26,10 +25,6 @@ class RelayInputRejected(Exception):
         super().__init__(f"relay input rejected with {status}")
         self.status = status
         self.body = dict(body)
-
-
-API_KEY = TypeAdapter(ApiKey)
-"""The rule for a retailer API key the Lambda sends in a relay body."""
 
 
 # --- reading a request body ------------------------------------------------------------------------
