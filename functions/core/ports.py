@@ -1,4 +1,4 @@
-"""The core's interfaces to the outside world: the clock and where verdicts and overrides are kept.
+"""The core's interfaces to the outside world: the clock and where verdicts (and overrides) are kept.
 
 The services' own interfaces (transports, the router's and the probe's events, the quota store) are in
 `functions/services/ports.py`.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from functions.core.model import RelayCheck, RouteCheck, RouteKey, RouteOverride, Snapshot
+from functions.core.model import RelayCheck, RouteCheck, RouteKey, Snapshot
 
 Clock = Callable[[], int]
 """Returns the current time in epoch milliseconds. Injected everywhere; the core never reads a clock."""
@@ -31,15 +31,3 @@ class VerdictStore(Protocol):
     def record_failure(self, key: RouteKey, *, at: int, now: int) -> None: ...
 
     def claim_probe_slot(self, slot_start: int, *, trigger: str, now: int) -> bool: ...
-
-
-class OverrideStore(Protocol):
-    """Where operator overrides are kept: beside the verdicts, so `read_snapshot` returns them too.
-
-    Any failure raises `StoreError`.
-    """
-
-    def put_override(self, override: RouteOverride) -> None: ...
-
-    def clear_override(self, key: RouteKey, *, now: int) -> RouteOverride | None:
-        """Remove the key's override; the removed one if it still counted at `now`, else None."""

@@ -23,7 +23,6 @@ from functions.core.overrides import PINNED_NEVER_DIRECT
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 from functions.handlers.wire import OverrideRequestBody, RouteHealth, RouteOverride
 
-OPENAPI_VERSION = "3.1.0"
 REF = "#/components/schemas/{model}"
 OPERATOR_TAG = "Operator"
 ROUTES_PATH = "/api/health/routes"
