@@ -1,7 +1,6 @@
 """7-Eleven (new.7-elevenapp.co.kr): eight operations; the relay takes each one's params as JSON.
 Its seven lookups' contracts end the module."""
 
-from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, Literal, Self, TypeVar
 
@@ -25,7 +24,6 @@ from functions.catalog.common import (
     Count,
     FiniteFloat,
     NonEmptyStr,
-    NoParams,
     Number,
     Numeric,
     NumericOrBlank,
@@ -628,34 +626,30 @@ STOCK = spec(
     relay_input=StockRelayInput,
 )
 
-ListingT = TypeVar("ListingT", ProductListingResponse, ExhibitionListingResponse)
-
-
-def _listing_spec(
-    key: RouteKey, path: str, response: type[ListingT], normalizer: Callable[[ListingT], Mapping[str, Any]]
-) -> OperationSpec[NoParams, ListingT]:
-    """A catalog listing: a GET without parameters; the relay takes `{}`."""
-    return spec(
-        key,
-        path,
-        **WITHOUT_PARAMS,
-        response=response,
-        normalizer=normalizer,
-        method="GET",
-    )
-
-
-PAGES = _listing_spec(
-    RouteKey.SEVEN_PAGES, "/api/v1/product/pages", ProductListingResponse, normalize_products
+# The catalog listings: GETs without parameters.
+PAGES = spec(
+    RouteKey.SEVEN_PAGES,
+    "/api/v1/product/pages",
+    **WITHOUT_PARAMS,
+    response=ProductListingResponse,
+    normalizer=normalize_products,
+    method="GET",
 )
-ISSUES = _listing_spec(
-    RouteKey.SEVEN_ISSUES, "/api/v1/product/issues", ProductListingResponse, normalize_products
+ISSUES = spec(
+    RouteKey.SEVEN_ISSUES,
+    "/api/v1/product/issues",
+    **WITHOUT_PARAMS,
+    response=ProductListingResponse,
+    normalizer=normalize_products,
+    method="GET",
 )
-EXHIBITIONS = _listing_spec(
+EXHIBITIONS = spec(
     RouteKey.SEVEN_EXHIBITIONS,
     "/api/v1/exhibition/main/list",
-    ExhibitionListingResponse,
-    normalize_exhibitions,
+    **WITHOUT_PARAMS,
+    response=ExhibitionListingResponse,
+    normalizer=normalize_exhibitions,
+    method="GET",
 )
 
 SPECS = (GOODS, STORE, POPWORDS, STOCK_META, STOCK, PAGES, ISSUES, EXHIBITIONS)
