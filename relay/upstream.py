@@ -125,7 +125,10 @@ class UpstreamCaller:
             raise UpstreamFailed(504 if failure.reason is Reason.TIMEOUT else 502) from None
         except ValidationError:
             raise UpstreamFailed(502) from None
-        return compact_json(decoded)
+        try:
+            return compact_json(decoded)
+        except ValueError:  # UnicodeEncodeError: decode_json makes text valid, so this is a last guard
+            raise UpstreamFailed(502) from None
 
 
 def _caller_api_key(body: Mapping[str, Any]) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
+import math
 import re
 import socket
 import ssl
@@ -152,18 +153,58 @@ def reason_for_status(status: int) -> Reason:
 
 
 def decode_json(body: bytes) -> object:
-    """The decoded JSON body; an HTML page, anything that is not JSON, or JSON nested deeper than
-    `MAX_JSON_DEPTH` raises INVALID_RESPONSE."""
+    """The decoded JSON body, made valid to serve again: a lone UTF-16 surrogate in any string or name (a
+    backend that cut a name mid-emoji) becomes U+FFFD. An HTML page, anything that is not JSON, JSON nested
+    deeper than `MAX_JSON_DEPTH`, or a number no JSON answer can carry (`NaN`, `Infinity`, `1e999`) raises
+    INVALID_RESPONSE."""
     head = body[:64].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith((b"<!doctype html", b"<html")):
         raise RouteFailure(Reason.INVALID_RESPONSE)
     try:
-        decoded: object = json.loads(body)
+        decoded: object = json.loads(body, parse_float=_finite, parse_constant=_not_a_number)
     except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, and too deep for the parser
         raise RouteFailure(Reason.INVALID_RESPONSE) from None
     if not _nested_at_most(decoded, MAX_JSON_DEPTH):
         raise RouteFailure(Reason.INVALID_RESPONSE)
-    return decoded
+    return _without_surrogates(decoded) if _may_hold_surrogates(body) else decoded
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # `1e999`: serialized again it would be `Infinity`, which is not JSON
+        raise ValueError("not a finite number")
+    return number
+
+
+def _not_a_number(text: str) -> object:
+    raise ValueError(f"{text} is not JSON")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_UTF8 = re.compile(rb"\xed[\xa0-\xbf]")
+"""json.loads keeps such an escape, or such bytes, as a lone surrogate when no other half follows: no UTF-8
+answer can carry one, so serializing it would fail."""
+
+
+def _may_hold_surrogates(body: bytes) -> bool:
+    """False when no string of `body` can hold a lone surrogate (two scans of the bytes: most answers are
+    spared the walk)."""
+    if json.detect_encoding(body) not in ("utf-8", "utf-8-sig"):
+        return True  # UTF-16 or UTF-32: rare enough to walk always
+    return bool(_SURROGATE_ESCAPE.search(body) or _SURROGATE_UTF8.search(body))
+
+
+def _without_surrogates(value: object) -> object:
+    """`value` with every lone surrogate of its strings and names replaced by U+FFFD (its nesting is already
+    bounded). Two names made alike keep the last value, as duplicate names in JSON do."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_SURROGATE.sub("\ufffd", name): _without_surrogates(item) for name, item in value.items()}
+    return value
 
 
 def _nested_at_most(value: object, depth: int) -> bool:

@@ -29,7 +29,7 @@ from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_core import to_json
+from pydantic_core import PydanticSerializationError, to_json
 
 from functions.catalog import LOOKUPS
 from functions.catalog.contract import LookupQuery, description_of, retailer_of
@@ -96,7 +96,13 @@ def _answer(query: LookupQuery) -> Response[str]:
     # Serialized here, once, by pydantic-core, without validating `data` against its answer type (a TypedDict
     # the normalizer is checked against by mypy; the tests check every endpoint's real `data` against the
     # document): returned as a model, Powertools would validate it again and serialize it twice over.
-    body = to_json({"success": True, "data": query.fetch(_lookup())}).decode()
+    data = query.fetch(_lookup())
+    try:
+        body = to_json({"success": True, "data": data}).decode()
+    except PydanticSerializationError:
+        # Upstream text is made valid as it is decoded (functions/adapters/http.py): an answer that still
+        # cannot be written is the upstream's fault, not a failure of this function.
+        raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=body)
 
 

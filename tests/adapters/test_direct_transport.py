@@ -379,6 +379,35 @@ def test_json_nested_up_to_the_limit_is_decoded_and_one_deeper_is_not() -> None:
     assert caught.value.reason is Reason.INVALID_RESPONSE
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"siteNm": "CGV \\ud800 X", "\\udc00": ["\\ud83d", {"a": "\\ude00!"}]}',  # escaped halves
+        '{"siteNm": "CGV \ud800 X", "\udc00": ["\ud83d", {"a": "\ude00!"}]}'.encode("utf-8", "surrogatepass"),
+        '{"siteNm": "CGV \ud800 X", "\udc00": ["\ud83d", {"a": "\ude00!"}]}'.encode(
+            "utf-16", "surrogatepass"
+        ),
+    ],
+    ids=["escaped", "utf-8-bytes", "utf-16"],
+)
+def test_a_lone_surrogate_anywhere_is_decoded_as_u_fffd(body: bytes) -> None:
+    decoded = decode_json(body)
+    assert decoded == {"siteNm": "CGV \ufffd X", "\ufffd": ["\ufffd", {"a": "\ufffd!"}]}
+    json.dumps(decoded, ensure_ascii=False).encode()  # writable as UTF-8 again
+
+
+def test_a_surrogate_pair_stays_one_character() -> None:
+    assert decode_json(b'["\\ud83c\\udfac \xf0\x9f\x8e\xac"]') == ["\U0001f3ac \U0001f3ac"]
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"-Infinity", b"1e999", b"-1" + b"0" * 400 + b".0"])
+def test_a_number_no_json_can_carry_is_an_invalid_response(number: bytes) -> None:
+    with pytest.raises(RouteFailure) as caught:
+        decode_json(b'{"lat": ' + number + b"}")
+    assert caught.value.reason is Reason.INVALID_RESPONSE
+    assert decode_json(b'{"lat": 1e308, "lon": -0.0}') == {"lat": 1e308, "lon": -0.0}
+
+
 # --- what a request carries -------------------------------------------------------------------------
 
 TRANSPORT_HEADERS = {"host", "accept-encoding", "content-length", "content-type"}

@@ -12,6 +12,7 @@ import pytest
 from functions.adapters.relay import is_ready
 from functions.core import RelayGroup, RouteKey, group_of
 from relay.upstream import SEVEN_STOCK_REJECTION
+from sandbox.simulator.payloads import realistic_payload
 from tests.relay.conftest import TOKENS, RelayFactory, RelayUnderTest, auth, path_of, probe_body
 
 HEALTH_PATHS = {
@@ -351,3 +352,23 @@ def test_a_crash_inside_a_job_still_answers_every_waiter(
         502,
     )
     assert relay.post(RouteKey.OY_GOODS_INFO).json() == {"error": "Relay failure"}
+
+
+@pytest.mark.parametrize("cut", [b"\\ud83d", b"\xed\xa0\xbd"], ids=["escaped", "raw-bytes"])
+def test_a_name_cut_mid_emoji_is_passed_on_with_u_fffd_in_its_place(
+    relay: RelayUnderTest, cut: bytes
+) -> None:
+    # A backend that cuts a name inside an emoji's surrogate pair sends half of it: as a JSON escape, or as
+    # the bytes a lenient encoder writes for it. Neither can be written as UTF-8 again.
+    payload = realistic_payload(RouteKey.DTRYX_MOVIES, {})
+    assert isinstance(payload, dict)
+    payload["Recordset"][0]["MovieNm"] = "CUT-HERE"
+    body = (
+        json.dumps(payload, ensure_ascii=False).encode().replace(b"CUT-HERE", b"\xed\x95\x98" + cut + b" X")
+    )
+    relay.retailers.answers[RouteKey.DTRYX_MOVIES] = lambda request: httpx.Response(200, content=body)
+
+    response = relay.post(RouteKey.DTRYX_MOVIES)
+
+    assert response.status_code == 200
+    assert response.json()["Recordset"][0]["MovieNm"] == "하\ufffd X"
