@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Callable
@@ -12,13 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from pydantic import ValidationError
 
 from functions.core.model import PINNED_TO_RELAY, SECOND_MS, OverrideMode, RelayGroup, RouteKey, group_of
 from functions.core.overrides import MAX_TTL_SECONDS
+from functions.handlers.wire import READ_NEWER, ActiveOverride
 from ops_cli.api import Answer, ApiError, OpsApi, SlotTaken
 from ops_cli.connection import DEFAULT_STACK, CliError, Connection, from_secret_file, from_stack
 from ops_cli.report import duration, routes_report, when
 from ops_cli.snapshot import snapshot_from_wire
+from ops_cli.untrusted import printable_json, printable_lines
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -163,10 +165,10 @@ def run(
         with OpsApi(_connection(args), transport=transport) as api:
             return action(api, args, tz or _local_timezone())
     except UsageError as error:
-        print(f"route-health ops: {error}", file=sys.stderr)
+        print(f"route-health ops: {printable_lines(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except CliError as error:
-        print(f"route-health ops: {error}", file=sys.stderr)
+        print(f"route-health ops: {printable_lines(str(error))}", file=sys.stderr)
         return EXIT_FAILED
 
 
@@ -238,17 +240,27 @@ def _clear(api: OpsApi, args: argparse.Namespace, tz: tzinfo) -> int:
         if answer is None:
             _line(key, "no override")
         else:
-            _line(key, f"cleared (was {answer.data['mode']} until {_until(answer, tz)})")
+            was = _override_of(answer).mode.value
+            _line(key, f"cleared (was {was} until {_until(answer, tz)})")
     return 0
 
 
 def _until(answer: Answer, tz: tzinfo) -> str:
-    return when(int(answer.data["expiresAt"]), now=answer.server_now, tz=tz)
+    return when(_override_of(answer).expires_at, now=answer.server_now, tz=tz)
+
+
+def _override_of(answer: Answer) -> ActiveOverride:
+    try:
+        return ActiveOverride.model_validate(answer.data, context=READ_NEWER, by_name=False)
+    except ValidationError:
+        raise CliError(
+            "the API answered an override this CLI cannot read (is the CLI older than the API?)"
+        ) from None
 
 
 def _line(key: RouteKey, text: str) -> None:
-    print(f"{key.value:<18} {text}")
+    print(f"{key.value:<18} {printable_lines(text)}")
 
 
 def _json(data: object) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)
+    return printable_json(data, sort_keys=True)

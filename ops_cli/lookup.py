@@ -19,16 +19,29 @@ from typing import Any
 
 import httpx
 
+from functions.catalog.cgv import REAL_COMPACT_DATE
+from functions.core import input_rules
+from functions.core.input_rules import CONTROL
 from functions.lookup_document import LookupOperation, Parameter, lookup_document, lookup_operations
 from ops_cli.connection import DEFAULT_STACK, CliError, stack_api_url
+from ops_cli.untrusted import printable, printable_json, send
 
 SANDBOX_URL = "http://127.0.0.1:8080"
 EXIT_FAILED = 1
 TIMEOUT = httpx.Timeout(10.0, read=30.0)
 """A lookup's budget is 10 s behind API Gateway's 30 s."""
+ANSWER_WITHIN_S = 40.0
+"""An answer still arriving after this long is not the API's (API Gateway ends every request at 30 s)."""
 MAX_CELL = 40
 """Display columns a table cell may take before it is cut (`--json` shows everything)."""
 HELP_WIDTH = 100
+MAX_SHOWN_PATTERN = 32
+"""Longer patterns (dates, free text) are shown in words: `PATTERN_HINTS`."""
+PATTERN_HINTS: Mapping[str, str] = {
+    input_rules.visible_text(CONTROL): "some visible text, no control characters",
+    input_rules.DASHED_DATE: "YYYY-MM-DD, a real date",
+    REAL_COMPACT_DATE: "YYYYMMDD, a real date",
+}
 
 DESCRIPTION = """\
 Run any lookup of the Route Health API and print its answer: a table, or the API's `data` as JSON.
@@ -61,9 +74,9 @@ def main(argv: Sequence[str], operations: Sequence[LookupOperation] | None = Non
     try:
         data = call(base_url(args), operation, arguments)
     except CliError as error:
-        print(f"route-health lookup: {error}", file=sys.stderr)
+        print(f"route-health lookup: {printable(str(error))}", file=sys.stderr)
         return EXIT_FAILED
-    print(json.dumps(data, ensure_ascii=False, indent=2) if args.json else data_report(data))
+    print(printable_json(data) if args.json else data_report(data))
     return 0
 
 
@@ -115,13 +128,21 @@ def parameter_help(parameter: Parameter) -> str:
     if "minimum" in schema or "maximum" in schema:
         facts.append(f"{schema.get('minimum', '')}..{schema.get('maximum', '')}")
     if "pattern" in schema:
-        facts.append(f"matching {schema['pattern']}")
+        facts.append(pattern_hint(str(schema["pattern"])))
     if "enum" in schema:
         facts.append("one of " + ", ".join(map(str, schema["enum"])))
     if "default" in schema:
         facts.append(f"default {schema['default']}")
     description = f"{parameter.description} " if parameter.description else ""
     return f"{description}({'; '.join(facts)})".replace("%", "%%")
+
+
+def pattern_hint(pattern: str) -> str:
+    """What a value must look like, for a person: a short pattern as it is, a long one in words (the OpenAPI
+    document keeps the pattern itself)."""
+    if len(pattern) <= MAX_SHOWN_PATTERN:
+        return f"matching {pattern}"
+    return PATTERN_HINTS.get(pattern, "matching the pattern in the API's OpenAPI document")
 
 
 def _dest(parameter: Parameter) -> str:
@@ -148,36 +169,42 @@ def call(
     *,
     transport: httpx.BaseTransport | None = None,
 ) -> Any:
-    """The lookup's `data`; its error (or why it could not be asked) as a CliError of one line."""
+    """The lookup's `data`; its error (or why it could not be asked) as a CliError of one line, every part
+    of it from the answer made `printable`."""
     path, query = operation.request(arguments)
     try:
         with httpx.Client(timeout=TIMEOUT, follow_redirects=False, transport=transport) as http:
-            response = http.get(f"{url}{path}", params=tuple(query))
+            request = http.build_request("GET", f"{url}{path}", params=tuple(query))
+            reply = send(http, request, where=url, within_s=ANSWER_WITHIN_S)
     except httpx.TimeoutException:
         raise CliError(f"no answer from {url} in time") from None
     except httpx.TransportError as failure:
         hint = " (is the sandbox running? make run)" if url == SANDBOX_URL else ""
         raise CliError(f"cannot reach {url}: {type(failure).__name__}{hint}") from None
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
+    body, status = reply.body, reply.status_code
     if not isinstance(body, dict):
-        raise CliError(f"HTTP {response.status_code} from {url} without the API's JSON answer")
-    if response.status_code == 200 and body.get("success") is True:
+        raise CliError(f"HTTP {status} from {url} without the API's JSON answer")
+    if status == 200 and body.get("success") is True:
         return body.get("data")
     error = body.get("error")
     if not isinstance(error, dict):  # API Gateway's own answer: {"message": "..."}
-        raise CliError(f"HTTP {response.status_code}: {body.get('message', 'no message')}")
+        raise CliError(f"HTTP {status}: {_text(body.get('message', 'no message'))}")
+    listed = error.get("fields")
     fields = "; ".join(
-        f"{f.get('field') or 'parameters'}: {f.get('message')}" for f in error.get("fields") or []
+        f"{_text(f.get('field') or 'parameters')}: {_text(f.get('message'))}"
+        for f in (listed if isinstance(listed, list) else [])
+        if isinstance(f, dict)
     )
     detail = f" ({fields})" if fields else ""
-    retry_after = response.headers.get("retry-after")
-    retry = f"; retry in {retry_after} s" if retry_after else ""
+    retry_after = reply.headers.get("retry-after")
+    retry = f"; retry in {printable(retry_after)} s" if retry_after else ""
     raise CliError(
-        f"{error.get('code')}: {error.get('message')}{detail} [HTTP {response.status_code}{retry}]"
+        f"{_text(error.get('code'))}: {_text(error.get('message'))}{detail} [HTTP {status}{retry}]"
     )
+
+
+def _text(value: object) -> str:
+    return printable(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 def operations_table(operations: Sequence[LookupOperation]) -> str:
@@ -189,10 +216,10 @@ def data_report(data: Any) -> str:
     """`data` for a person: its single values as `name: value`, each list of records as a table."""
     if not isinstance(data, Mapping):
         return _cell(data)
-    lines = [f"{name}: {_cell(value)}" for name, value in _flat(data).items()]
+    lines = [f"{printable(name)}: {_cell(value)}" for name, value in _flat(data).items()]
     for name, value in data.items():
         if isinstance(value, list):
-            lines += ["", f"{name} ({len(value)})"]
+            lines += ["", f"{printable(name)} ({len(value)})"]
             if value:
                 lines.append(
                     table([_flat(row) if isinstance(row, Mapping) else {name: row} for row in value])
@@ -214,21 +241,24 @@ def _flat(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def table(rows: Sequence[Mapping[str, Any]], *, max_cell: int | None = MAX_CELL) -> str:
     columns = list(dict.fromkeys(name for row in rows for name in row))
     cells = [[_cut(_cell(row.get(name)), max_cell) for name in columns] for row in rows]
+    header = [printable(name) for name in columns]
     widths = [
-        max(_width(text) for text in [name, *(line[i] for line in cells)]) for i, name in enumerate(columns)
+        max(_width(text) for text in [name, *(line[i] for line in cells)]) for i, name in enumerate(header)
     ]
     return "\n".join(
         "  ".join(_pad(text, width) for text, width in zip(line, widths, strict=True)).rstrip()
-        for line in [columns, *cells]
+        for line in [header, *cells]
     )
 
 
 def _cell(value: Any) -> str:
+    """A value as one line of text: a control character the answer holds shows as an escape (`\\x1b`), cut
+    like any other text, never acting on the terminal or breaking the table's lines."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return printable(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 def _width(text: str) -> int:

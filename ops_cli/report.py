@@ -13,6 +13,7 @@ from datetime import datetime, tzinfo
 from functions.core import CachedSnapshot, Path, RouteKey, decide
 from functions.core.model import MINUTE_MS, SECOND_MS, RelayGroup, Snapshot
 from functions.core.overrides import active_override
+from ops_cli.untrusted import printable
 
 HOUR_MS = 60 * MINUTE_MS
 DAY_MS = 24 * HOUR_MS
@@ -126,8 +127,10 @@ def _relative(delta_ms: int) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    # Reasons are operators' text as the API sent it: a control character in one shows as an escape.
+    cells = [[printable(cell) for cell in row] for row in rows]
+    widths = [max(len(cell) for cell in column) for column in zip(header, *cells, strict=True)]
     return "\n".join(
         "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in (header, *rows)
+        for line in (header, *cells)
     )

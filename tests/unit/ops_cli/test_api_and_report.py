@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC
 from email.utils import formatdate
@@ -265,6 +266,41 @@ def test_routes_json_is_the_apis_data(run: Runner) -> None:
     data = as_wire(snapshot())
     status, out, _ = run(["routes", "--json"], answering(200, {"success": True, "data": data}))
     assert (status, json.loads(out)) == (0, data)
+
+
+def test_an_error_from_a_hostile_server_prints_no_control_character(run: Runner) -> None:
+    fields = [{"field": "mode\x1b[2J", "message": "line\nroute-health ops: faked"}, "not a field"]
+    error = {"code": "X\x9b31m", "message": "m\x1b]52;c;ZWNobyBwd25lZA==\x07", "fields": fields}
+    status, out, err = run(["routes"], answering(400, {"success": False, "error": error}))
+    assert (status, out) == (1, "")
+    assert err == (
+        "route-health ops: m\\x1b]52;c;ZWNobyBwd25lZA==\\x07 (400 X\\x9b31m)\n"
+        "  mode\\x1b[2J: line\\x0aroute-health ops: faked\n"
+    )
+
+
+def test_an_override_reason_holding_escapes_shows_them_escaped(run: Runner) -> None:
+    hostile = dataclasses.replace(
+        snapshot().overrides[RouteKey.CU_STOCK], reason="점검\x1b]0;pwned\x07\x9b2J\nfake row"
+    )
+    data = as_wire(dataclasses.replace(snapshot(), overrides={RouteKey.CU_STOCK: hostile}))
+    status, out, _ = run(["routes"], answering(200, {"success": True, "data": data}))
+    assert status == 0
+    assert "점검\\x1b]0;pwned\\x07\\x9b2J\\x0afake row" in out
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", out)
+    status, out, _ = run(["routes", "--json"], answering(200, {"success": True, "data": data}))
+    assert "\\u001b]0;pwned\\u0007\\u009b2J\\nfake row" in out
+    assert (status, json.loads(out)) == (0, data)
+
+
+def test_an_answer_nested_100000_deep_is_a_clear_failure(run: Runner) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    status, out, err = run(["routes"], lambda request: httpx.Response(200, content=deep))
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "route-health ops: unexpected answer from https://api.example.com: HTTP 200 without"
+    )
+    assert err.count("\n") == 1
 
 
 # --- arguments --------------------------------------------------------------------------------------------------
