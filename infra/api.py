@@ -4,7 +4,10 @@ overrides (`/api/health/routes/{key}/override`) to the operator function, `/mcp`
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
@@ -40,11 +43,21 @@ OPS_FUNCTION = FunctionDefinition(
     timeout_s=29,  # POST runs the full probe; HTTP API integrations end at 30 s
 )
 
-# Stage-wide limits (the ThrottleRateLimit and ThrottleBurstLimit parameters) protect the upstreams' and
-# relays' quotas; the operator routes get a tighter one (a POST runs the full probe at most once per slot
-# anyway, and the secret must not be brute-forced).
+# API Gateway applies a stage's throttle to each route on its own (DefaultRouteSettings too: every route gets
+# that much, they do not share it). So every route is named with its own limit: the two that reach the retailers
+# and relays, REST lookups (ThrottleRateLimit/ThrottleBurstLimit) and MCP tool calls (McpThrottle...), add up to
+# the service's capacity; the operator routes get a tight fixed one (a POST runs the full probe at most once per
+# slot anyway, and the secret must not be brute-forced), as does any route added without a limit of its own.
 OPS_THROTTLE_RATE_LIMIT = 1
 OPS_THROTTLE_BURST_LIMIT = 5
+LOOKUP_ROUTE = f"GET {LOOKUP_PATH}"
+MCP_ROUTES = tuple(f"{method} {MCP_PATH}" for method in ("POST", "GET", "DELETE"))
+"""POST carries the tool calls; GET and DELETE are answered 405 (no lookup), each with a bucket of that size."""
+OPS_ROUTES = (
+    *(f"{method} {HEALTH_ROUTES_PATH}" for method in ("GET", "POST")),
+    *(f"{method} {OVERRIDE_PATH}" for method in ("PUT", "DELETE")),
+)
+MCP_ALLOWED_HOSTS_VARIABLE = "MCP_ALLOWED_HOSTS"
 
 # Request metadata only: no headers (they carry the operator secret), no bodies.
 ACCESS_LOG_FORMAT = {
@@ -60,6 +73,20 @@ ACCESS_LOG_FORMAT = {
     "integrationLatency": "$context.integrationLatency",
     "integrationError": "$context.integrationErrorMessage",
 }
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """One route's limit: requests per second, and at once above that (burst)."""
+
+    rate: float
+    burst: float
+
+    def route_settings(self) -> dict[str, float]:
+        return {"ThrottlingRateLimit": self.rate, "ThrottlingBurstLimit": self.burst}
+
+
+OPS_THROTTLE = Throttle(OPS_THROTTLE_RATE_LIMIT, OPS_THROTTLE_BURST_LIMIT)
 
 
 @jsii.implements(apigwv2.IAccessLogSettings)
@@ -85,10 +112,13 @@ class HttpApi(Construct):
         construct_id: str,
         shared: SharedResources,
         *,
-        throttle_rate: float,
-        throttle_burst: float,
+        lookup_throttle: Throttle,
+        mcp_throttle: Throttle,
+        mcp_extra_hosts: Sequence[str] = (),
         snap_start: bool = False,
     ) -> None:
+        """`mcp_extra_hosts`: names the MCP endpoint answers to besides the API's own domain (each may be a
+        comma-separated list: a parameter's value, an edge's domain)."""
         super().__init__(scope, construct_id)
         # SnapStart pays only where someone waits on a cold start: the lookups, not the rare operator calls.
         self.lookup = RouteHealthFunction(self, "Lookup", shared, LOOKUP_FUNCTION, snap_start=snap_start)
@@ -110,8 +140,14 @@ class HttpApi(Construct):
         shared.secret.grant_read(self.ops.function)
 
         self.http_api = self._routes()
+        # Against DNS rebinding the MCP function answers only to these names (functions/mcp/protocol.py).
+        self.mcp.function.add_environment(
+            MCP_ALLOWED_HOSTS_VARIABLE, cdk.Fn.join(",", [self.execute_api_domain, *mcp_extra_hosts])
+        )
         self.access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION)
-        self.stage = self._throttled_stage(throttle_rate, throttle_burst)
+        self.stage = self._throttled_stage(
+            {LOOKUP_ROUTE: lookup_throttle, **dict.fromkeys(MCP_ROUTES, mcp_throttle)}
+        )
 
     def _routes(self) -> apigwv2.HttpApi:
         http_api = apigwv2.HttpApi(
@@ -148,26 +184,33 @@ class HttpApi(Construct):
                 )
         return http_api
 
-    def _throttled_stage(self, rate: float, burst: float) -> apigwv2.HttpStage:
+    def _throttled_stage(self, throttles: dict[str, Throttle]) -> apigwv2.HttpStage:
         stage = apigwv2.HttpStage(
             self,
             "DefaultStage",
             http_api=self.http_api,
             stage_name="$default",
             auto_deploy=True,
-            throttle=apigwv2.ThrottleSettings(rate_limit=rate, burst_limit=burst),
+            throttle=apigwv2.ThrottleSettings(rate_limit=OPS_THROTTLE.rate, burst_limit=OPS_THROTTLE.burst),
             access_log_settings=_AccessLogs(self.access_logs),
         )
-        ops_throttle = {
-            "ThrottlingRateLimit": OPS_THROTTLE_RATE_LIMIT,
-            "ThrottlingBurstLimit": OPS_THROTTLE_BURST_LIMIT,
-        }
+        routes = {**dict.fromkeys(OPS_ROUTES, OPS_THROTTLE), **throttles}
         cfn_stage = stage.node.default_child
         assert isinstance(cfn_stage, apigwv2.CfnStage)
-        ops_routes = [f"{method} {HEALTH_ROUTES_PATH}" for method in ("GET", "POST")]
-        ops_routes += [f"{method} {OVERRIDE_PATH}" for method in ("PUT", "DELETE")]
-        cfn_stage.add_property_override("RouteSettings", dict.fromkeys(ops_routes, ops_throttle))
+        cfn_stage.add_property_override(
+            "RouteSettings", {route: throttle.route_settings() for route, throttle in routes.items()}
+        )
+        # RouteSettings name routes: the stage must come after them.
+        for route in self.http_api.node.find_all():
+            if isinstance(route, apigwv2.CfnRoute):
+                cfn_stage.add_dependency(route)
         return stage
+
+    @property
+    def execute_api_domain(self) -> str:
+        """The API's own domain name (its URL's host)."""
+        stack = cdk.Stack.of(self)
+        return f"{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}"
 
     @property
     def url(self) -> str:

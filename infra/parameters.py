@@ -25,6 +25,7 @@ RELAY_URL_PATTERN = r"^(https://[^\s/?#@]+(/[^\s?#@]*)?)?$"
 """https, no userinfo, query or fragment (the relay adapter checks the rest), or empty for no relay."""
 PREFIXES_PATTERN = r"^/api/[^,\s]*(,/api/[^,\s]*)*$"
 EMAIL_PATTERN = r"^([^\s@]+@[^\s@]+\.[^\s@]+)?$"
+HOSTS_PATTERN = r"^([A-Za-z0-9.-]+(:[0-9]{1,5})?(,[A-Za-z0-9.-]+(:[0-9]{1,5})?)*)?$"
 LOOKUP_FUNCTION_TIMEOUT_S = 29
 """The lookup function's timeout: under the HTTP API's 30 s integration limit."""
 MAX_LOOKUP_BUDGET_S = 25
@@ -139,21 +140,51 @@ LOOKUP_FUNCTION = (
     ),
 )
 STACK_SHAPE = (
+    # API Gateway throttles each route on its own: these are the two routes that reach the retailers and relays,
+    # and together they are the service's capacity (infra/api.py; README.md, "Capacity").
     Parameter(
         "ThrottleRateLimit",
-        "Requests per second the HTTP API accepts in all (steady rate; the whole service's capacity)",
-        "50",
+        "Requests per second the REST lookups accept (GET /api/...; API Gateway throttles each route on its own, "
+        "so the service's capacity is this plus McpThrottleRateLimit)",
+        "40",
         number=True,
         min_value=1,
         max_value=10_000,
     ),
     Parameter(
         "ThrottleBurstLimit",
-        "Requests the HTTP API accepts at once above the steady rate (burst)",
-        "100",
+        "Requests the REST lookups accept at once above their steady rate (burst; the service's is this plus "
+        "McpThrottleBurstLimit)",
+        "80",
         number=True,
         min_value=1,
         max_value=5_000,
+    ),
+    Parameter(
+        "McpThrottleRateLimit",
+        "Requests per second the MCP endpoint accepts (POST /mcp, each one tool call at most; GET and DELETE "
+        "/mcp, answered 405, get as much each)",
+        "10",
+        number=True,
+        min_value=1,
+        max_value=10_000,
+    ),
+    Parameter(
+        "McpThrottleBurstLimit",
+        "Requests the MCP endpoint accepts at once above its steady rate (burst)",
+        "20",
+        number=True,
+        min_value=1,
+        max_value=5_000,
+    ),
+    Parameter(
+        "McpAllowedHosts",
+        "Names the MCP endpoint answers to besides the API's own execute-api domain (Host and a browser's "
+        "Origin, against DNS rebinding): comma-separated, name or name:port, e.g. a custom or CloudFront "
+        "domain in front of the API; empty: the API's domain only",
+        "",
+        allowed_pattern=HOSTS_PATTERN,
+        constraint="comma-separated host names (name or name:port), without spaces, or empty",
     ),
     Parameter(
         "AlarmEmail",

@@ -10,7 +10,7 @@ from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
-from infra.api import HttpApi
+from infra.api import HttpApi, Throttle
 from infra.environment import (
     POWERTOOLS_ENVIRONMENT,
     RUNTIME_ENVIRONMENT,
@@ -85,8 +85,13 @@ class RouteHealthStack(cdk.Stack):
             "Api",
             shared,
             snap_start=_snap_start(self),
-            throttle_rate=parameters.number("ThrottleRateLimit"),
-            throttle_burst=parameters.number("ThrottleBurstLimit"),
+            lookup_throttle=Throttle(
+                parameters.number("ThrottleRateLimit"), parameters.number("ThrottleBurstLimit")
+            ),
+            mcp_throttle=Throttle(
+                parameters.number("McpThrottleRateLimit"), parameters.number("McpThrottleBurstLimit")
+            ),
+            mcp_extra_hosts=[parameters.text("McpAllowedHosts")],
         )
         # The MCP function runs the lookups in process: the same settings as the lookup function.
         for variable, value in parameters.environment(LOOKUP_FUNCTION).items():

@@ -149,7 +149,12 @@ def _invoking(
 def _tool_call_event(revision: str) -> dict[str, Any]:
     name, arguments = TOOL
     params: dict[str, Any] = {"name": name, "arguments": arguments}
-    headers = [("content-type", "application/json"), ("mcp-protocol-version", revision)]
+    # The sandbox's name: the MCP function answers only to its own names (MCP_ALLOWED_HOSTS).
+    headers = [
+        ("host", "127.0.0.1"),
+        ("content-type", "application/json"),
+        ("mcp-protocol-version", revision),
+    ]
     if revision == MODERN:
         params["_meta"] = {
             "io.modelcontextprotocol/protocolVersion": MODERN,

@@ -19,18 +19,21 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.handlers import api
+from functions.handlers.settings import McpSettings
 from functions.handlers.telemetry import logger, report_unexpected_error
 from functions.lookup_document import lookup_document, lookup_operations
-from functions.mcp.protocol import HttpAnswer, HttpRequest, McpServer, internal_error
+from functions.mcp.protocol import HttpAnswer, HttpRequest, McpServer, RequestFailed, internal_error
 from functions.mcp.tools import LookupTools, server_description
 
 
 @cache
 def served() -> tuple[McpServer, LookupTools]:
     """The server and its tools, from the lookup function's document: built once, at INIT in Lambda."""
+    settings = McpSettings.from_environment()
     document = lookup_document()
     tools = LookupTools(lookup_operations(document), api.lambda_handler)
-    return McpServer(server_description(document, tools)), tools
+    server = McpServer(server_description(document, tools), allowed_hosts=settings.mcp_allowed_hosts)
+    return server, tools
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -39,6 +42,9 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     server, tools = served()
     try:
         answer = server.answer(http_request(event), tools.caller(event, context))
+    except RequestFailed as failed:  # the request's id was read: its error carries it
+        report_unexpected_error(failed.cause)
+        answer = internal_error(failed.request_id)
     except Exception as error:
         report_unexpected_error(error)
         answer = internal_error()

@@ -7,6 +7,7 @@ Plain pydantic models: pydantic-settings would add ~40 ms of imports to every co
 from __future__ import annotations
 
 import os
+import re
 from typing import Annotated, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -15,6 +16,9 @@ from functions.services.quota import FLUSH_INTERVAL_MS
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
 DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/", "/api/cgv/")
+LOOPBACK_HOSTS = ("localhost:*", "127.0.0.1:*", "[::1]:*")
+"""The names the MCP endpoint answers to when none are configured (the sandbox): loopback, any port."""
+_HOST_ENTRY = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:([0-9]{1,5}|\*))?")
 
 
 class CommonSettings(BaseModel):
@@ -89,6 +93,32 @@ class ApiSettings(CommonSettings):
         for prefix in value:
             if not prefix.startswith("/api/"):
                 raise ValueError(f"a limited prefix is an API path starting with /api/, not {prefix!r}")
+        return value
+
+
+class McpSettings(ApiSettings):
+    """The MCP function: the lookup function's settings (its tool calls are lookups), and the names it answers
+    to."""
+
+    mcp_allowed_hosts: Annotated[tuple[str, ...], Field(min_length=1)] = Field(
+        default=LOOPBACK_HOSTS, alias="MCP_ALLOWED_HOSTS"
+    )
+    """Comma-separated names `POST /mcp` answers to in `Host` and `Origin` (against DNS rebinding): `name`
+    exactly, `name:port`, or `name:*` for any port. The stack sets the API's own domain and its edge's."""
+
+    @field_validator("mcp_allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip().lower() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("mcp_allowed_hosts")
+    @classmethod
+    def _host_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            if _HOST_ENTRY.fullmatch(entry) is None:
+                raise ValueError(f"{entry!r} is not a host name, name:port or name:*")
         return value
 
 

@@ -7,7 +7,7 @@ used (docs/design.md says which figures decided that).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +82,52 @@ class ServerDescription:
         return {"name": self.name, "title": self.title, "version": self.version}
 
 
+class HostAllowList:
+    """The names the endpoint answers to, in `Host` and in a browser's `Origin`: `name` exactly, or `name:*`
+    with any port (or none). Against DNS rebinding: a page whose own name was rebound to this server's address
+    still sends its own name in both, and only the server's names are served."""
+
+    def __init__(self, entries: Iterable[str]) -> None:
+        names = [entry.strip().lower() for entry in entries if entry.strip()]
+        self._exact = frozenset(name for name in names if not name.endswith(":*"))
+        self._any_port = frozenset(name.removesuffix(":*") for name in names if name.endswith(":*"))
+
+    def allows(self, authority: str) -> bool:
+        """`authority` is `host[:port]`, as `Host` carries it."""
+        authority = authority.strip().lower()
+        if authority in self._exact:
+            return True
+        name, port = _split_port(authority)
+        return name in self._any_port and (port is None or (port.isascii() and port.isdigit()))
+
+    def allows_origin(self, origin: str) -> bool:
+        """`origin` is `scheme://host[:port]`; `null` (an opaque origin) and anything else are refused."""
+        scheme, separator, authority = origin.strip().partition("://")
+        return scheme.lower() in ("http", "https") and bool(separator) and self.allows(authority)
+
+
+def _split_port(authority: str) -> tuple[str, str | None]:
+    """`[::1]:8080` -> (`[::1]`, `8080`), `localhost` -> (`localhost`, None)."""
+    if authority.startswith("["):
+        name, _, rest = authority.partition("]")
+        name += "]"
+        if not rest:
+            return name, None
+        return (name, rest[1:]) if rest.startswith(":") else ("", None)
+    name, separator, port = authority.partition(":")
+    return name, port if separator else None
+
+
+class RequestFailed(Exception):
+    """An unexpected failure (`cause`) while answering a request whose id was read: its internal error carries
+    the id."""
+
+    def __init__(self, request_id: Any, cause: Exception) -> None:
+        super().__init__("the request failed unexpectedly")
+        self.request_id = request_id
+        self.cause = cause
+
+
 class RpcError(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -109,8 +155,9 @@ class McpServer:
     (`mcp_types.methods`, which is not loaded here: its per-revision models cost about as much to import as
     boto3 itself, bench/README.md)."""
 
-    def __init__(self, description: ServerDescription) -> None:
+    def __init__(self, description: ServerDescription, *, allowed_hosts: Iterable[str]) -> None:
         self.description = description
+        self._hosts = HostAllowList(allowed_hosts)
         self._tool_names = frozenset(str(tool["name"]) for tool in description.tools)
         tools: dict[str, Any] = {"tools": list(description.tools)}
         cacheable: dict[str, Any] = {"resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
@@ -123,6 +170,11 @@ class McpServer:
         self._discover = {**discover, **cacheable}
 
     def answer(self, request: HttpRequest, call_tool: ToolCall) -> HttpAnswer:
+        """The answer to one request. An unexpected failure after its id was read is raised as
+        `RequestFailed` (the caller reports it and answers `internal_error(that id)`)."""
+        refused = self._refused_names(request.headers)
+        if refused is not None:
+            return refused
         if request.method != "POST":
             return HttpAnswer(405, headers={"Allow": "POST"})
         refused = _refused_transport(request.headers)
@@ -152,16 +204,17 @@ class McpServer:
         try:
             request = JSONRPCRequest.model_validate(message)
         except ValidationError:
-            return _error(None, RpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request"), 400)
+            return _error(_request_id(message), RpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request"), 400)
         params = request.params or {}
-        # A body in 2026-07-28's envelope is held to that revision's header checks whatever the header says.
-        modern = headers.get(VERSION_HEADER) in MODERN_PROTOCOL_VERSIONS or _has_modern_envelope(params)
+        modern = _is_modern(headers, params)
         try:
             if modern:
                 _check_envelope(request.method, params, headers)
             result = self._dispatch(request.method, params, modern, call_tool)
         except RpcError as error:
             return _error(request.id, error, ERROR_STATUS.get(error.code, 200) if modern else 200)
+        except Exception as error:
+            raise RequestFailed(request.id, error) from error
         if modern:
             result = {**result, "_meta": {SERVER_INFO_META_KEY: self.description.info}}
         return _json(200, {"jsonrpc": "2.0", "id": request.id, "result": result})
@@ -200,6 +253,16 @@ class McpServer:
         result = call_tool(name, params.get("arguments") or {})
         return {**result, "resultType": "complete"} if modern else result
 
+    def _refused_names(self, headers: Mapping[str, str]) -> HttpAnswer | None:
+        """403 for a `Host` or an `Origin` that is not one of the server's names (against DNS rebinding),
+        whatever the method. A client that is not a browser sends no `Origin`, and needs none."""
+        if not self._hosts.allows(headers.get("host", "")):
+            return _error(None, RpcError(INVALID_REQUEST, "Host not allowed"), 403)
+        origin = headers.get("origin")
+        if origin is not None and not self._hosts.allows_origin(origin):
+            return _error(None, RpcError(INVALID_REQUEST, "Origin not allowed"), 403)
+        return None
+
 
 def _invalid_params(method: str, params: Mapping[str, Any]) -> str | None:
     """What is wrong with the parameters a served method reads, if anything."""
@@ -215,16 +278,13 @@ def _invalid_params(method: str, params: Mapping[str, Any]) -> str | None:
 
 def _refused_transport(headers: Mapping[str, str]) -> HttpAnswer | None:
     """What Streamable HTTP refuses before reading the body: a body that is not JSON (415), a client that does
-    not take JSON answers (406), a browser page of another origin (403, against DNS rebinding)."""
+    not take JSON answers (406)."""
     content_type = headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != JSON_TYPE:
         return _error(None, RpcError(INVALID_REQUEST, f"Content-Type must be {JSON_TYPE}"), 415)
     accepted = {kind.split(";")[0].strip().lower() for kind in headers.get("accept", "*/*").split(",")}
     if not accepted & {JSON_TYPE, "application/*", "*/*"}:
         return _error(None, RpcError(INVALID_REQUEST, f"Accept must include {JSON_TYPE}"), 406)
-    origin = headers.get("origin")
-    if origin is not None and origin.split("://", 1)[-1].rstrip("/") != headers.get("host"):
-        return _error(None, RpcError(INVALID_REQUEST, "Origin not allowed"), 403)
     return None
 
 
@@ -249,9 +309,16 @@ def _check_envelope(method: str, params: Mapping[str, Any], headers: Mapping[str
         raise RpcError(HEADER_MISMATCH, f"Mcp-Name header does not match the request's {named!r}")
 
 
-def _has_modern_envelope(params: Mapping[str, Any] | None) -> bool:
-    meta = (params or {}).get("_meta")
-    return isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta
+def _is_modern(headers: Mapping[str, str], params: Mapping[str, Any]) -> bool:
+    """2026-07-28 when the header says so, or when the body's `_meta` names a version that is not a handshake
+    revision: such a body is held to 2026-07-28's header checks whatever the header says. A header and
+    `_meta` that both name a handshake revision make a handshake-era request (never served `server/discover`)."""
+    if headers.get(VERSION_HEADER) in MODERN_PROTOCOL_VERSIONS:
+        return True
+    meta = params.get("_meta")
+    if not isinstance(meta, Mapping) or PROTOCOL_VERSION_META_KEY not in meta:
+        return False
+    return meta[PROTOCOL_VERSION_META_KEY] not in HANDSHAKE_PROTOCOL_VERSIONS
 
 
 def _notification(message: dict[str, Any]) -> HttpAnswer:

@@ -11,7 +11,9 @@ from urllib.parse import urlencode
 from pydantic_core import from_json, to_json
 
 from functions.core import ApiError, ErrorCode
+from functions.core.errors import FieldError
 from functions.lookup_document import LookupOperation, MissingArgument
+from functions.mcp.arguments import wrong_types
 from functions.mcp.protocol import ServerDescription
 
 LOOKUP_ROUTE_KEY = "GET /api/{proxy+}"
@@ -57,11 +59,16 @@ class LookupTools:
     def call(
         self, name: str, arguments: Mapping[str, Any], *, event: Mapping[str, Any], context: Any
     ) -> dict[str, Any]:
+        operation = self._operations[name]
+        wrong = wrong_types(operation, arguments)
+        if wrong:  # before the lookup: it would count against the daily quota
+            return invalid_input_result(wrong)
         try:
-            path, query = self._operations[name].request(arguments)
+            path, query = operation.request(arguments)
         except MissingArgument as missing:
-            field = {"location": "path", "field": missing.name, "message": "Field required"}
-            return error_result(400, ApiError(ErrorCode.INVALID_INPUT, fields=[field]).envelope()["error"])
+            return invalid_input_result(
+                [{"location": "path", "field": missing.name, "message": "Field required"}]
+            )
         return tool_result(self._lookup(rest_event(event, path, query), context))
 
 
@@ -105,6 +112,11 @@ def tool_result(response: Mapping[str, Any]) -> dict[str, Any]:
     if retry_after is not None:
         error["retryAfter"] = int(retry_after)
     return error_result(status, error)
+
+
+def invalid_input_result(fields: Sequence[FieldError]) -> dict[str, Any]:
+    """`INVALID_INPUT` as REST answers it, for arguments refused before any lookup."""
+    return error_result(400, ApiError(ErrorCode.INVALID_INPUT, fields=list(fields)).envelope()["error"])
 
 
 def error_result(status: int, error: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,7 +21,8 @@ from mcp.shared.exceptions import MCPError
 from functions.lookup_document import lookup_document, lookup_operations
 from sandbox.gateway import SOURCE_IP_HEADER
 from tests.e2e.conftest import DAILY_RATE_LIMIT
-from tests.support.catalog_fixtures import ENDPOINTS, Endpoint
+from tests.support.catalog_fixtures import ENDPOINTS
+from tests.support.mcp_tools import tool_for
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import Sandbox
@@ -33,14 +33,6 @@ OPERATIONS = lookup_operations(lookup_document())
 TS_CLIENT = Path(__file__).with_name("mcp_ts_client.mjs")
 INVALID = ("cuProducts", {"keyword": ""}, "/api/cu/products", {"keyword": ""})
 """A call the API refuses (400 INVALID_INPUT), and its REST form."""
-
-
-def tool_for(endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
-    for operation in OPERATIONS:
-        match = re.fullmatch(re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", operation.path), endpoint.path)
-        if match is not None:
-            return operation.name, {**endpoint.query, **match.groupdict()}
-    raise AssertionError(f"no tool for {endpoint.path}")
 
 
 def rest(sandbox: Sandbox, path: str, query: dict[str, Any]) -> httpx.Response:
@@ -157,6 +149,34 @@ def test_headers_that_disagree_with_the_body_are_400(sandbox: Sandbox) -> None:
     assert (mismatch.status_code, mismatch.json()["error"]["code"]) == (400, -32020)
     assert (unsupported.status_code, unsupported.json()["error"]["code"]) == (400, -32022)
     assert (notified.status_code, notified.content) == (202, b"")
+
+
+def test_the_conformance_suites_dns_rebinding_case(sandbox: Sandbox) -> None:
+    """`dns-rebinding-protection`: a page whose name was rebound to the sandbox's address sends that name as
+    Host and Origin (4xx); the sandbox's own name is served, `initialize` and then `notifications/initialized`
+    (2xx), and so is a client that is not a browser (no Origin)."""
+    own = httpx.URL(sandbox.url).netloc.decode()
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+
+    def probe(host: str, origin: str | None, method: str = "initialize") -> httpx.Response:
+        headers = {
+            "host": host,
+            "mcp-protocol-version": "2025-11-25",
+            **({"origin": origin} if origin else {}),
+        }
+        if method == "initialize":
+            return rpc(sandbox, method, params, **headers)
+        return sandbox.http.post("/mcp", json={"jsonrpc": "2.0", "method": method}, headers=headers)
+
+    rebound = probe("evil.example:8080", "http://evil.example:8080")
+    assert (rebound.status_code, rebound.json()["error"]["message"]) == (403, "Host not allowed")
+    assert probe(own, f"http://{own}").status_code == 200
+    assert probe(own, f"http://{own}", "notifications/initialized").status_code == 202
+    assert probe(own, None).status_code == 200
 
 
 def test_the_daily_quota_counts_rest_and_mcp_lookups_of_one_client_together(quota_sandbox: Sandbox) -> None:

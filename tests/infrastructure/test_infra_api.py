@@ -6,7 +6,17 @@ import json
 
 import pytest
 
-from infra.api import API_HANDLER, MCP_HANDLER, OPS_HANDLER
+from infra.api import (
+    API_HANDLER,
+    LOOKUP_ROUTE,
+    MCP_HANDLER,
+    MCP_PATH,
+    MCP_ROUTES,
+    OPS_HANDLER,
+    OPS_ROUTES,
+    OPS_THROTTLE_BURST_LIMIT,
+    OPS_THROTTLE_RATE_LIMIT,
+)
 from infra.secret import HEALTH_CHECK_SECRET_KEY
 from ops_cli.connection import API_URL_OUTPUT, SECRET_ARN_OUTPUT, SECRET_KEY
 
@@ -88,26 +98,26 @@ def test_integrations_use_payload_v2(synthesized):
         assert integration["Properties"]["PayloadFormatVersion"] == "2.0"
 
 
-def test_default_stage_throttles_and_writes_json_access_logs(synthesized):
-    assert synthesized.only("AWS::ApiGatewayV2::Stage")[1]["Properties"]["DefaultRouteSettings"] == {
-        "ThrottlingRateLimit": {"Ref": "ThrottleRateLimit"},
-        "ThrottlingBurstLimit": {"Ref": "ThrottleBurstLimit"},
-    }
+def test_each_route_has_its_own_throttle_and_the_stage_writes_json_access_logs(synthesized):
     _, stage = synthesized.deployed().only("AWS::ApiGatewayV2::Stage")
     props = stage["Properties"]
+    route_keys = {
+        r["Properties"]["RouteKey"] for r in synthesized.resources("AWS::ApiGatewayV2::Route").values()
+    }
 
     assert props["StageName"] == "$default"
     assert props["AutoDeploy"] is True
-    throttle = {name: float(value) for name, value in props["DefaultRouteSettings"].items()}
-    assert throttle == {"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100}
-    for route_key in (
-        "GET /api/health/routes",
-        "POST /api/health/routes",
-        "PUT /api/health/routes/{key}/override",
-        "DELETE /api/health/routes/{key}/override",
-    ):
-        ops_throttle = props["RouteSettings"][route_key]
-        assert ops_throttle["ThrottlingRateLimit"] < throttle["ThrottlingRateLimit"]
+    # API Gateway applies a throttle to each route on its own: every route is named with its own limit, and
+    # one added without one gets the operator routes' tight default, never a second share of the capacity.
+    assert set(props["RouteSettings"]) == route_keys
+    tight = {"ThrottlingRateLimit": OPS_THROTTLE_RATE_LIMIT, "ThrottlingBurstLimit": OPS_THROTTLE_BURST_LIMIT}
+    assert props["DefaultRouteSettings"] == tight
+    for route_key in OPS_ROUTES:
+        assert props["RouteSettings"][route_key] == tight
+    # The stage names its routes: it is created after them.
+    routes = synthesized.resources("AWS::ApiGatewayV2::Route")
+    stage_id, _ = synthesized.only("AWS::ApiGatewayV2::Stage")
+    assert set(routes) <= set(synthesized.template["Resources"][stage_id]["DependsOn"])
 
     log_groups = synthesized.resources("AWS::Logs::LogGroup")
     destination = props["AccessLogSettings"]["DestinationArn"]["Fn::GetAtt"][0]
@@ -123,3 +133,39 @@ def test_the_ops_cli_finds_the_api_and_its_secret_under_the_names_the_stack_uses
     secret_id, _ = synthesized.only("AWS::SecretsManager::Secret")
     assert outputs[SECRET_ARN_OUTPUT]["Value"] == {"Ref": secret_id}
     assert SECRET_KEY == HEALTH_CHECK_SECRET_KEY
+
+
+def _route_throttles(synthesized, **parameters: str) -> dict[str, tuple[float, float]]:
+    _, stage = synthesized.deployed(**parameters).only("AWS::ApiGatewayV2::Stage")
+    return {
+        route: (float(limit["ThrottlingRateLimit"]), float(limit["ThrottlingBurstLimit"]))
+        for route, limit in stage["Properties"]["RouteSettings"].items()
+    }
+
+
+def _capacity(throttles: dict[str, tuple[float, float]]) -> tuple[float, float]:
+    """What reaches the retailers and relays at most: the REST lookups' and the MCP tool calls' routes."""
+    routes = (throttles[LOOKUP_ROUTE], throttles[f"POST {MCP_PATH}"])
+    return sum(rate for rate, _ in routes), sum(burst for _, burst in routes)
+
+
+def test_the_throttle_parameters_add_up_to_the_capacity_they_state(synthesized):
+    parameters = synthesized.template["Parameters"]
+    defaults = {name: float(parameters[name]["Default"]) for name in parameters if "Throttle" in name}
+
+    throttles = _route_throttles(synthesized)
+    assert throttles[LOOKUP_ROUTE] == (defaults["ThrottleRateLimit"], defaults["ThrottleBurstLimit"])
+    for route in MCP_ROUTES:
+        assert throttles[route] == (defaults["McpThrottleRateLimit"], defaults["McpThrottleBurstLimit"])
+    assert _capacity(throttles) == (50, 100)  # README.md, "Capacity"
+    assert "plus McpThrottleRateLimit" in parameters["ThrottleRateLimit"]["Description"]
+
+    raised = _route_throttles(
+        synthesized,
+        ThrottleRateLimit="200",
+        ThrottleBurstLimit="400",
+        McpThrottleRateLimit="30",
+        McpThrottleBurstLimit="60",
+    )
+    assert _capacity(raised) == (230, 460)
+    assert {route: raised[route] for route in OPS_ROUTES} == {route: throttles[route] for route in OPS_ROUTES}

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from functions.handlers.settings import ApiSettings, CommonSettings, OpsSettings, ProbeSettings
+from functions.handlers.settings import ApiSettings, CommonSettings, McpSettings, OpsSettings, ProbeSettings
 from infra.api import API_HANDLER, MCP_HANDLER, OPS_HANDLER
 from infra.environment import RUNTIME_ENVIRONMENT
 from infra.probe import PROBE_HANDLER
@@ -17,7 +17,7 @@ SETTINGS_BY_HANDLER: dict[str, type[CommonSettings]] = {
     PROBE_HANDLER: ProbeSettings,
     API_HANDLER: ApiSettings,
     OPS_HANDLER: OpsSettings,
-    MCP_HANDLER: ApiSettings,  # it runs the lookup function's handler in process
+    MCP_HANDLER: McpSettings,  # the lookup function's (it runs its handler in process), and its own
 }
 
 

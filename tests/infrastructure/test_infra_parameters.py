@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from functions.handlers.settings import ApiSettings, CommonSettings
+from functions.handlers.settings import ApiSettings, CommonSettings, McpSettings
 from infra.api import API_HANDLER, MCP_HANDLER
 from infra.environment import POWERTOOLS_ENVIRONMENT
 from infra.parameters import LOOKUP_FUNCTION, PARAMETERS
@@ -118,6 +118,15 @@ ACCEPTED_VALUES = {
         "/api/cu/,": False,
         "": False,
     },
+    "McpAllowedHosts": {
+        "": True,
+        "mcp.example.com": True,
+        "d111111abcdef8.cloudfront.net,mcp.example.com:8443": True,
+        "https://mcp.example.com": False,
+        "mcp.example.com/mcp": False,
+        "a.example, b.example": False,
+        "a.example,": False,
+    },
     "AlarmEmail": {
         "": True,
         "ops@example.com": True,
@@ -151,13 +160,22 @@ def test_the_alarm_email_subscribes_only_when_given(synthesized):
     assert subscription["Properties"]["Endpoint"] == "ops@example.com"
 
 
-def test_the_stage_throttle_follows_its_parameters(synthesized):
-    deployed = synthesized.deployed(ThrottleRateLimit="200", ThrottleBurstLimit="400")
-    _, stage = deployed.only("AWS::ApiGatewayV2::Stage")
-    assert stage["Properties"]["DefaultRouteSettings"] == {
-        "ThrottlingRateLimit": "200",
-        "ThrottlingBurstLimit": "400",
-    }
+def test_the_mcp_function_answers_to_the_apis_domain_and_the_names_given(synthesized):
+    api_id, _ = synthesized.only("AWS::ApiGatewayV2::Api")
+    for given, extra in [
+        ("", ()),
+        ("mcp.example.com,edge.example:8443", ("mcp.example.com", "edge.example:8443")),
+    ]:
+        _, props = synthesized.deployed(McpAllowedHosts=given).functions_by_handler()[MCP_HANDLER]
+        joined = props["Environment"]["Variables"]["MCP_ALLOWED_HOSTS"]["Fn::Join"]
+        domain = {
+            "Fn::Join": ["", [{"Ref": api_id}, ".execute-api.ap-northeast-2.", {"Ref": "AWS::URLSuffix"}]]
+        }
+        assert joined == [",", [domain, given]]
+        # As Lambda would get it (an API id, the URL suffix): what the function accepts at INIT.
+        value = f"abc123.execute-api.ap-northeast-2.amazonaws.com,{given}"
+        settings = McpSettings.model_validate({**POWERTOOLS_ENVIRONMENT, "MCP_ALLOWED_HOSTS": value})
+        assert settings.mcp_allowed_hosts == ("abc123.execute-api.ap-northeast-2.amazonaws.com", *extra)
 
 
 def test_dashboard_off_leaves_no_dashboard_and_no_dashboard_url(synthesized):

@@ -5,22 +5,22 @@ and MCP lookups of one client together, and a tool call writes the lookup's own 
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from functions.core import ErrorCode, RouteKey, group_of
 from functions.handlers import mcp
-from functions.lookup_document import lookup_document, lookup_operations
 from sandbox.gateway import LambdaContext
 from tests.integration.conftest import OPERATOR_SECRET, Lambdas, answer_of, explode
 from tests.support.catalog_fixtures import ENDPOINT_OF, ENDPOINTS, Endpoint
 from tests.support.events import api_event
+from tests.support.mcp_tools import tool_for
 from tests.support.telemetry import TelemetryOutput
 
-OPERATIONS = lookup_operations(lookup_document())
 ALICE, BOB = "198.51.100.7", "198.51.100.8"
+SANDBOX_HOST = "127.0.0.1:8080"
 
 
 def post(lambdas: Lambdas, message: dict[str, Any], *, ip: str = ALICE, **headers: str) -> tuple[int, Any]:
@@ -28,7 +28,12 @@ def post(lambdas: Lambdas, message: dict[str, Any], *, ip: str = ALICE, **header
     event = api_event(
         "POST",
         "/mcp",
-        headers={"content-type": "application/json", "mcp-protocol-version": "2025-11-25", **headers},
+        headers={
+            "host": SANDBOX_HOST,
+            "content-type": "application/json",
+            "mcp-protocol-version": "2025-11-25",
+            **headers,
+        },
         body=json.dumps(message),
     )
     event["requestContext"]["http"]["sourceIp"] = ip
@@ -47,16 +52,6 @@ def call_tool(lambdas: Lambdas, name: str, arguments: dict[str, Any], *, ip: str
     assert status == 200, body
     result: dict[str, Any] = body["result"]
     return result
-
-
-def tool_for(endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
-    """The tool of an endpoint's path and its arguments: the query, plus the path's parameters."""
-    for operation in OPERATIONS:
-        pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", operation.path)
-        match = re.fullmatch(pattern, endpoint.path)
-        if match is not None:
-            return operation.name, {**endpoint.query, **match.groupdict()}
-    raise AssertionError(f"no tool for {endpoint.path}")
 
 
 def error_text(result: dict[str, Any]) -> dict[str, Any]:
@@ -85,8 +80,8 @@ def test_invalid_arguments_are_an_error_result_with_the_rest_errors_code_message
     lambdas: Lambdas,
 ) -> None:
     lambdas.ready()
-    rest = lambdas.lookup("/api/gs25/stock", {"lat": "91", "lon": "x"})
-    result = call_tool(lambdas, "gs25Stock", {"lat": 91, "lon": "x"})
+    rest = lambdas.lookup("/api/gs25/stock", {"lat": "91", "lon": "200"})
+    result = call_tool(lambdas, "gs25Stock", {"lat": 91, "lon": 200})
 
     assert rest.status == 400
     assert error_text(result) == {"status": 400, **rest.body["error"]}
@@ -101,6 +96,76 @@ def test_invalid_arguments_are_an_error_result_with_the_rest_errors_code_message
         "fields": [{"location": "path", "field": "goodsNo", "message": "Field required"}],
     }
     assert lambdas.used() == {}
+
+
+@pytest.mark.parametrize("keyword", [["a", "b"], {"a": "b"}, True])
+def test_a_wrongly_typed_argument_is_refused_before_the_lookup_and_spends_no_quota(
+    lambdas: Lambdas, keyword: object
+) -> None:
+    lambdas.ready(DAILY_RATE_LIMIT="1")
+
+    refused = [error_text(call_tool(lambdas, "cuProducts", {"keyword": keyword})) for _ in range(3)]
+
+    field = {"location": "query", "field": "keyword", "message": "Input should be a valid string"}
+    assert (
+        refused
+        == [
+            {
+                "status": 400,
+                "code": "INVALID_INPUT",
+                "message": ErrorCode.INVALID_INPUT.message,
+                "fields": [field],
+            }
+        ]
+        * 3
+    )
+    assert lambdas.used() == {}  # nothing searched
+    assert call_tool(lambdas, "cuProducts", {"keyword": "레쓰비"})["isError"] is False  # the one unit is left
+    spent = error_text(call_tool(lambdas, "cuProducts", {"keyword": "레쓰비"}))
+    assert spent["code"] == "DAILY_RATE_LIMIT_EXCEEDED"
+
+
+def rebinding_probe(lambdas: Lambdas, host: str, origin: str | None) -> tuple[int, Any]:
+    """The conformance suite's `dns-rebinding-protection` request (`initialize`) with this Host and Origin."""
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    return post(lambdas, message, host=host, **({"origin": origin} if origin else {}))
+
+
+def test_a_dns_rebinding_page_is_refused_and_the_sandboxs_names_are_served(lambdas: Lambdas) -> None:
+    lambdas.ready()
+
+    status, body = rebinding_probe(lambdas, "evil.example:8080", "http://evil.example:8080")
+    assert (status, body["error"]["message"]) == (403, "Host not allowed")
+    assert rebinding_probe(lambdas, SANDBOX_HOST, f"http://{SANDBOX_HOST}")[0] == 200
+    assert rebinding_probe(lambdas, SANDBOX_HOST, None)[0] == 200  # a client that is not a browser
+    assert rebinding_probe(lambdas, SANDBOX_HOST, "http://evil.example:8080")[0] == 403
+
+
+@pytest.fixture
+def deployed_names(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The MCP function as the stack configures it: its API's domain and an edge domain only."""
+    api_host = "abc123.execute-api.ap-northeast-2.amazonaws.com"
+    monkeypatch.setenv("MCP_ALLOWED_HOSTS", f"{api_host},edge.example")
+    mcp.served.cache_clear()
+    yield api_host
+    mcp.served.cache_clear()
+
+
+def test_a_deployed_function_answers_only_to_its_configured_names(
+    lambdas: Lambdas, deployed_names: str
+) -> None:
+    lambdas.ready()
+
+    assert rebinding_probe(lambdas, deployed_names, f"https://{deployed_names}")[0] == 200
+    assert rebinding_probe(lambdas, deployed_names, "https://edge.example")[0] == 200
+    assert rebinding_probe(lambdas, "edge.example", None)[0] == 200
+    assert rebinding_probe(lambdas, SANDBOX_HOST, None)[0] == 403  # loopback is the sandbox's default only
+    assert rebinding_probe(lambdas, "evil.example:8080", "http://evil.example:8080")[0] == 403
 
 
 @pytest.mark.parametrize(
@@ -182,7 +247,8 @@ def test_a_tool_calls_log_lines_carry_the_mcp_requests_id(
     lambdas.simulator.faults.set(f"direct:{RouteKey.GS25_PRODUCTS}", "http-403")
     params = {"name": "gs25Products", "arguments": {"keyword": "콜라"}}
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    event = api_event("POST", "/mcp", headers={"content-type": "application/json"}, body=json.dumps(message))
+    headers = {"host": SANDBOX_HOST, "content-type": "application/json"}
+    event = api_event("POST", "/mcp", headers=headers, body=json.dumps(message))
 
     assert mcp.lambda_handler(event, lambdas.context)["statusCode"] == 200
 
@@ -202,20 +268,21 @@ def test_an_unexpected_failure_is_a_json_rpc_internal_error_that_shows_nothing_o
     status, body = post(lambdas, message)
 
     assert status == 500
-    assert body == {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "Internal error"}}
+    assert body == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Internal error"}}
     assert "UnexpectedError" in {m["name"] for m in telemetry.metrics()}
     assert "secret detail" not in json.dumps(body)
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 def test_get_and_delete_are_405(lambdas: Lambdas, method: str) -> None:
-    event = api_event(method, "/mcp", headers={"accept": "text/event-stream"})
+    event = api_event(method, "/mcp", headers={"host": SANDBOX_HOST, "accept": "text/event-stream"})
     response = mcp.lambda_handler(event, lambdas.context)
     assert (response["statusCode"], response["headers"]) == (405, {"Allow": "POST"})
 
 
 def test_a_base64_body_is_read(lambdas: Lambdas) -> None:
-    event = api_event("POST", "/mcp", headers={"content-type": "application/json"}, body="x")
+    headers = {"host": SANDBOX_HOST, "content-type": "application/json"}
+    event = api_event("POST", "/mcp", headers=headers, body="x")
     event["body"] = (
         "eyJqc29ucnBjIjoiMi4wIiwiaWQiOjEsIm1ldGhvZCI6InBpbmcifQ=="  # {"jsonrpc":"2.0","id":1,"method":"ping"}
     )

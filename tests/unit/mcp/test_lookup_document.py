@@ -13,6 +13,7 @@ import pytest
 
 from functions.catalog import LOOKUPS
 from functions.handlers.api import operation_id
+from functions.handlers.settings import LOOPBACK_HOSTS
 from functions.lookup_document import MissingArgument, as_text, lookup_document, lookup_operations
 from functions.mcp.protocol import HttpRequest, McpServer
 from functions.mcp.tools import LookupTools, server_description
@@ -154,7 +155,7 @@ def test_a_new_operation_in_the_document_is_a_tool_a_listed_tool_and_a_command(c
 
     operations = lookup_operations(document)
     tools = LookupTools(operations, lookup_function)
-    server = McpServer(server_description(document, tools))
+    server = McpServer(server_description(document, tools), allowed_hosts=LOOPBACK_HOSTS)
     listed = _rpc(server, tools, "tools/list", {})["result"]["tools"]
     called = _rpc(
         server, tools, "tools/call", {"name": "exampleThings", "arguments": {"thingId": "ab", "limit": 3}}
@@ -186,7 +187,9 @@ def test_a_new_operation_in_the_document_is_a_tool_a_listed_tool_and_a_command(c
 def _rpc(server: McpServer, tools: LookupTools, method: str, params: dict[str, Any]) -> dict[str, Any]:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     request = HttpRequest(
-        "POST", {"content-type": "application/json", "mcp-protocol-version": "2025-11-25"}, body
+        "POST",
+        {"host": "localhost", "content-type": "application/json", "mcp-protocol-version": "2025-11-25"},
+        body,
     )
     answer = server.answer(
         request, tools.caller({"requestContext": {"http": {"sourceIp": "192.0.2.1"}}}, None)

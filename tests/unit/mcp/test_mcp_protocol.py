@@ -24,13 +24,20 @@ from mcp_types import (
 from mcp_types.methods import validate_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from functions.handlers.settings import LOOPBACK_HOSTS
 from functions.lookup_document import lookup_document, lookup_operations
-from functions.mcp.protocol import HttpAnswer, HttpRequest, McpServer
+from functions.mcp.protocol import HostAllowList, HttpAnswer, HttpRequest, McpServer, RequestFailed
 from functions.mcp.tools import LookupTools, server_description
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
-JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+API_HOST = "abc123.execute-api.ap-northeast-2.amazonaws.com"
+ALLOWED_HOSTS = (API_HOST, "edge.example", *LOOPBACK_HOSTS)
+JSON_HEADERS = {
+    "host": API_HOST,
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+}
 RESULT = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {}, "isError": False}
 calls: list[tuple[str, Mapping[str, Any]]] = []
 
@@ -42,7 +49,8 @@ def call_tool(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 DOCUMENT = lookup_document()
 SERVER = McpServer(
-    server_description(DOCUMENT, LookupTools(lookup_operations(DOCUMENT), lambda event, c: {}))
+    server_description(DOCUMENT, LookupTools(lookup_operations(DOCUMENT), lambda event, c: {})),
+    allowed_hosts=ALLOWED_HOSTS,
 )
 
 
@@ -84,7 +92,9 @@ def result_of(answer: HttpAnswer) -> dict[str, Any]:
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
 def test_only_post_is_served(method: str) -> None:
-    answer = SERVER.answer(HttpRequest(method, {"accept": "text/event-stream"}, ""), call_tool)
+    answer = SERVER.answer(
+        HttpRequest(method, {"host": API_HOST, "accept": "text/event-stream"}, ""), call_tool
+    )
     assert (answer.status, answer.headers, answer.body) == (405, {"Allow": "POST"}, "")
 
 
@@ -93,7 +103,6 @@ def test_only_post_is_served(method: str) -> None:
     [
         ({"content-type": "text/plain"}, 415),
         ({"accept": "text/event-stream"}, 406),
-        ({"origin": "https://elsewhere.example", "host": "api.example"}, 403),
     ],
 )
 def test_transport_refusals(headers: dict[str, str], status: int) -> None:
@@ -102,18 +111,11 @@ def test_transport_refusals(headers: dict[str, str], status: int) -> None:
     assert error_of(answer)["code"] == INVALID_REQUEST
 
 
-def test_a_same_origin_page_and_a_client_without_accept_are_served() -> None:
-    assert (
-        post(
-            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-            {"origin": "https://api.example", "host": "api.example"},
-        ).status
-        == 200
-    )
+def test_a_client_without_accept_is_served() -> None:
     answer = SERVER.answer(
         HttpRequest(
             "POST",
-            {"content-type": "application/json; charset=utf-8"},
+            {"host": API_HOST, "content-type": "application/json; charset=utf-8"},
             '{"jsonrpc":"2.0","id":1,"method":"ping"}',
         ),
         call_tool,
@@ -121,12 +123,94 @@ def test_a_same_origin_page_and_a_client_without_accept_are_served() -> None:
     assert answer.status == 200
 
 
+# --- DNS rebinding: Host and Origin against the server's names ------------------------------------
+
+
+def rebinding_probe(version: str, host: str | None, origin: str | None) -> HttpAnswer:
+    """The conformance suite's `dns-rebinding-protection` request: what any server of the revision serves
+    without setup (`initialize`; 2026-07-28: `server/discover`), with the Host and Origin under test."""
+    names = {"host": host, "origin": origin}
+    headers = {name: value for name, value in names.items() if value is not None}
+    if version == MODERN:
+        return modern("server/discover", None, **headers)
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    return SERVER.answer(
+        HttpRequest(
+            "POST",
+            {**{k: v for k, v in JSON_HEADERS.items() if k != "host"}, **headers},
+            json.dumps(message),
+        ),
+        call_tool,
+    )
+
+
+@pytest.mark.parametrize("version", [HANDSHAKE, MODERN])
+def test_a_rebound_page_is_refused_and_the_servers_own_names_are_served(version: str) -> None:
+    rebound = rebinding_probe(version, "evil.example:8080", "http://evil.example:8080")
+    assert rebound.status == 403
+    assert (error_of(rebound)["code"], error_of(rebound)["message"]) == (INVALID_REQUEST, "Host not allowed")
+
+    assert rebinding_probe(version, "127.0.0.1:8080", "http://127.0.0.1:8080").status == 200
+    assert rebinding_probe(version, "localhost:3000", "http://localhost:3000").status == 200
+    assert rebinding_probe(version, "[::1]:8080", "http://[::1]:8080").status == 200
+    assert rebinding_probe(version, API_HOST, f"https://{API_HOST}").status == 200
+    assert rebinding_probe(version, API_HOST, "https://edge.example").status == 200  # the edge's page
+    assert rebinding_probe(version, API_HOST, None).status == 200  # not a browser: no Origin
+
+
+@pytest.mark.parametrize(
+    ("host", "origin", "refusal"),
+    [
+        (API_HOST, "https://evil.example", "Origin not allowed"),  # a page elsewhere, through the right name
+        (API_HOST, "null", "Origin not allowed"),  # an opaque origin (a sandboxed frame, a file)
+        (API_HOST, f"ftp://{API_HOST}", "Origin not allowed"),
+        ("127.0.0.1:8080", "http://127.0.0.1.evil.example:8080", "Origin not allowed"),
+        ("evil.example", None, "Host not allowed"),
+        (None, None, "Host not allowed"),  # HTTP/1.1 always sends one
+        (f"{API_HOST}:8443", None, "Host not allowed"),  # the API's name is allowed without a port only
+        ("localhost:abc", None, "Host not allowed"),
+        ("[::1]x", None, "Host not allowed"),
+    ],
+)
+def test_other_names_are_refused_before_anything_is_read(
+    host: str | None, origin: str | None, refusal: str
+) -> None:
+    calls.clear()
+    answer = rebinding_probe(HANDSHAKE, host, origin)
+    assert (answer.status, error_of(answer)["message"], json.loads(answer.body)["id"]) == (403, refusal, None)
+    get = SERVER.answer(
+        HttpRequest("GET", {"host": host or "", **({"origin": origin} if origin else {})}, ""), call_tool
+    )
+    assert get.status == 403  # whatever the method
+    assert calls == []
+
+
+def test_host_names_match_exactly_or_with_any_port_and_ignore_case() -> None:
+    names = HostAllowList(["API.example", "localhost:*", "[::1]:*", "edge.example:8443", " "])
+    assert [names.allows(host) for host in ("api.example", "Api.Example", "api.example:443")] == [
+        True,
+        True,
+        False,
+    ]
+    assert [names.allows(host) for host in ("localhost", "localhost:1", "localhost:65535")] == [True] * 3
+    assert [names.allows(host) for host in ("[::1]", "[::1]:80", "[::2]:80", "::1")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert [names.allows(host) for host in ("edge.example:8443", "edge.example", "")] == [True, False, False]
+    assert names.allows_origin("HTTP://LOCALHOST:5173")
+    assert not names.allows_origin("localhost:5173")
+
+
 @pytest.mark.parametrize(
     ("raw", "code"),
     [
         ("{not json", PARSE_ERROR),
         ('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', INVALID_REQUEST),  # batches are not in these revisions
-        ('{"jsonrpc":"1.0","id":1,"method":"ping"}', INVALID_REQUEST),
+        ('{"jsonrpc":"1.0","method":"ping"}', INVALID_REQUEST),
         ('{"jsonrpc":"2.0","id":true,"method":"ping"}', INVALID_REQUEST),
         ('{"jsonrpc":"2.0","method":7}', INVALID_REQUEST),  # a malformed notification
         ("3", INVALID_REQUEST),
@@ -135,8 +219,26 @@ def test_a_same_origin_page_and_a_client_without_accept_are_served() -> None:
 def test_malformed_json_rpc_gets_json_rpc_errors_with_400(raw: str, code: int) -> None:
     answer = post(None, raw=raw)
     assert answer.status == 400
-    assert json.loads(answer.body)["id"] is None
+    assert json.loads(answer.body)["id"] is None  # no id could be read
     assert error_of(answer)["code"] == code
+
+
+def test_an_invalid_request_whose_id_was_read_echoes_it() -> None:
+    answer = post(None, raw='{"jsonrpc":"1.0","id":"r-1","method":"ping"}')
+    assert (answer.status, json.loads(answer.body)["id"]) == (400, "r-1")
+    assert error_of(answer)["code"] == INVALID_REQUEST
+
+
+@pytest.mark.parametrize("request_id", [7, "r-7"])
+def test_an_unexpected_failure_carries_the_requests_id_to_its_internal_error(request_id: int | str) -> None:
+    def failing(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        raise LookupError("secret detail")
+
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": "cuProducts"}}
+    with pytest.raises(RequestFailed) as failed:
+        SERVER.answer(HttpRequest("POST", JSON_HEADERS, json.dumps(message)), failing)
+    assert failed.value.request_id == request_id
+    assert isinstance(failed.value.cause, LookupError)
 
 
 @pytest.mark.parametrize("version", [None, HANDSHAKE, MODERN])
@@ -259,6 +361,22 @@ def test_modern_refusals(
     assert (answer.status, error_of(answer)["code"]) == (status, code)
     assert json.loads(answer.body)["id"] == 7
     assert calls == []
+
+
+@pytest.mark.parametrize("header", [HANDSHAKE, None])
+def test_a_handshake_revision_in_header_and_meta_is_never_served_a_2026_07_28_method(
+    header: str | None,
+) -> None:
+    meta = {PROTOCOL_VERSION_META_KEY: HANDSHAKE, CLIENT_CAPABILITIES_META_KEY: {}}
+    headers = {"mcp-method": "server/discover", **({"mcp-protocol-version": header} if header else {})}
+    answer = post(
+        {"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {"_meta": meta}}, headers
+    )
+
+    assert answer.status == 200  # the handshake era's status for a dispatch error
+    assert (json.loads(answer.body)["id"], error_of(answer)["code"]) == (3, METHOD_NOT_FOUND)
+    listed = post({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": meta}}, headers)
+    assert "resultType" not in result_of(listed)  # a handshake-era result
 
 
 def test_a_modern_request_without_its_envelope_is_invalid() -> None:
