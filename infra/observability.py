@@ -191,6 +191,15 @@ LOGS_QUERIES = (
             sort="answers503 desc",
         ),
     ),
+    LogsQuery(
+        "answer-cache-per-lookup",
+        ("api", "mcp"),
+        logs.QueryString(
+            filter_statements=['message = "answer cache"'],
+            stats_statements=["count(*) as answers by lookup, outcome"],
+            sort="answers desc",
+        ),
+    ),
 )
 SEE_WHICH_ROUTE = "`route-health ops routes` shows each route and relay now"
 
@@ -446,6 +455,10 @@ class Observability(Construct):
                 ),
             ],
             [daily_quota_widget(), overrides_widget()],
+            [
+                answer_cache_widget(),
+                logs_widget("Answer cache per lookup (logs)", functions, "answer-cache-per-lookup"),
+            ],
             lambda_widgets(functions),
             [mcp_widget(functions["mcp"])],
             [http_api_widget(http_api)],
@@ -577,6 +590,14 @@ def daily_quota_widget() -> cloudwatch.IWidget:
         title="Daily quota: lookups refused (429) and let through uncounted (container's client table full)",
         left=[metric("LookupError", Code="DAILY_RATE_LIMIT_EXCEEDED", label="429 DAILY_RATE_LIMIT_EXCEEDED")],
         right=[metric("DailyQuotaUntracked", label="uncounted")],
+        width=12,
+    )
+
+
+def answer_cache_widget() -> cloudwatch.IWidget:
+    return cloudwatch.GraphWidget(
+        title="Answer cache of the lookup and MCP functions: hits and misses (which lookup: the table)",
+        left=[metric("ResponseCache", Outcome=outcome, label=outcome) for outcome in ("hit", "miss")],
         width=12,
     )
 

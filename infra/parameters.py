@@ -138,6 +138,14 @@ LOOKUP_FUNCTION = (
         min_value=0.05,
         max_value=5,
     ),
+    Parameter(
+        "ResponseCache",
+        "RESPONSE_CACHE: on: the lookup and MCP functions answer a repeated lookup from memory while it is "
+        "fresh (each lookup's max-age); off: every lookup reaches its upstream",
+        "on",
+        variable="RESPONSE_CACHE",
+        allowed_values=("on", "off"),
+    ),
 )
 STACK_SHAPE = (
     # API Gateway throttles each route on its own: these are the two routes that reach the retailers and relays,

@@ -25,9 +25,7 @@ from bench.common import LOOKUP_ENDPOINTS
 from functions.core.model import DIRECT_PROBED, PROBE_SLOT_MS, RelayGroup
 from functions.handlers.metrics import (
     PROBE_METRICS,
-    RESERVED_SERIES,
     SERIES_BUDGET,
-    budgeted_series,
     worst_case_series,
 )
 from functions.handlers.settings import DAILY_LIMITED_PREFIXES
@@ -238,8 +236,6 @@ def monthly_bill(results: Mapping[str, Any], inventory: Mapping[str, Any]) -> di
             1 for s in emitted if s.split("/", 1)[1].split("{")[0] in PROBE_METRICS
         ),
         "worst_case": worst_case_series(),
-        "reserved": dict(RESERVED_SERIES),
-        "worst_case_with_reserved": budgeted_series(),
         "budget": SERIES_BUDGET,
     }
     bill: dict[str, Any] = {

@@ -466,6 +466,7 @@ def _today(lookup: "Lookup") -> str:
     "Finds CGV (씨지브이) cinemas: all of them, or those whose name has the words of `keyword` (e.g. 강남), or "
     "one region's (`regionCode`, e.g. 01 for Seoul); `limit` caps the rows. The `theaterCode` of a result is "
     "what cgvMovies and cgvTimetable ask for. CGV 극장 검색.",
+    freshness=contract.Freshness(86400, 300, stale_if_error=86400),
 )
 class CgvTheatersQuery(contract.LookupQuery):
     keyword: contract.SearchText | None = Field(
@@ -495,6 +496,7 @@ class CgvTheatersQuery(contract.LookupQuery):
     "Films showing at one CGV (씨지브이) cinema on one date: `theaterCode` (e.g. 0056, 강남), or the best "
     "name match for `keyword`; `playDate` as YYYYMMDD (default: today in Korea). The `movieCode` of a result "
     "is what cgvTimetable filters by. CGV 상영 영화.",
+    freshness=contract.Freshness(600, 60, stale_if_error=3600),
 )
 class CgvMoviesQuery(contract.LookupQuery):
     theaterCode: TheaterCode | None = Field(default=None, description="CGV theater code, e.g. 0056 (강남)")
@@ -534,6 +536,7 @@ class CgvMoviesQuery(contract.LookupQuery):
     "Showtimes and remaining seats at one CGV (씨지브이) cinema (`theaterCode`, default: the first CGV lists) "
     "on one date (`playDate`, YYYYMMDD, default: today in Korea), optionally only one film (`movieCode`, from "
     "cgvMovies); `limit` caps the rows. CGV 상영 시간표와 잔여 좌석.",
+    freshness=contract.Freshness(180, 30),
 )
 class CgvTimetableQuery(contract.LookupQuery):
     theaterCode: TheaterCode | None = Field(

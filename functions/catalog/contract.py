@@ -1,9 +1,9 @@
 """What every lookup's contract shares (docs/design.md, "HTTP API"); each contract is written beside the spec
 of its operation, at the end of its retailer's module.
 
-An endpoint's query model is its contract: `@lookup(name, path, summary, description)` gives its operation
-name, path, summary and description (with `cross_rules`, its rules across parameters); its fields (with every
-constraint) are its parameters; `answer_type()` is its `data` (the return type of its operation's normalizer,
+An endpoint's query model is its contract: `@lookup(name, path, summary, description, freshness=...)` gives its
+operation name, path, summary, description (with `cross_rules`, its rules across parameters) and how long its
+answers stay fresh (`Freshness`); its fields (with every constraint) are its parameters; `answer_type()` is its `data` (the return type of its operation's normalizer,
 or of its own `fetch`); the errors it can answer with follow from `functions.core.errors.ErrorCode`. REST
 routes, the OpenAPI document, MCP tools and the CLI are derived from `functions.catalog.LOOKUPS`; `fetch` is
 what the endpoint does: the operations it becomes.
@@ -20,6 +20,7 @@ import re
 import typing
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
@@ -125,6 +126,48 @@ def fetch_operation(lookup: Lookup, key: RouteKey, values: Mapping[str, Any]) ->
     return lookup.data(key, operation_params(key, values))
 
 
+@dataclass(frozen=True)
+class Freshness:
+    """How long a lookup's 200 answer may be reused, in seconds (docs/design.md, "Caching"): by the edge
+    cache, by the function's own cache (`max_age` only) and by any other HTTP cache, as its `Cache-Control`
+    says. Stock, seats and timetables change by the minute: they are never served stale after an error."""
+
+    max_age: int
+    stale_while_revalidate: int
+    stale_if_error: int = 0
+
+    def cache_control(self, *, age_s: int = 0) -> str:
+        """The answer's `Cache-Control`; an answer already `age_s` old is fresh only for what is left."""
+        fresh = max(0, self.max_age - age_s)
+        directives = [
+            "public",
+            f"max-age={fresh}",
+            f"s-maxage={fresh}",
+            f"stale-while-revalidate={self.stale_while_revalidate}",
+        ]
+        if self.stale_if_error:
+            directives.append(f"stale-if-error={self.stale_if_error}")
+        return ", ".join(directives)
+
+    def note(self, subject: str = "Answers") -> str:
+        """The freshness in words, for the document, the MCP tools and the CLI's help."""
+        words = (
+            f"{subject} are cached for {_duration(self.max_age)} (max-age {self.max_age} s) and may be served "
+            f"up to {_duration(self.stale_while_revalidate)} later while they are refreshed"
+        )
+        if self.stale_if_error:
+            words += f", or up to {_duration(self.stale_if_error)} later while the upstream fails"
+        return words + "."
+
+
+def _duration(seconds: int) -> str:
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} seconds"
+
+
 class LookupQuery(BaseModel):
     """One endpoint's query. An endpoint's query model documents the API: its docstring would show in the
     OpenAPI document, so notes on one are comments."""
@@ -144,6 +187,16 @@ class LookupQuery(BaseModel):
     (the CLI's help, the document) read it."""
     cross_rules: ClassVar[tuple[CrossRule, ...]] = ()
     """Its rules across parameters: a break of one raises a pydantic error whose type is the rule's name."""
+    freshness: ClassVar[Freshness]
+    """How long its answers stay fresh; `answer_freshness` may shorten it for some queries."""
+
+    def answer_freshness(self) -> Freshness:
+        """This query's answer's freshness (an endpoint whose answer holds stock only with some parameter
+        says so here and in `freshness_notes`)."""
+        return self.freshness
+
+    freshness_notes: ClassVar[tuple[str, ...]] = ()
+    """What `answer_freshness` changes, in words, for the document."""
 
     @abstractmethod
     def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
@@ -166,11 +219,12 @@ DECLARED: list[type[LookupQuery]] = []
 Q = TypeVar("Q", bound=type[LookupQuery])
 
 
-def lookup(name: str, path: str, summary: str, description: str) -> Callable[[Q], Q]:
+def lookup(name: str, path: str, summary: str, description: str, *, freshness: Freshness) -> Callable[[Q], Q]:
     """Declares a query model a lookup endpoint (see the module docstring)."""
 
     def declare(query: Q) -> Q:
         query.name, query.path, query.summary, query.description = name, path, summary, description
+        query.freshness = freshness
         DECLARED.append(query)
         return query
 
@@ -188,8 +242,10 @@ def in_document_order(queries: Sequence[type[LookupQuery]]) -> tuple[type[Lookup
 
 
 def description_of(query: type[LookupQuery]) -> str:
-    """Its description and the rules across its parameters, which their own schemas cannot state."""
-    return " ".join([query.description, *(rule.note for rule in query.cross_rules)])
+    """Its description, the rules across its parameters (which their own schemas cannot state) and how long
+    its answers stay fresh."""
+    notes = (rule.note for rule in query.cross_rules)
+    return " ".join([query.description, *notes, query.freshness.note(), *query.freshness_notes])
 
 
 def retailer_of(query: type[LookupQuery]) -> str:

@@ -3,7 +3,7 @@ Its two lookups' contracts end the module."""
 
 import re
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NotRequired, cast
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 from typing_extensions import TypedDict
@@ -352,6 +352,7 @@ SPECS = (PRIME, STOCK, STORE)
     "Searches CU (씨유) convenience-store products by `keyword` (a product name; Korean matches "
     "best, e.g. 레쓰비), with prices and pickup, delivery and reservation options. "
     "`offset`/`limit` page through results. CU 상품 검색.",
+    freshness=contract.Freshness(600, 60, stale_if_error=3600),
 )
 class CuProductsQuery(contract.LookupQuery):
     keyword: contract.SearchText
@@ -374,6 +375,7 @@ class CuProductsQuery(contract.LookupQuery):
     "Finds CU (씨유) stores near `lat`/`lon` (required; WGS84), optionally by name in "
     "`keyword`; with `itemCd` (an `itemCode` from cuProducts) each store also shows that "
     "item's stock. CU 매장 검색 및 매장별 재고.",
+    freshness=contract.Freshness(86400, 300, stale_if_error=86400),
 )
 class CuStoresQuery(contract.OperationQuery):
     key = RouteKey.CU_STORE
@@ -381,6 +383,12 @@ class CuStoresQuery(contract.OperationQuery):
     lon: contract.Longitude = Field(serialization_alias="longVal")
     keyword: contract.SearchText | None = Field(default=None, serialization_alias="searchWord")
     itemCd: contract.Code | None = Field(default=None, description="Also report this item's stock per store")
+
+    WITH_STOCK: ClassVar[contract.Freshness] = contract.Freshness(600, 60)
+    freshness_notes = (WITH_STOCK.note("With `itemCd` (stock in the answer), answers"),)
+
+    def answer_freshness(self) -> contract.Freshness:
+        return self.WITH_STOCK if self.itemCd else self.freshness
 
     def values(self) -> dict[str, Any]:
         values = super().values()

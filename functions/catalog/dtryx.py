@@ -365,6 +365,7 @@ class DtryxCinemaQuery(contract.OperationQuery):
     "Films now showing at a cinema",
     "Films now showing at one cinema of the Dtryx booking system (Korean independent cinemas, "
     "독립영화관): `brandCode` (e.g. indieart) and six-digit `cinemaCode` (e.g. 000067). 상영 중인 영화.",
+    freshness=contract.Freshness(600, 60, stale_if_error=3600),
 )
 class DtryxMoviesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_MOVIES
@@ -376,6 +377,7 @@ class DtryxMoviesQuery(DtryxCinemaQuery):
     "Bookable screening dates",
     "Dates with bookable screenings at one Dtryx cinema (`brandCode`, `cinemaCode`); a date "
     "from here is the `playDate` of dtryxTimetable. 예매 가능한 상영일.",
+    freshness=contract.Freshness(600, 60, stale_if_error=3600),
 )
 class DtryxPlayDatesQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_PLAY_DATES
@@ -387,6 +389,7 @@ class DtryxPlayDatesQuery(DtryxCinemaQuery):
     "Showtimes and seats for one date",
     "Showtimes of one Dtryx cinema (`brandCode`, `cinemaCode`) on one date (`playDate`, "
     "YYYY-MM-DD), with screens, start and end times and remaining seats. 상영 시간표와 잔여 좌석.",
+    freshness=contract.Freshness(180, 30),
 )
 class DtryxTimetableQuery(DtryxCinemaQuery):
     key = RouteKey.DTRYX_TIMETABLE

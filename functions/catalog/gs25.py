@@ -306,6 +306,7 @@ SPECS = (PRODUCTS, STOCK)
     "Searches GS25 (지에스25) convenience-store products by `keyword` (a product name; Korean "
     "matches best, e.g. 코카콜라). The `itemCode` of a result is what gs25Stock asks for. GS25 상품 "
     "검색.",
+    freshness=contract.Freshness(180, 60, stale_if_error=3600),
 )
 class Gs25ProductsQuery(contract.OperationQuery):
     key = RouteKey.GS25_PRODUCTS
@@ -323,6 +324,7 @@ ITEM_CODE_OR_KEYWORD = CrossRule("itemCodeOrKeyword", "give `itemCode` or `keywo
     "Stock of one GS25 product in stores near `lat`/`lon` (required; WGS84): give its "
     "`itemCode` (from gs25Products) or a `keyword` naming it; at least one of the two. GS25 "
     "매장별 재고.",
+    freshness=contract.Freshness(120, 30),
 )
 class Gs25StockQuery(contract.OperationQuery):
     key = RouteKey.GS25_STOCK

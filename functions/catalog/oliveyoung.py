@@ -416,6 +416,7 @@ GoodsNumber = GoodsCode
     "Olive Young stores",
     "Finds Olive Young (올리브영) stores near `lat`/`lon` (default: Seoul City Hall), optionally "
     "by name, area or store code in `keyword` (e.g. 명동, Gangnam). 올리브영 매장 검색.",
+    freshness=contract.Freshness(86400, 300, stale_if_error=86400),
 )
 class OliveyoungStoresQuery(contract.OperationQuery):
     key = RouteKey.OY_FIND_STORE
@@ -434,6 +435,7 @@ class OliveyoungStoresQuery(contract.OperationQuery):
     "Searches Olive Young's online catalogue by `keyword` (a product or brand name; Korean "
     "matches best, e.g. 립밤), with prices, discounts and online stock. The `goodsNumber` of a "
     "result is the `goodsNo` of oliveyoungGoodsInfo. 올리브영 상품 검색.",
+    freshness=contract.Freshness(300, 60, stale_if_error=3600),
 )
 class OliveyoungProductsQuery(contract.OperationQuery):
     key = RouteKey.OY_PRODUCT_SEARCH
@@ -448,6 +450,7 @@ class OliveyoungProductsQuery(contract.OperationQuery):
     "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
     "Turns an Olive Young goods number (`goodsNo`, from a product search) into its master "
     "goods number, the `productId` that oliveyoungStock asks for. 올리브영 상품번호 → 마스터 상품번호.",
+    freshness=contract.Freshness(600, 60, stale_if_error=3600),
 )
 class OliveyoungGoodsQuery(contract.OperationQuery):
     """A goods number (a path parameter) -> its master goods number."""
@@ -463,6 +466,7 @@ class OliveyoungGoodsQuery(contract.OperationQuery):
     "Stock of one Olive Young product (`productId`: its master goods number, from "
     "oliveyoungGoodsInfo) in each store near `lat`/`lon` (default: Seoul City Hall), "
     "optionally only stores matching `keyword`. 올리브영 매장별 재고.",
+    freshness=contract.Freshness(600, 60),
 )
 class OliveyoungStockQuery(contract.OperationQuery):
     key = RouteKey.OY_STOCK_STORES

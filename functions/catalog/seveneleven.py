@@ -669,6 +669,7 @@ SEARCH_WINDOW = CrossRule(
     "Searches 7-Eleven (세븐일레븐) products by `keyword` (a product name; Korean matches best, "
     "e.g. 코카콜라), with prices, events (1+1, 2+1) and ratings. `page`/`size` page through "
     "results. 세븐일레븐 상품 검색.",
+    freshness=contract.Freshness(180, 60, stale_if_error=3600),
 )
 class SevenElevenProductsQuery(contract.OperationQuery):
     key = RouteKey.SEVEN_GOODS
@@ -707,6 +708,7 @@ class SevenElevenProductsQuery(contract.OperationQuery):
     "7-Eleven store search",
     "Finds 7-Eleven (세븐일레븐) stores by name or area in `keyword` (e.g. 강남), with their "
     "location and services; `limit` caps the rows. 세븐일레븐 매장 검색.",
+    freshness=contract.Freshness(180, 60, stale_if_error=3600),
 )
 class SevenElevenStoresQuery(contract.OperationQuery):
     key = RouteKey.SEVEN_STORE
@@ -720,6 +722,7 @@ class SevenElevenStoresQuery(contract.OperationQuery):
     "7-Eleven popular keywords",
     "7-Eleven's (세븐일레븐) most searched keywords right now, ranked; `label` picks the list "
     "(default `home`). 세븐일레븐 인기 검색어.",
+    freshness=contract.Freshness(300, 60, stale_if_error=3600),
 )
 class SevenElevenPopwordsQuery(contract.OperationQuery):
     key = RouteKey.SEVEN_POPWORDS
@@ -738,6 +741,7 @@ UNKNOWN_QUANTITY = -1
     "7-Eleven stock of one item in one store",
     "Stock of one 7-Eleven item (`itemCd`: an `itemCode` from sevenelevenProducts) in one "
     "store (`storeCd`: a `storeCode` from sevenelevenStores). 세븐일레븐 매장 재고.",
+    freshness=contract.Freshness(600, 60),
 )
 class SevenElevenStockQuery(contract.LookupQuery):
     itemCd: contract.Code
@@ -784,6 +788,7 @@ class SevenElevenListingQuery(contract.OperationQuery):
     "7-Eleven product pages",
     "7-Eleven's (세븐일레븐) product listing pages: the products the app shows on its catalogue "
     "pages. No parameters. 세븐일레븐 상품 목록.",
+    freshness=contract.Freshness(300, 60, stale_if_error=3600),
 )
 class SevenElevenPagesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_PAGES
@@ -794,6 +799,7 @@ class SevenElevenPagesQuery(SevenElevenListingQuery):
     "/api/seveneleven/catalog/issues",
     "7-Eleven featured products",
     "7-Eleven's (세븐일레븐) featured products of the moment. No parameters. 세븐일레븐 추천 상품.",
+    freshness=contract.Freshness(300, 60, stale_if_error=3600),
 )
 class SevenElevenIssuesQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_ISSUES
@@ -805,6 +811,7 @@ class SevenElevenIssuesQuery(SevenElevenListingQuery):
     "7-Eleven promotions",
     "7-Eleven's (세븐일레븐) current promotions, with their dates and number of products. No "
     "parameters. 세븐일레븐 기획전.",
+    freshness=contract.Freshness(300, 60, stale_if_error=3600),
 )
 class SevenElevenExhibitionsQuery(SevenElevenListingQuery):
     key = RouteKey.SEVEN_EXHIBITIONS

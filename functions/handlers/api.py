@@ -17,7 +17,7 @@ import inspect
 import json
 import re
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import cache, partial
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -36,11 +36,13 @@ from functions.catalog.contract import LookupQuery, description_of, retailer_of
 from functions.core import ApiError, ErrorCode, LookupCancelled
 from functions.core.errors import field_errors
 from functions.core.input_rules import broken_rules_message
+from functions.core.model import SECOND_MS
 from functions.core.quota import QuotaDecision
 from functions.handlers.composition import LOOKUP_FUNCTION, LookupFunction, prepare_at_init
 from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.telemetry import (
     count_error_answer,
+    emit_metric,
     emit_snapshot_age,
     logger,
     one_metrics_document,
@@ -62,12 +64,16 @@ app = APIGatewayHttpResolver(
 # --- answers -------------------------------------------------------------------------------------
 
 
-def _error(error: ApiError, headers: Mapping[str, str] | None = None) -> Response[str]:
+NOT_STORED = {"Cache-Control": "no-store"}
+"""Every answer but a lookup's 200: an error is never reused, by any cache."""
+
+
+def _error(error: ApiError) -> Response[str]:
     return Response(
         status_code=error.status,
         content_type=content_types.APPLICATION_JSON,
         body=_error_json(error),
-        headers={**error.headers(), **(headers or {})},
+        headers={**error.headers(), **NOT_STORED},
     )
 
 
@@ -93,17 +99,37 @@ def _lookup() -> Lookup:
 
 
 def _answer(query: LookupQuery) -> Response[str]:
-    # Serialized here, once, by pydantic-core, without validating `data` against its answer type (a TypedDict
-    # the normalizer is checked against by mypy; the tests check every endpoint's real `data` against the
-    # document): returned as a model, Powertools would validate it again and serialize it twice over.
-    data = query.fetch(_lookup())
-    try:
-        body = to_json({"success": True, "data": data}).decode()
-    except PydanticSerializationError:
-        # Upstream text is made valid as it is decoded (functions/adapters/http.py): an answer that still
-        # cannot be written is the upstream's fault, not a failure of this function.
-        raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
-    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=body)
+    """The answer from the container's cache while it is fresh, else fetched (and stored when it succeeds);
+    its `Cache-Control` says how long it stays fresh from now."""
+
+    def fetch() -> str:
+        # Serialized here, once, by pydantic-core, without validating `data` against its answer type (a
+        # TypedDict the normalizer is checked against by mypy; the tests check every endpoint's real `data`
+        # against the document): returned as a model, Powertools would validate it again and serialize it
+        # twice over.
+        data = query.fetch(_lookup())
+        try:
+            return to_json({"success": True, "data": data}).decode()
+        except PydanticSerializationError:
+            # Upstream text is made valid as it is decoded (functions/adapters/http.py): an answer that still
+            # cannot be written is the upstream's fault, not a failure of this function.
+            raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
+
+    freshness = query.answer_freshness()
+    answers = LOOKUP_FUNCTION.get().answers
+    if answers is None:
+        body, age_s = fetch(), 0
+    else:
+        # Validated, defaults applied: `?page=1` and no `page` are one entry.
+        key = (query.name, query.model_dump_json())
+        cached = answers.get_or_fetch(key, freshness.max_age * SECOND_MS, fetch)
+        outcome = "hit" if cached.hit else "miss"
+        emit_metric("ResponseCache", 1, Outcome=outcome)
+        # Which lookup: the saved query "answer cache per lookup" reads this line (no dimension per lookup).
+        logger.info("answer cache", extra={"lookup": query.name, "outcome": outcome})
+        body, age_s = cached.body, cached.age_ms // SECOND_MS
+    headers = {"Cache-Control": freshness.cache_control(age_s=age_s)}
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=body, headers=headers)
 
 
 # --- the lookup endpoints, derived from the query models ------------------------------------------
@@ -188,7 +214,14 @@ def _openapi_document() -> str:
 
 @app.get(OPENAPI_PATH, include_in_schema=False)
 def openapi_json() -> Response[str]:
-    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=_openapi_document())
+    # It changes only with a deploy: a few minutes of reuse are harmless.
+    headers = {"Cache-Control": "public, max-age=300"}
+    return Response(
+        status_code=200,
+        content_type=content_types.APPLICATION_JSON,
+        body=_openapi_document(),
+        headers=headers,
+    )
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -250,8 +283,10 @@ def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if quota is not None and not quota.allowed:
         return _daily_limit_exceeded(quota)
     response: dict[str, Any] = app.resolve(event, context)
-    if quota is not None:  # every answer of a limited endpoint, errors too
-        response.setdefault("headers", {}).update(rate_limit_headers(quota))
+    headers = response.setdefault("headers", {})
+    # Every answer of a limited endpoint but a cacheable one: a cache would hand one client's count to others.
+    if quota is not None and not headers.get("Cache-Control", "").startswith("public"):
+        headers.update(rate_limit_headers(quota))
     return response
 
 
@@ -267,7 +302,12 @@ def _daily_quota(function: LookupFunction, event: dict[str, Any]) -> QuotaDecisi
 def _daily_limit_exceeded(quota: QuotaDecision) -> dict[str, Any]:
     """The 429 in the API's error envelope, as API Gateway (payload 2.0) expects it from the function."""
     error = ApiError(ErrorCode.DAILY_RATE_LIMIT_EXCEEDED, retry_after=quota.retry_after_s)
-    headers = {"Content-Type": content_types.APPLICATION_JSON, **rate_limit_headers(quota), **error.headers()}
+    headers = {
+        "Content-Type": content_types.APPLICATION_JSON,
+        **rate_limit_headers(quota),
+        **error.headers(),
+        **NOT_STORED,
+    }
     body = _error_json(error)
     return {
         "statusCode": error.status,

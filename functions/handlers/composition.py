@@ -43,6 +43,7 @@ from functions.handlers.telemetry import (
     logger,
 )
 from functions.services.reporting import BackgroundFailureReporter
+from functions.services.response_cache import ResponseCache
 from functions.services.routing import Router
 from functions.services.snapshot_cache import SnapshotCache
 
@@ -178,6 +179,8 @@ class LookupFunction:
     snapshots: SnapshotCache | None
     budget_ms: int
     limited_lookups: LimitedLookups | None
+    answers: ResponseCache | None
+    """The container's cache of lookup answers (None with `RESPONSE_CACHE=off`)."""
 
     def before_snapshot(self) -> None:
         self.upstreams.before_snapshot()
@@ -342,6 +345,13 @@ def build_lookup_function(settings: ApiSettings, surroundings: Surroundings = DE
         snapshots=snapshots,
         budget_ms=int(settings.lookup_budget_s * SECOND_MS),
         limited_lookups=limited_lookups(settings, store=store, executor=executor, clock=clock),
+        answers=ResponseCache(
+            clock=clock,
+            max_bytes=settings.response_cache_max_bytes,
+            max_entries=settings.response_cache_max_entries,
+        )
+        if settings.response_cache == "on"
+        else None,
     )
     if snapshots is not None:
         logger.info("snapshot prefetch", extra={"loaded": snapshots.prefetch(settings.snapshot_prefetch_s)})

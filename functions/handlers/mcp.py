@@ -66,7 +66,8 @@ def gateway_response(answer: HttpAnswer) -> dict[str, Any]:
     """The answer as API Gateway (payload 2.0) expects it from the function."""
     return {
         "statusCode": answer.status,
-        "headers": dict(answer.headers),
+        # POSTs are never cached by CloudFront; no-store also keeps any other cache from reusing an answer.
+        "headers": {**answer.headers, "Cache-Control": "no-store"},
         "body": answer.body,
         "isBase64Encoded": False,
     }

@@ -1,7 +1,8 @@
 """Every custom metric the functions emit, with every value each of its dimensions can take: one table and
 the series budget (docs/design.md, "Infrastructure and observability").
 
-`worst_case_series()` counts the series the code can ever emit; a test holds it, with `RESERVED_SERIES`, to
+`worst_case_series()` counts the series the code can ever emit, every function included (they share one
+service name, so the `mcp` function's lookups emit the lookup function's series); a test holds it to
 `SERIES_BUDGET`. A metric counts across routes so an alarm can page on it; which route failed and why is in
 the log lines. `telemetry.emit_metric` refuses anything not declared here, and the dashboard and alarms
 (`infra/observability.py`) take their names from this table.
@@ -23,9 +24,6 @@ from functions.core.model import OverrideMode
 SERIES_BUDGET = 60
 """At most this many distinct series in the worst case, every function included (about $18 a month at $0.30
 per series); a deployment without lookups emits only the probe's few (`PROBE_METRICS`)."""
-RESERVED_SERIES: Mapping[str, int] = MappingProxyType({"mcp": 8})
-"""Series kept for functions not in the table yet: the `mcp` function (POST /mcp) shares the lookups' metrics
-(Lookups, RelayLookup, LookupError...) and may add up to 8 of its own (e.g. requests by JSON-RPC method)."""
 
 ROUTES = frozenset(key.value for key in RouteKey)
 STORE_OPERATIONS = frozenset(
@@ -74,6 +72,12 @@ METRICS = _table(
         "LookupError",
         "An error answer of the lookup API, by its `error.code`.",
         dimensions={"Code": LOOKUP_ERROR_CODES},
+    ),
+    MetricDefinition(
+        "ResponseCache",
+        "A lookup answered from the container's cache (hit) or fetched (miss); which lookup: not counted "
+        'per operation (docs/design.md, "Caching", has the Logs Insights query for the ratio per lookup).',
+        dimensions={"Outcome": frozenset({"hit", "miss"})},
     ),
     MetricDefinition(
         "UnexpectedError",
@@ -129,8 +133,3 @@ PROBE_METRICS = frozenset(
 def worst_case_series(metrics: Mapping[str, MetricDefinition] = METRICS) -> int:
     """Every series the code can emit: each metric's dimension values multiplied out, summed."""
     return sum(definition.series() for definition in metrics.values())
-
-
-def budgeted_series() -> int:
-    """The worst case of the table plus the series reserved for functions still to come."""
-    return worst_case_series() + sum(RESERVED_SERIES.values())

@@ -127,6 +127,7 @@ RATE_LIMIT_HEADERS = {
     "X-RateLimit-Remaining": {**HEADER, "description": "Lookups left today"},
     "X-RateLimit-Reset": {**HEADER, "description": "When the count resets (next midnight in Korea), epoch s"},
 }
+NOT_STORED = {"Cache-Control": {"schema": {"const": "no-store"}, "description": "Never reused by a cache"}}
 ERROR_TEXT = {
     400: "The request is invalid",
     401: "A valid health check secret is required",
@@ -174,10 +175,18 @@ def _corrected_lookup(
 ) -> None:
     """Powertools' operation for `query`, with its typed 200 answer and its exact error answers."""
     limited = query.path.startswith(DAILY_LIMITED_PREFIXES)
-    headers = RATE_LIMIT_HEADERS if limited else {}
+    # A cacheable answer never carries one client's counts (a cache would hand them to others).
+    error_headers = {**NOT_STORED, **(RATE_LIMIT_HEADERS if limited else {})}
+    fresh = {
+        "Cache-Control": {
+            "schema": {"type": "string"},
+            "description": f"`{query.freshness.cache_control()}` (max-age less the answer's age when it "
+            "was kept in the function's cache)" + "".join(f". {note}" for note in query.freshness_notes),
+        }
+    }
     operation["responses"] = {
-        "200": _json(_success(refs[answer_type(query)]), "The normalized data", headers),
-        **_error_responses(lookup_errors(query), headers=headers, field_errors=True),
+        "200": _json(_success(refs[answer_type(query)]), "The normalized data", fresh),
+        **_error_responses(lookup_errors(query), headers=error_headers, field_errors=True),
     }
     for parameter in operation.get("parameters", ()):
         schema = parameter["schema"]

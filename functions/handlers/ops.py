@@ -193,7 +193,8 @@ def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | Non
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
         body=dict(body),
-        headers=dict(headers or {}),
+        # Verdicts change by the minute and are the operator's alone: never kept by any cache.
+        headers={**(headers or {}), "Cache-Control": "no-store"},
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -79,6 +79,11 @@ class ApiSettings(CommonSettings):
         default=FLUSH_INTERVAL_MS / 1000, alias="DAILY_RATE_LIMIT_FLUSH_SECONDS"
     )
     """How often a container shares its counts at most; the overshoot past the limit grows with it."""
+    response_cache: Literal["on", "off"] = Field(default="on", alias="RESPONSE_CACHE")
+    """on: answers are reused from the container's memory for their max-age (docs/design.md, "Caching")."""
+    response_cache_max_bytes: int = Field(default=16 * 1024 * 1024, ge=0, alias="RESPONSE_CACHE_MAX_BYTES")
+    """The cache's cap on the answers' text, in bytes (the function has 512 MB)."""
+    response_cache_max_entries: int = Field(default=5000, ge=1, alias="RESPONSE_CACHE_MAX_ENTRIES")
 
     @field_validator("daily_rate_limit_prefixes", mode="before")
     @classmethod

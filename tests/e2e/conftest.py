@@ -124,8 +124,10 @@ def running_sandbox(
     workdir: Path, settings: Mapping[str, str] | None = None, *, secret: str | None = None
 ) -> Iterator[Sandbox]:
     """`route-health sandbox` in a subprocess; yields once it printed `ready:`; checks it stops cleanly.
-    `secret`: the operator secret (default: a new random one)."""
+    `secret`: the operator secret (default: a new random one). The functions' answer caches are off unless
+    `settings` turn them on: the tests count the upstream calls of repeated lookups."""
     secret = secret or secrets.token_urlsafe(24)
+    settings = {"RESPONSE_CACHE": "off", **(settings or {})}
     with (
         sandbox_process(workdir, health_check_secret=secret, settings=settings) as started,
         httpx.Client(base_url=started.url, timeout=30) as http,

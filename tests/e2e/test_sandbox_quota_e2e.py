@@ -19,6 +19,8 @@ pytestmark = pytest.mark.e2e
 DAY_MS = 24 * 60 * 60 * 1000
 KST_MS = 9 * 60 * 60 * 1000
 CU_PRODUCTS = ("/api/cu/products", {"keyword": "레쓰비"})
+BLANK_KEYWORD = {"keyword": " "}
+"""A 400: an error answer, which carries the client's counts (and counts)."""
 ALICE = {SOURCE_IP_HEADER: "203.0.113.7"}
 BOB = {SOURCE_IP_HEADER: "198.51.100.23"}
 
@@ -32,14 +34,17 @@ def test_a_client_past_the_limit_gets_429_until_the_next_korea_day(quota_sandbox
     http = sandbox.http
     reset = next_korea_midnight_s(sandbox.now())
 
+    answered = http.get(CU_PRODUCTS[0], params=CU_PRODUCTS[1], headers=ALICE)
+    assert answered.status_code == 200, answered.text
+    assert "x-ratelimit-remaining" not in answered.headers  # cacheable: never one client's counts
     remaining = []
-    for _ in range(DAILY_RATE_LIMIT):
-        answer = http.get(CU_PRODUCTS[0], params=CU_PRODUCTS[1], headers=ALICE)
-        assert answer.status_code == 200, answer.text
+    for _ in range(DAILY_RATE_LIMIT - 1):  # error answers say the counts; they count too
+        answer = http.get(CU_PRODUCTS[0], params=BLANK_KEYWORD, headers=ALICE)
+        assert answer.status_code == 400, answer.text
         assert answer.headers["x-ratelimit-limit"] == str(DAILY_RATE_LIMIT)
         assert answer.headers["x-ratelimit-reset"] == str(reset)
         remaining.append(int(answer.headers["x-ratelimit-remaining"]))
-    assert remaining == list(range(DAILY_RATE_LIMIT - 1, -1, -1))  # one container: it knows every lookup
+    assert remaining == list(range(DAILY_RATE_LIMIT - 2, -1, -1))  # one container: it knows every lookup
 
     calls_before = sandbox.calls()
     refused = http.get(CU_PRODUCTS[0], params=CU_PRODUCTS[1], headers=ALICE)
@@ -55,14 +60,19 @@ def test_a_client_past_the_limit_gets_429_until_the_next_korea_day(quota_sandbox
     assert sandbox.calls() == calls_before  # refused before any upstream call
 
     assert http.get("/api/seveneleven/popwords", headers=ALICE).status_code == 200  # not a limited prefix
-    bob = http.get(CU_PRODUCTS[0], params=CU_PRODUCTS[1], headers=BOB)
-    assert (bob.status_code, bob.headers["x-ratelimit-remaining"]) == (200, str(DAILY_RATE_LIMIT - 1))
-    operator = http.get(CU_PRODUCTS[0], params=CU_PRODUCTS[1], headers={**ALICE, **sandbox.auth()})
-    assert operator.status_code == 200
-    assert "x-ratelimit-remaining" not in operator.headers
+    assert http.get(CU_PRODUCTS[0], params=CU_PRODUCTS[1], headers=BOB).status_code == 200
+    bob = http.get(CU_PRODUCTS[0], params=BLANK_KEYWORD, headers=BOB)
+    assert (bob.status_code, bob.headers["x-ratelimit-remaining"]) == (400, str(DAILY_RATE_LIMIT - 2))
+    assert (
+        http.get(CU_PRODUCTS[0], params=CU_PRODUCTS[1], headers={**ALICE, **sandbox.auth()}).status_code
+        == 200
+    )
+    operator = http.get(CU_PRODUCTS[0], params=BLANK_KEYWORD, headers={**ALICE, **sandbox.auth()})
+    assert operator.status_code == 400
+    assert "x-ratelimit-remaining" not in operator.headers  # the operator's lookups are not counted
 
     sandbox.advance(reset * 1000 - sandbox.now() + 1_000)  # 00:00:01 in Seoul
-    next_day = http.get(CU_PRODUCTS[0], params=CU_PRODUCTS[1], headers=ALICE)
-    assert next_day.status_code == 200, next_day.text
+    next_day = http.get(CU_PRODUCTS[0], params=BLANK_KEYWORD, headers=ALICE)
+    assert next_day.status_code == 400, next_day.text
     assert next_day.headers["x-ratelimit-remaining"] == str(DAILY_RATE_LIMIT - 1)
     assert next_day.headers["x-ratelimit-reset"] == str(reset + DAY_MS // 1000)

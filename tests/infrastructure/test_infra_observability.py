@@ -289,6 +289,7 @@ def test_saved_logs_insights_queries(synthesized):
         "store-errors-by-operation",
         "503s-by-route",
         "override-changes",
+        "answer-cache-per-lookup",
     }
     functions = synthesized.functions_by_handler()
     log_group_of = {
@@ -303,6 +304,8 @@ def test_saved_logs_insights_queries(synthesized):
     # MCP tool calls run the lookup function's handler and log to the MCP function's group.
     lookups = [log_group_of[API_HANDLER], log_group_of[MCP_HANDLER]]
     assert queries["503s-by-route"]["LogGroupNames"] == lookups
+    assert queries["answer-cache-per-lookup"]["LogGroupNames"] == lookups
+    assert "count(*) as answers by lookup, outcome" in queries["answer-cache-per-lookup"]["QueryString"]
     assert all(group in why["LogGroupNames"] for group in lookups)
     # The probe's checks run on schedule (probe) and on demand (POST /api/health/routes: ops).
     for name in ("probe-checks-by-route", "relay-checks"):
@@ -332,6 +335,7 @@ def test_the_dashboard_shows_per_route_detail_from_the_logs(widgets):
         "Probe: last direct check per route (logs)",
         "Relays: last health check per group (logs)",
         "Store errors by operation (logs)",
+        "Answer cache per lookup (logs)",
     }
 
 

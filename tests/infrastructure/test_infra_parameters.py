@@ -85,6 +85,7 @@ def test_the_lookup_settings_reach_the_lookup_functions_only(synthesized):
                 "DAILY_RATE_LIMIT_FLUSH_SECONDS": "0.25",
                 "DAILY_RATE_LIMIT_PREFIXES": "/api/oliveyoung/,/api/cu/,/api/gs25/,/api/cgv/",
                 "LOOKUP_BUDGET_SECONDS": "10",
+                "RESPONSE_CACHE": "on",
             }
         else:
             assert not lookup_only & variables.keys(), handler

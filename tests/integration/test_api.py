@@ -50,6 +50,7 @@ def relay_calls(*keys: RouteKey) -> dict[str, int]:
 def assert_no_routing_diagnostics(answer: Answer) -> None:
     allowed = {
         "content-type",
+        "cache-control",
         "retry-after",
         "x-ratelimit-limit",
         "x-ratelimit-remaining",
@@ -456,7 +457,8 @@ def test_relay_quota_is_429_with_retry_after(lambdas: Lambdas) -> None:
     assert answer.status == 429
     assert answer.body["error"]["code"] == "RELAY_QUOTA_EXCEEDED"
     assert answer.headers["Retry-After"] == "30"
-    assert {name.lower() for name in answer.headers} == {"content-type", "retry-after"}
+    assert {name.lower() for name in answer.headers} == {"content-type", "retry-after", "cache-control"}
+    assert answer.headers["Cache-Control"] == "no-store"
 
 
 @pytest.mark.parametrize("api_key", ["gs25-api-key-expired", None])

@@ -277,7 +277,10 @@ def test_an_unexpected_failure_is_a_json_rpc_internal_error_that_shows_nothing_o
 def test_get_and_delete_are_405(lambdas: Lambdas, method: str) -> None:
     event = api_event(method, "/mcp", headers={"host": SANDBOX_HOST, "accept": "text/event-stream"})
     response = mcp.lambda_handler(event, lambdas.context)
-    assert (response["statusCode"], response["headers"]) == (405, {"Allow": "POST"})
+    assert (response["statusCode"], response["headers"]) == (
+        405,
+        {"Allow": "POST", "Cache-Control": "no-store"},
+    )
 
 
 def test_a_base64_body_is_read(lambdas: Lambdas) -> None:

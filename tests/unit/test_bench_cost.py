@@ -8,7 +8,7 @@ import pytest
 
 from bench.cases.cost import PRICE_DEFAULTS_USD, SCENARIOS, SWITCHABLE, monthly_bill
 from bench.report import COMPONENTS, bill_table
-from functions.handlers.metrics import budgeted_series, worst_case_series
+from functions.handlers.metrics import worst_case_series
 
 INVENTORY = {
     "alarms": 9,
@@ -55,8 +55,6 @@ def test_each_scenario_totals_its_components():
         "emitted": 3,
         "emitted_without_lookups": 2,
         "worst_case": worst_case_series(),
-        "reserved": {"mcp": 8},
-        "worst_case_with_reserved": budgeted_series(),
         "budget": 60,
     }
 

@@ -1,0 +1,177 @@
+"""The container's cache of lookup answers: fresh for max-age on the injected clock, never an error, LRU under
+both caps, one upstream call for identical misses at once."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from functions.services.response_cache import ResponseCache
+from tests.support.clock import ManualClock
+
+MINUTE_MS = 60_000
+
+
+class Upstream:
+    """Counts the fetches; answers `answer-<n>` for the n-th."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        return f"answer-{self.calls}"
+
+
+def cache(
+    clock: ManualClock | None = None, *, max_bytes: int = 10_000, max_entries: int = 100
+) -> ResponseCache:
+    return ResponseCache(clock=clock or ManualClock(), max_bytes=max_bytes, max_entries=max_entries)
+
+
+def test_a_repeat_inside_max_age_is_a_hit_with_its_age_and_makes_no_call() -> None:
+    clock, upstream = ManualClock(), Upstream()
+    answers = cache(clock)
+
+    first = answers.get_or_fetch("q", MINUTE_MS, upstream)
+    clock.advance(MINUTE_MS - 1)
+    again = answers.get_or_fetch("q", MINUTE_MS, upstream)
+
+    assert (first.body, first.hit, first.age_ms) == ("answer-1", False, 0)
+    assert (again.body, again.hit, again.age_ms) == ("answer-1", True, MINUTE_MS - 1)
+    assert upstream.calls == 1
+
+
+def test_an_answer_expires_at_max_age_on_the_clock() -> None:
+    clock, upstream = ManualClock(), Upstream()
+    answers = cache(clock)
+    answers.get_or_fetch("q", MINUTE_MS, upstream)
+
+    clock.advance(MINUTE_MS)
+    after = answers.get_or_fetch("q", MINUTE_MS, upstream)
+
+    assert (after.body, after.hit) == ("answer-2", False)
+    assert upstream.calls == 2
+
+
+def test_keys_are_separate_entries() -> None:
+    upstream = Upstream()
+    answers = cache()
+
+    assert answers.get_or_fetch("a", MINUTE_MS, upstream).body == "answer-1"
+    assert answers.get_or_fetch("b", MINUTE_MS, upstream).body == "answer-2"
+    assert answers.get_or_fetch("a", MINUTE_MS, upstream).body == "answer-1"
+
+
+def test_a_failed_fetch_is_never_stored() -> None:
+    answers = cache()
+
+    def failing() -> str:
+        raise RuntimeError("upstream failed")
+
+    with pytest.raises(RuntimeError):
+        answers.get_or_fetch("q", MINUTE_MS, failing)
+    assert len(answers) == 0
+    assert answers.get_or_fetch("q", MINUTE_MS, Upstream()).hit is False
+
+
+def test_no_max_age_and_an_answer_over_the_byte_cap_are_not_stored() -> None:
+    answers = cache(max_bytes=10)
+
+    answers.get_or_fetch("no-max-age", 0, Upstream())
+    answers.get_or_fetch("too-big", MINUTE_MS, lambda: "x" * 11)
+
+    assert (len(answers), answers.bytes) == (0, 0)
+
+
+def test_the_least_recently_used_entry_goes_first_at_the_entry_cap() -> None:
+    upstream = Upstream()
+    answers = cache(max_entries=2)
+    answers.get_or_fetch("a", MINUTE_MS, upstream)
+    answers.get_or_fetch("b", MINUTE_MS, upstream)
+    answers.get_or_fetch("a", MINUTE_MS, upstream)  # a is now the most recently used
+
+    answers.get_or_fetch("c", MINUTE_MS, upstream)
+
+    assert answers.get_or_fetch("a", MINUTE_MS, upstream).hit is True
+    assert answers.get_or_fetch("b", MINUTE_MS, upstream).hit is False
+
+
+def test_utf8_bytes_are_counted_against_the_byte_cap() -> None:
+    answers = cache(max_bytes=12)
+
+    answers.get_or_fetch("a", MINUTE_MS, lambda: "가나")  # 6 bytes in UTF-8
+    answers.get_or_fetch("b", MINUTE_MS, lambda: "다라")
+    answers.get_or_fetch("c", MINUTE_MS, lambda: "x")
+
+    assert (len(answers), answers.bytes) == (2, 7)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 20), st.integers(0, 40), st.integers(0, 3 * MINUTE_MS)),
+        max_size=60,
+    ),
+    st.integers(1, 100),
+    st.integers(1, 8),
+)
+def test_the_caps_and_the_byte_count_hold_under_any_sequence(
+    steps: list[tuple[int, int, int]], max_bytes: int, max_entries: int
+) -> None:
+    clock = ManualClock()
+    answers = cache(clock, max_bytes=max_bytes, max_entries=max_entries)
+    for key, size, advance in steps:
+        clock.advance(advance)
+        served = answers.get_or_fetch(key, MINUTE_MS, partial(str.__mul__, "x", size))
+        assert served.age_ms < MINUTE_MS  # never an expired answer
+        assert len(answers) <= max_entries
+        assert answers.bytes <= max_bytes
+        assert answers.bytes == sum(entry.size for entry in answers._entries.values())
+
+
+def test_identical_misses_at_once_make_one_upstream_call() -> None:
+    answers = cache()
+    started, release = threading.Event(), threading.Event()
+    calls = 0
+
+    def slow() -> str:
+        nonlocal calls
+        calls += 1
+        started.set()
+        release.wait(timeout=10)
+        return "shared"
+
+    with ThreadPoolExecutor(max_workers=5) as pool:
+        leader = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, slow)
+        assert started.wait(timeout=10)
+        followers = [pool.submit(answers.get_or_fetch, "q", MINUTE_MS, slow) for _ in range(4)]
+        release.set()
+        served = [leader.result(timeout=10), *(future.result(timeout=10) for future in followers)]
+
+    assert calls == 1
+    assert {answer.body for answer in served} == {"shared"}
+    assert [answer.hit for answer in served].count(False) == 1
+
+
+def test_after_a_failed_leader_each_waiting_caller_fetches_for_itself() -> None:
+    answers = cache()
+    started, release = threading.Event(), threading.Event()
+
+    def failing() -> str:
+        started.set()
+        release.wait(timeout=10)
+        raise RuntimeError("upstream failed")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        leader = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, failing)
+        assert started.wait(timeout=10)
+        follower = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, Upstream())
+        release.set()
+        with pytest.raises(RuntimeError):
+            leader.result(timeout=10)
+        assert follower.result(timeout=10).body == "answer-1"
