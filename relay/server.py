@@ -76,14 +76,17 @@ def build_apps(
             )
             relays.setdefault(group_config.port, []).append(relay)
             if group is RelayGroup.DTRYX and config.cgv_signing_key is not None:
-                cgv = cgv_beside(
-                    relay,
-                    group_config,
-                    upstream=upstream,
-                    clock=clock,
-                    log=log,
-                    policy=policies[RelayGroup.CGV],
-                )
+                try:
+                    cgv = cgv_beside(
+                        relay,
+                        group_config,
+                        upstream=upstream,
+                        clock=clock,
+                        log=log,
+                        policy=policies[RelayGroup.CGV],
+                    )
+                except LedgerUnreadable as error:
+                    raise ConfigError(str(error)) from None
                 relays[group_config.port].append(cgv)
     except BaseException:
         for opened in ledgers:
