@@ -72,10 +72,14 @@ class GroupPolicy:
 
 
 _MINUTE, _FIVE_MINUTES, _TEN_MINUTES = 60_000, 300_000, 600_000
+DTRYX_PROCESS_QUOTA = QuotaLimits(per_minute=300, per_day=300_000)
+"""What the Dtryx relay's process spends at most, Dtryx and CGV together. Each group has half of it in a
+ledger of its own (relay/cgv.py), so one group's callers can never use up the other's."""
+_HALF_OF_DTRYX_PROCESS = QuotaLimits(DTRYX_PROCESS_QUOTA.per_minute // 2, DTRYX_PROCESS_QUOTA.per_day // 2)
 _DTRYX = GroupPolicy(
     upstream_slots=4,
     max_outstanding=32,
-    quota=QuotaLimits(per_minute=300, per_day=300_000),
+    quota=_HALF_OF_DTRYX_PROCESS,
     deadline_ms=15_000,
 )
 POLICIES: Mapping[RelayGroup, GroupPolicy] = {
@@ -105,7 +109,7 @@ POLICIES: Mapping[RelayGroup, GroupPolicy] = {
         deadline_ms=15_000,
     ),
     RelayGroup.DTRYX: _DTRYX,
-    # Served beside Dtryx (relay/cgv.py) with Dtryx's limits: its ledger, hence its quota, is the Dtryx relay's.
+    # Served beside Dtryx (relay/cgv.py) with Dtryx's limits and the other half of the process's quota.
     RelayGroup.CGV: replace(
         _DTRYX,
         cache_ttl_ms={

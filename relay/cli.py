@@ -26,13 +26,14 @@ environment:
   GS25_AUTH_SESSION_FILE                      optional: a Woodongs app session file (mode 0600), used
                                               instead of any key; renewed tokens are written back to it
   CGV_SIGNING_KEY                             optional: CGV's request-signing key; set, the Dtryx relay
-                                              serves /v1/cgv/ too (its token and quota ledger)
+                                              serves /v1/cgv/ too (its token; CGV's own quota ledger,
+                                              cgv-quota.json, in its state directory)
   RELAY_HEADER_TIMEOUT_S                      seconds a connection may wait without a request in
                                               progress for a complete request head (default, at most 10)
 
 Each state directory (created mode 0700; refused if others may write to it) holds quota.json, the group's
 quota ledger (per UTC minute and day), kept across restarts, and relay.lock: one relay process per state
-directory. Tokens must be at least 32 characters. Open connections are capped below the open-file limit
+directory. Dtryx and CGV each have half of the Dtryx process's quota, in ledgers of their own. Tokens must be at least 32 characters. Open connections are capped below the open-file limit
 (ulimit -n; at least 80), up to 1024. The Lambda side needs the same token in its secret and the public URL
 of the tunnel as the group's relay URL (the stack parameters OyRelayUrl, ConvenienceRelayUrl, DtryxRelayUrl).
 Logs: JSON lines on stderr, never tokens, keys, sessions or request contents. SIGTERM stops gracefully.

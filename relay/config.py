@@ -58,7 +58,7 @@ class ConnectionSettings:
     max_connections: int | None = None
     """Open connections at once, for the whole process; None: from the descriptor limit at start."""
     overload_log_interval_s: float = 60.0
-    """At most one `connections-refused` line per interval."""
+    """At most one `connections-closed` / `connections-refused` line per interval (each)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,10 @@ request head (h11: 16 KiB) and graceful shutdown. It does not cover:
   failed accept(), up to `backlog` times per turn of the loop: with a descriptor limit of 256, 260 idle
   sockets cost 11 MB of stderr and 2.6 s of CPU in 5 s, and an authenticated health check got no answer.
   `ConnectionGate` accepts in a loop of its own: at most `max_connections` open in the process (below the
-  descriptor limit, so accept() does not run out), every connection beyond that closed at once, and one
-  `connections-refused` line per interval however many were refused.
+  descriptor limit, so accept() does not run out). At the cap a new connection takes the place of the one
+  idle the longest (no request in progress; it is closed), so a flood of idle sockets cannot keep an
+  operator's health check out; only when every open connection has a request in progress is the new one
+  closed at once. One `connections-closed` / `connections-refused` line per interval, however many.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import errno
 import socket
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -40,17 +42,29 @@ ACCEPT_PAUSE_S = 0.5
 listen queue meanwhile)."""
 
 
+class Idle(Protocol):
+    """A connection the budget may close to make room: one with no request in progress."""
+
+    def make_room(self) -> None:
+        """Leaves the budget at once and closes the connection."""
+
+
+_COUNTED_AS = {"connections-refused": "refused", "connections-closed": "closed"}
+"""Each overload event with the field that says how many."""
+
+
 class ConnectionBudget:
-    """The connections open in the process, across its listeners (all on one event loop), and the log of
-    those refused: one `connections-refused` line at the first refusal, then at most one per interval (per
-    reason) with how many were refused since."""
+    """The connections open in the process, across its listeners (all on one event loop), those of them idle
+    (the longest idle first), and the log of the overload: one line at its first event, then at most one per
+    interval (per event and outcome) with how many since."""
 
     def __init__(self, limit: int, *, log: RelayLog, log_interval_s: float) -> None:
         self.limit = limit
         self.open = 0
+        self._idle: dict[Idle, None] = {}  # in the order they became idle
         self._log = log
         self._interval_s = log_interval_s
-        self._refused: Counter[str] = Counter()
+        self._overload: Counter[tuple[str, str]] = Counter()
         self._last_line: float | None = None
         self._flush_timer: asyncio.TimerHandle | None = None
 
@@ -58,8 +72,29 @@ class ConnectionBudget:
     def full(self) -> bool:
         return self.open >= self.limit
 
+    def idle(self, connection: Idle) -> None:
+        """`connection` has no request in progress (kept in place if it already had none)."""
+        self._idle.setdefault(connection, None)
+
+    def busy(self, connection: Idle) -> None:
+        """`connection` has a request in progress, or has left the budget."""
+        self._idle.pop(connection, None)
+
+    def room_for_one(self) -> bool:
+        """Whether a new connection fits: at the cap, the connection idle the longest makes room for it."""
+        if not self.full:
+            return True
+        if not self._idle:
+            return False
+        next(iter(self._idle)).make_room()
+        self._count("connections-closed", "idle-longest")
+        return True
+
     def refused(self, reason: str) -> None:
-        self._refused[reason] += 1
+        self._count("connections-refused", reason)
+
+    def _count(self, event: str, outcome: str) -> None:
+        self._overload[event, outcome] += 1
         loop = asyncio.get_running_loop()
         if self._last_line is None or loop.time() - self._last_line >= self._interval_s:
             self._flush()
@@ -71,9 +106,9 @@ class ConnectionBudget:
             self._flush_timer.cancel()
             self._flush_timer = None
         self._last_line = asyncio.get_running_loop().time()
-        for reason, count in self._refused.items():
-            self._log.event("connections-refused", outcome=reason, refused=count, limit=self.limit)
-        self._refused.clear()
+        for (event, outcome), count in self._overload.items():
+            self._log.event(event, outcome=outcome, limit=self.limit, **{_COUNTED_AS[event]: count})
+        self._overload.clear()
 
 
 class HeadDeadlineProtocol(H11Protocol):
@@ -92,17 +127,29 @@ class HeadDeadlineProtocol(H11Protocol):
         super().__init__(config, server_state, app_state)
         self._header_timeout_s = header_timeout_s
         self._budget = budget
+        self._counted = False
         self._head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._budget.open += 1
+        self._counted = True
         super().connection_made(transport)
         self._watch_head()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._budget.open -= 1
+        self._leave_budget()
         self._stop_head_timer()
         super().connection_lost(exc)
+
+    def make_room(self) -> None:
+        self._leave_budget()  # now: the new connection is counted before this one's socket is closed
+        self.transport.abort()
+
+    def _leave_budget(self) -> None:
+        if self._counted:
+            self._counted = False
+            self._budget.open -= 1
+            self._budget.busy(self)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -119,8 +166,10 @@ class HeadDeadlineProtocol(H11Protocol):
     def _watch_head(self) -> None:
         if not self._idle():
             self._stop_head_timer()
+            self._budget.busy(self)
         elif self._head_timer is None and not self.transport.is_closing():  # bytes never restart it
             self._head_timer = self.loop.call_later(self._header_timeout_s, self._head_overdue)
+            self._budget.idle(self)
 
     def _head_overdue(self) -> None:
         self._head_timer = None
@@ -171,7 +220,7 @@ class ConnectionGate:
                     self._budget.refused("descriptors" if error.errno in _OUT_OF_DESCRIPTORS else "accept")
                     await asyncio.sleep(ACCEPT_PAUSE_S)
                 continue
-            if self._budget.full:
+            if not self._budget.room_for_one():  # every open connection has a request in progress
                 connection.close()
                 self._budget.refused("connection-limit")
                 continue

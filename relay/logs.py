@@ -43,7 +43,7 @@ CODE_FIELDS = frozenset(
     }
 )
 NUMBER_FIELDS = frozenset(
-    {"status", "durationMs", "dailyRemaining", "minuteRemaining", "port", "refused", "limit"}
+    {"status", "durationMs", "dailyRemaining", "minuteRemaining", "port", "refused", "closed", "limit"}
 )
 _CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TEMPLATE_TEXT = re.compile(r"[A-Za-z .,()_-]*")

@@ -1,6 +1,7 @@
-"""The quota ledger: upstream calls per UTC minute and per UTC day, one ledger per state directory.
+"""The quota ledger: upstream calls per UTC minute and per UTC day, one ledger per relay group.
 
-`<state dir>/quota.json` holds `{"day", "minute", "dayCount", "minuteCount"}` (`day` = epoch ms // 86,400,000,
+`<state dir>/quota.json` (a group served beside another in its process, CGV beside Dtryx: its own file in
+the other's state directory, `cgv-quota.json`) holds `{"day", "minute", "dayCount", "minuteCount"}` (`day` = epoch ms // 86,400,000,
 `minute` = epoch ms // 60,000). A restart, or new limits, never resets the counts; a clock that goes back
 restores nothing (each window is the later of the stored one and now). A unit is counted in memory first and
 then written (a temporary file, fsync, rename, directory fsync): a failed write answers 503 and the unit stays
@@ -8,7 +9,8 @@ spent.
 
 A ledger holds `<state dir>/relay.lock` (an exclusive `flock`, the holder's pid inside) from start to `close`:
 a second relay on the same directory would overwrite the first one's counts, so it refuses to start. Under
-the lock, the temporary files a killed relay left behind are removed.
+the lock, the temporary files a killed relay left behind are removed. A ledger `beside` another shares
+its lock (and gives it up with it).
 """
 
 from __future__ import annotations
@@ -63,21 +65,36 @@ class QuotaLedger:
     """Thread-safe; `take` is serialized. Health reads `status()`, which never writes. Raises `LedgerInUse`
     or `LedgerUnreadable`; `close` gives the state directory up."""
 
-    def __init__(self, state_dir: Path, limits: QuotaLimits, *, clock: Clock) -> None:
-        self.path = state_dir / LEDGER_FILE
-        self.limits = limits
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._directory_lock = _lock_directory(state_dir)
+    def __init__(
+        self, state_dir: Path, limits: QuotaLimits, *, clock: Clock, file_name: str = LEDGER_FILE
+    ) -> None:
+        self._directory_lock: BinaryIO | None = _lock_directory(state_dir)
         try:
-            remove_stray_temporaries(self.path)
-            self._day, self._minute, self._day_count, self._minute_count = _load(self.path)
+            self._open(state_dir / file_name, limits, clock)
         except BaseException:
             self.close()
             raise
 
+    @classmethod
+    def beside(cls, owner: QuotaLedger, file_name: str, limits: QuotaLimits) -> QuotaLedger:
+        """A ledger of its own in `owner`'s state directory, under `owner`'s lock (its `close` leaves the lock
+        to `owner`). Raises `LedgerUnreadable`."""
+        ledger = cls.__new__(cls)
+        ledger._directory_lock = None
+        ledger._open(owner.path.parent / file_name, limits, owner._clock)
+        return ledger
+
+    def _open(self, path: Path, limits: QuotaLimits, clock: Clock) -> None:
+        self.path = path
+        self.limits = limits
+        self._clock = clock
+        self._lock = threading.Lock()
+        remove_stray_temporaries(self.path)
+        self._day, self._minute, self._day_count, self._minute_count = _load(self.path)
+
     def close(self) -> None:
-        self._directory_lock.close()
+        if self._directory_lock is not None:
+            self._directory_lock.close()
 
     def __enter__(self) -> QuotaLedger:
         return self

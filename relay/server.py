@@ -76,14 +76,17 @@ def build_apps(
             )
             relays.setdefault(group_config.port, []).append(relay)
             if group is RelayGroup.DTRYX and config.cgv_signing_key is not None:
-                cgv = cgv_beside(
-                    relay,
-                    group_config,
-                    upstream=upstream,
-                    clock=clock,
-                    log=log,
-                    policy=policies[RelayGroup.CGV],
-                )
+                try:
+                    cgv = cgv_beside(
+                        relay,
+                        group_config,
+                        upstream=upstream,
+                        clock=clock,
+                        log=log,
+                        policy=policies[RelayGroup.CGV],
+                    )
+                except LedgerUnreadable as error:
+                    raise ConfigError(str(error)) from None
                 relays[group_config.port].append(cgv)
     except BaseException:
         for opened in ledgers:
@@ -221,8 +224,8 @@ class BackgroundRelay:
         settings = settings or ConnectionSettings()
         self.app = app
         self._socket = sock
-        budget = connection_budget(settings, app.log)
-        self._server = _Listener(app, header_timeout_s=settings.header_timeout_s, budget=budget)
+        self._budget = connection_budget(settings, app.log)
+        self._server = _Listener(app, header_timeout_s=settings.header_timeout_s, budget=self._budget)
         self._thread = threading.Thread(
             target=lambda: asyncio.run(self._server.serve(sockets=[sock])), name="relay", daemon=True
         )
@@ -230,6 +233,11 @@ class BackgroundRelay:
     @property
     def port(self) -> int:
         return int(self._socket.getsockname()[1])
+
+    @property
+    def open_connections(self) -> int:
+        """Connections accepted and not closed yet."""
+        return self._budget.open
 
     @property
     def url(self) -> str:

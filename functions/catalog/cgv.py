@@ -528,7 +528,8 @@ class CgvMoviesQuery(contract.LookupQuery):
 
 # The theater's site timetable; where it lacks `movieCode`, that movie's timetable; with neither a movie nor
 # any screening, each movie's timetable at up to five theaters (강남 first) until one has screenings. Every
-# call shares the lookup's time budget, which bounds these fallbacks (504 past it).
+# call shares the lookup's time budget (504 past it) and its relay calls (functions/services/lookup.py: 429
+# past them, never a timetable cut short), which bound these fallbacks.
 @contract.lookup(
     "cgv_timetable",
     "/api/cgv/timetable",

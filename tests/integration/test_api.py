@@ -457,7 +457,14 @@ def test_relay_quota_is_429_with_retry_after(lambdas: Lambdas) -> None:
     assert answer.status == 429
     assert answer.body["error"]["code"] == "RELAY_QUOTA_EXCEEDED"
     assert answer.headers["Retry-After"] == "30"
-    assert {name.lower() for name in answer.headers} == {"content-type", "retry-after", "cache-control"}
+    assert {name.lower() for name in answer.headers} == {  # Dtryx lookups count against the daily limit
+        "content-type",
+        "retry-after",
+        "cache-control",
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+    }
     assert answer.headers["Cache-Control"] == "no-store"
 
 

@@ -1,11 +1,13 @@
-"""The CGV relay (`/v1/cgv/…`) in the Dtryx relay's process: its token, ledger and log; CGV's input rules,
-signed upstream calls, answer rule, cache TTLs and coalescing; not served without CGV's signing key."""
+"""The CGV relay (`/v1/cgv/…`) in the Dtryx relay's process: its token and log, a ledger of its own (its
+share of the process's quota); CGV's input rules, signed upstream calls, answer rule, cache TTLs and
+coalescing; not served without CGV's signing key."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,10 @@ import pytest
 
 from functions.catalog import cgv
 from functions.core import RelayGroup, RouteKey
+from relay import cgv as cgv_relay
+from relay.app import DTRYX_PROCESS_QUOTA
 from relay.config import ConfigError, load_config
+from relay.quota import LEDGER_FILE
 from tests.relay.conftest import (
     CGV_SIGNING_KEY,
     RelayFactory,
@@ -51,23 +56,71 @@ def test_the_theaters_call_is_exactly_cgvs_url(relay: RelayUnderTest) -> None:
     ]
 
 
-def test_cgv_shares_the_dtryx_token_ledger_and_log(relay: RelayUnderTest) -> None:
+def test_cgv_shares_the_dtryx_token_and_log_but_counts_in_a_ledger_of_its_own(relay: RelayUnderTest) -> None:
     cgv_health, dtryx_health = relay.health(RelayGroup.CGV), relay.health(RelayGroup.DTRYX)
     assert cgv_health.keys() == dtryx_health.keys()
-    assert cgv_health["quota"] == dtryx_health["quota"]
-    before = cgv_health["quota"]["dailyRemaining"]
     assert relay.post(RouteKey.CGV_MOVIES).status_code == 200
+    assert relay.post(RouteKey.CGV_THEATERS).status_code == 200
     assert relay.post(RouteKey.DTRYX_MOVIES).status_code == 200
-    for group in (RelayGroup.CGV, RelayGroup.DTRYX):
-        assert relay.health(group)["quota"]["dailyRemaining"] == before - 2
-        assert relay.health(group)["status"] == "ok"
-    assert relay.app.relays[RelayGroup.CGV].ledger is relay.app.relays[RelayGroup.DTRYX].ledger
+    ledgers = {group: relay.app.relays[group].ledger for group in (RelayGroup.CGV, RelayGroup.DTRYX)}
+    for group, spent in ((RelayGroup.CGV, 2), (RelayGroup.DTRYX, 1)):
+        health = relay.health(group)
+        assert health["quota"]["dailyRemaining"] == ledgers[group].limits.per_day - spent
+        assert health["status"] == "ok"
+        assert json.loads(ledgers[group].path.read_text())["dayCount"] == spent
+    # Both files in the Dtryx state directory, under its one lock; the two shares make the process's quota.
+    assert {ledger.path.name for ledger in ledgers.values()} == {LEDGER_FILE, cgv_relay.LEDGER_FILE}
+    assert {ledger.path.parent for ledger in ledgers.values()} == {relay.state_dirs[RelayGroup.DTRYX]}
+    shares = [ledger.limits for ledger in ledgers.values()]
+    assert sum(limits.per_minute for limits in shares) == DTRYX_PROCESS_QUOTA.per_minute
+    assert sum(limits.per_day for limits in shares) == DTRYX_PROCESS_QUOTA.per_day
     wrong = relay.client.get("/v1/cgv/health", headers=auth(RelayGroup.OLIVEYOUNG))
     assert (wrong.status_code, wrong.json()) == (401, {"error": "Unauthorized"})
     logged = [
         line for line in relay.log_lines() if line.get("event") == "request" and line.get("group") == "cgv"
     ]
     assert [line["operation"] for line in logged].count("movies") == 1
+
+
+def _timetables_of_new_dates(relay: RelayUnderTest) -> Iterator[httpx.Response]:
+    """CGV timetables of one theater, a new date each time (no cache can answer them): issue 31's drain."""
+    day = date(2026, 1, 1)
+    while True:
+        body = {"theaterCode": "0211", "playDate": day.strftime("%Y%m%d")}
+        yield relay.post(RouteKey.CGV_TIMETABLE, body)
+        day += timedelta(days=1)
+
+
+def test_cgv_callers_using_up_cgvs_share_leave_dtryx_its_own(relay: RelayUnderTest) -> None:
+    share = relay.app.relays[RelayGroup.CGV].ledger.limits.per_minute
+    answers = _timetables_of_new_dates(relay)
+    assert all(next(answers).status_code == 200 for _ in range(share))
+    refused = next(answers)
+    assert (refused.status_code, refused.headers["x-relay-quota-reason"]) == (429, "minute")
+    assert relay.retailers.calls(RouteKey.CGV_TIMETABLE) == share  # the refusal reached no retailer
+    dtryx = relay.post(RouteKey.DTRYX_MOVIES)
+    assert dtryx.status_code == 200  # another group's callers are not starved
+    assert relay.health(RelayGroup.DTRYX)["quota"]["minuteRemaining"] == (
+        relay.app.relays[RelayGroup.DTRYX].ledger.limits.per_minute - 1
+    )
+
+
+def test_cgvs_ledger_survives_a_restart_and_an_unreadable_one_stops_the_start(
+    make_relay: RelayFactory, tmp_path: Path
+) -> None:
+    state = tmp_path / "kept"
+    first = make_relay((RelayGroup.DTRYX,), state_root=state)
+    assert first.post(RouteKey.CGV_MOVIES).status_code == 200
+    first.app.close()
+    again = make_relay((RelayGroup.DTRYX,), state_root=state)
+    cgv_ledger = again.app.relays[RelayGroup.CGV].ledger
+    assert again.health(RelayGroup.CGV)["quota"]["dailyRemaining"] == cgv_ledger.limits.per_day - 1
+    again.app.close()
+    (state / "dtryx" / cgv_relay.LEDGER_FILE).write_text("{")
+    with pytest.raises(ConfigError, match=r"cgv-quota\.json is not JSON"):
+        make_relay((RelayGroup.DTRYX,), state_root=state)
+    (state / "dtryx" / cgv_relay.LEDGER_FILE).unlink()
+    assert make_relay((RelayGroup.DTRYX,), state_root=state).post(RouteKey.CGV_MOVIES).status_code == 200
 
 
 def test_without_cgvs_signing_key_the_process_serves_no_cgv(make_relay: RelayFactory) -> None:

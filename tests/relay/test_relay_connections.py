@@ -1,5 +1,6 @@
 """The relay's connections on real sockets: request heads that never complete, idle and dribbling keep-alive
-connections, the cap below the descriptor limit and its log, accept() out of descriptors, slow bodies."""
+connections, the cap below the descriptor limit (the longest idle connection making room for a new one) and
+its log, accept() out of descriptors, slow bodies."""
 
 from __future__ import annotations
 
@@ -82,21 +83,27 @@ def test_a_connection_without_a_complete_request_head_is_closed(tmp_path: Path) 
         assert relay.log_lines()  # every stderr line is JSON
 
 
-def test_connections_beyond_the_cap_are_closed_at_once_and_the_overload_logged_once(tmp_path: Path) -> None:
+def test_at_the_cap_the_longest_idle_connection_makes_room_for_a_health_check(tmp_path: Path) -> None:
+    """Issue 31: a flood of idle sockets up to the cap no longer keeps the operator's health check out."""
     with running_relay(tmp_path, open_files=128) as relay:
         (starting,) = relay.events("process-starting")
         cap = 128 - DESCRIPTOR_RESERVE
         assert starting["limit"] == cap
-        held = [relay.connect(DTRYX) for _ in range(cap)]
-        beyond = [relay.connect(DTRYX) for _ in range(40)]
-        assert eventually(lambda: all(closed_by_relay(sock) for sock in beyond), within_s=10)
-        assert not any(closed_by_relay(sock) for sock in held)
-        assert relay.health(DTRYX) == 0  # full: closed without an answer, never left hanging
-        (refused,) = relay.events("connections-refused")  # one line for 41 refusals (the interval is 60 s)
-        assert (refused["outcome"], refused["refused"], refused["limit"]) == ("connection-limit", 1, cap)
-        for sock in held:
-            sock.close()
-        assert eventually(lambda: relay.health(DTRYX) == 200, within_s=10)
+        flood = [relay.connect(DTRYX) for _ in range(cap)]  # idle: not a byte sent
+        assert relay.health(DTRYX) == 200
+        # It took the place of the oldest alone: the others still wait out their 10 s head deadline, so the
+        # answer did not wait for them.
+        assert eventually(lambda: closed_by_relay(flood[0]), within_s=10)
+        assert not any(closed_by_relay(sock) for sock in flood[1:])
+        # The first takes the health check's place (it has closed); each of the others the longest idle's.
+        more = [relay.connect(DTRYX) for _ in range(40)]
+        assert eventually(lambda: all(closed_by_relay(sock) for sock in flood[1:40]), within_s=10)
+        assert not any(closed_by_relay(sock) for sock in flood[40:] + more)
+        assert relay.health(DTRYX) == 200
+        assert eventually(lambda: closed_by_relay(flood[40]), within_s=10)
+        (closed,) = relay.events("connections-closed")  # one line for 41 (the interval is 60 s)
+        assert (closed["outcome"], closed["closed"], closed["limit"]) == ("idle-longest", 1, cap)
+        assert not relay.events("connections-refused")
         assert relay.process.poll() is None
     assert not relay.events("library-log")  # no accept() tracebacks, nothing but the relay's own lines
 
@@ -115,22 +122,60 @@ def served(make_relay: RelayFactory) -> Iterator[tuple[RelayUnderTest, Backgroun
         background.stop()
 
 
-def test_the_overload_is_logged_once_per_interval_with_the_count(
+def _in_progress(background: BackgroundRelay, relay: RelayUnderTest, opened: ExitStack) -> socket.socket:
+    """A connection whose request is in progress: its head sent, its body still to come."""
+    sock = opened.enter_context(socket.create_connection(("127.0.0.1", background.port), timeout=5))
+    head = f"POST {path_of(RouteKey.DTRYX_MOVIES)} HTTP/1.1\r\nHost: relay\r\n{bearer_for(DTRYX)}"
+    before = relay.app.relays[DTRYX].outstanding
+    sock.sendall(f"{head}Content-Length: 100\r\n\r\n{{".encode())
+    assert eventually(lambda: relay.app.relays[DTRYX].outstanding == before + 1)
+    return sock
+
+
+def test_with_every_connection_busy_a_new_one_is_closed_and_logged_once_per_interval(
     served: tuple[RelayUnderTest, BackgroundRelay],
 ) -> None:
     relay, background = served
     address = ("127.0.0.1", background.port)
     with ExitStack() as opened:
-        held = [opened.enter_context(socket.create_connection(address, timeout=5)) for _ in range(2)]
+        busy = [_in_progress(background, relay, opened) for _ in range(2)]
         beyond = [opened.enter_context(socket.create_connection(address, timeout=5)) for _ in range(10)]
         assert eventually(lambda: all(closed_by_relay(sock) for sock in beyond))
         assert eventually(lambda: len(_refusals(relay)) == 2)
         assert [(line["refused"], line["limit"]) for line in _refusals(relay)] == [(1, 2), (9, 2)]
-        assert not any(closed_by_relay(sock) for sock in held)
+        assert not any(closed_by_relay(sock) for sock in busy)
+
+
+def test_the_connection_idle_the_longest_goes_first_and_an_answer_makes_one_idle_anew(
+    served: tuple[RelayUnderTest, BackgroundRelay],
+) -> None:
+    relay, background = served
+    address = ("127.0.0.1", background.port)
+    with ExitStack() as opened:
+        first, second = (opened.enter_context(socket.create_connection(address, timeout=5)) for _ in "12")
+        assert eventually(lambda: background.open_connections == 2)  # both idle, `first` the longer
+        first.sendall(f"GET /health HTTP/1.1\r\nHost: relay\r\n{bearer_for(OY)}\r\n".encode())
+        answer = http.client.HTTPResponse(first)
+        answer.begin()
+        answer.read()
+        assert (answer.status, answer.getheader("connection")) == (200, None)  # kept alive, idle again
+        newcomer = opened.enter_context(socket.create_connection(address, timeout=5))
+        assert eventually(lambda: closed_by_relay(second))  # idle since it opened: longer than `first`
+        assert not closed_by_relay(first)
+        assert not closed_by_relay(newcomer)
+        assert eventually(lambda: _lines(relay, "connections-closed") != [])
+        busy = _in_progress(background, relay, opened)  # `first` is now the longest idle
+        assert eventually(lambda: closed_by_relay(first))
+        assert not closed_by_relay(busy)
+    assert not _refusals(relay)
+
+
+def _lines(relay: RelayUnderTest, event: str) -> list[dict[str, object]]:
+    return [line for line in relay.log_lines() if line["event"] == event]
 
 
 def _refusals(relay: RelayUnderTest) -> list[dict[str, object]]:
-    return [line for line in relay.log_lines() if line["event"] == "connections-refused"]
+    return _lines(relay, "connections-refused")
 
 
 STARVED_RELAY = """

@@ -33,7 +33,7 @@ from functions.catalog.seveneleven import (
 )
 from functions.catalog.spec import OperationSpec
 from functions.core import ApiError, RelayGroup, RouteKey, group_of
-from functions.services.lookup import Lookup
+from functions.services.lookup import MAX_RELAY_CALLS_PER_LOOKUP, RELAY_CALLS_SPENT, Lookup
 from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload, request_fields
 from tests.support.clock import ManualClock
@@ -474,6 +474,28 @@ def test_an_empty_site_timetable_asks_each_movie_of_that_theater(
     )
     assert data["timetable"]
     assert {row["theaterCode"] for row in data["timetable"]} == {"0211"}
+    assert len(transport.calls) > MAX_RELAY_CALLS_PER_LOOKUP  # direct calls cost no relay: not counted
+
+
+def test_the_same_fallback_over_the_relay_stops_at_the_lookups_relay_calls_and_says_so(
+    transport: RecordingTransport, clock: ManualClock
+) -> None:
+    """Issue 31: this lookup spent six relay ledger units; now at most the lookup's relay calls, and the
+    caller is told to ask for one film rather than given a timetable cut short."""
+    lookup = lookup_with(transport, clock, via_relay=True)
+    with pytest.raises(ApiError) as raised:
+        CgvTimetableQuery(theaterCode="0211", playDate="20260304").fetch(lookup)
+    error = raised.value
+    assert (error.status, error.code, error.message) == (429, "RELAY_QUOTA_EXCEEDED", RELAY_CALLS_SPENT)
+    assert (error.retry_after, error.headers()) == (None, {})
+    assert len(transport.calls) == lookup.relay_calls == MAX_RELAY_CALLS_PER_LOOKUP
+    assert transport.keys[:2] == [RouteKey.CGV_TIMETABLE, RouteKey.CGV_MOVIES]
+    one_film = CgvTimetableQuery(theaterCode="0211", playDate="20260304", movieCode="30000985")
+    one_film.fetch(lookup_with(transport, clock, via_relay=True))  # what the message says to do: 2 calls
+    assert transport.keys[MAX_RELAY_CALLS_PER_LOOKUP:] == [
+        RouteKey.CGV_TIMETABLE,
+        RouteKey.CGV_TIMETABLE_MOVIE,
+    ]
 
 
 def test_without_a_theater_the_fallback_tries_five_theaters_gangnam_first(clock: ManualClock) -> None:
@@ -494,7 +516,7 @@ def test_the_fallback_stops_at_the_lookups_budget(clock: ManualClock) -> None:
         clock, takes_ms=1_000, answers={RouteKey.CGV_TIMETABLE: empty, RouteKey.CGV_TIMETABLE_MOVIE: empty}
     )
     with pytest.raises(ApiError) as raised:
-        CgvTimetableQuery().fetch(lookup_with(transport, clock, via_relay=True))
+        CgvTimetableQuery().fetch(lookup_with(transport, clock))
     assert (raised.value.status, raised.value.code) == (504, "UPSTREAM_TIMEOUT")
     assert len(transport.calls) == 10  # one second each: the 10 s budget, then no further call
 
