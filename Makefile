@@ -6,14 +6,16 @@ PYTHON ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SANDBOX_STAMP := $(VENV)/.sandbox-installed
 NODE_STAMP := node_modules/.installed
 
 .PHONY: install test test-fast lint format check
 .DEFAULT_GOAL := check
 
 # The environment is rebuilt only when the locked requirements, the project metadata or the Python rule
-# change; a `.venv` of another Python version than the one chosen is built anew.
-$(STAMP): requirements/dev.lock pyproject.toml .ci/runtime-python
+# change; a `.venv` of another Python version than the one chosen is built anew. It comes in two steps: what
+# the sandbox needs (`make run` on a new machine installs only this), then the development set on top.
+$(SANDBOX_STAMP): requirements/sandbox.lock pyproject.toml .ci/runtime-python
 	@python="$(PYTHON)"; python="$${python:-$$(.ci/runtime-python)}"; \
 	version() { "$$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'; }; \
 	if [ -x $(BIN)/python ] && [ "$$(version $(BIN)/python)" != "$$(version "$$python")" ]; then \
@@ -21,8 +23,12 @@ $(STAMP): requirements/dev.lock pyproject.toml .ci/runtime-python
 	  rm -rf $(VENV); \
 	fi; \
 	test -x $(BIN)/python || "$$python" -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --quiet --disable-pip-version-check -r requirements/dev.lock
+	$(BIN)/python -m pip install --quiet --quiet --disable-pip-version-check -r requirements/sandbox.lock
 	$(BIN)/python -m pip install --quiet --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+$(STAMP): $(SANDBOX_STAMP) requirements/dev.lock
+	$(BIN)/python -m pip install --quiet --quiet --disable-pip-version-check -r requirements/dev.lock
 	touch $@
 
 install: $(STAMP) $(NODE_STAMP)
@@ -33,14 +39,12 @@ $(NODE_STAMP): package.json package-lock.json
 	touch $@
 
 # cloud assembly in cdk.out/ with the real dependencies layer (built once per lock file into .build/);
-# no AWS credentials, no Docker, no lookups, no telemetry/notices/version checks.
-# The CDK CLI supports Node.js 22 and newer (since 2026-10-30): an older one gets a note, not a failure.
+# no AWS credentials, no Docker, no lookups, no telemetry/notices/version checks. The CDK CLI runs on Node.js
+# 22 or newer (scripts/cdk: the machine's, or the one `npm ci` brought), and the app's jsii with it.
 .PHONY: synth
 synth: install
-	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 22 ? 1 : 0)' \
-	  || echo "note: Node.js $$(node --version) is older than 22, which the AWS CDK CLI needs for deploys; synth goes on" >&2
 	CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true AWS_EC2_METADATA_DISABLED=true \
-	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 node_modules/.bin/cdk synth --quiet --no-notices $(SYNTH_ARGS)
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 scripts/cdk synth --quiet --no-notices $(SYNTH_ARGS)
 
 # Tests run on every core in parallel; a group's expensive session fixture (the CDK synth, a shared sandbox)
 # is built once, on the worker that runs the whole group (tests/conftest.py assigns the groups).
@@ -70,7 +74,7 @@ check: lint test
 
 # The whole system on 127.0.0.1 (docs/design.md#sandbox), e.g. `make run SANDBOX_ARGS="--port 9000"`.
 .PHONY: run
-run: install
+run: $(SANDBOX_STAMP)
 	$(BIN)/route-health sandbox $(SANDBOX_ARGS)
 
 # Benchmarks (bench/README.md): writes bench/results/latest.json and latest.md, prints the table (< 10 min).
