@@ -25,11 +25,6 @@ SERIES_BUDGET = 60
 """At most this many distinct series in the worst case, every function included (about $18 a month at $0.30
 per series); a deployment without lookups emits only the probe's few (`PROBE_METRICS`)."""
 
-STORE_OPERATIONS = frozenset(
-    {"read_snapshot", "write_checks", "record_failure", "claim_probe_slot", "add_daily_lookups"}
-)
-"""The store's calls (`functions.core.ports.VerdictStore`, and the daily quota's `QuotaStore`): the
-`operation` of every log line that comes with a `StoreError`."""
 LOOKUP_ERROR_CODES = frozenset(code.value for code in ErrorCode if code.lookup)
 """Every `error.code` the lookup API answers with."""
 
