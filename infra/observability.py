@@ -192,6 +192,18 @@ LOGS_QUERIES = (
         ),
     ),
     LogsQuery(
+        "relay-lookups-by-route",
+        ("api", "mcp"),
+        logs.QueryString(
+            filter_statements=[
+                'message in ["route decided", "relay fallback"]',
+                'not (message = "route decided" and path = "direct")',
+            ],
+            stats_statements=["count(*) as relayLookups by route, message"],
+            sort="relayLookups desc",
+        ),
+    ),
+    LogsQuery(
         "answer-cache-per-lookup",
         ("api", "mcp"),
         logs.QueryString(
@@ -438,6 +450,7 @@ class Observability(Construct):
                 logs_widget("Live direct failures per route (logs)", functions, "direct-failures-by-route"),
                 failures_widget(),
             ],
+            [logs_widget("Relay lookups per route (logs)", functions, "relay-lookups-by-route", width=24)],
             [
                 logs_widget("Failures by reason (logs)", functions, "failures-by-reason"),
                 logs_widget("503 answers by route (logs)", functions, "503s-by-route"),
@@ -518,7 +531,11 @@ def logs_widget(
 
 def lookup_widgets(unavailable_rate: cloudwatch.IMetric) -> list[cloudwatch.IWidget]:
     return [
-        search_widget("Lookups sent to the relay, per route (decided relay or fallback)", "RelayLookup"),
+        cloudwatch.GraphWidget(
+            title="Lookups sent to the relay (decided relay or fallback; which route: the table below)",
+            left=[metric("RelayLookup", label="RelayLookup")],
+            width=12,
+        ),
         cloudwatch.GraphWidget(
             title="Lookups by path (unavailable = answered 503)",
             left=[metric("Lookups", Path=path, label=path) for path in LOOKUP_PATHS],

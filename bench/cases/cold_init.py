@@ -1,7 +1,7 @@
 """Cold INIT of the three functions as Lambda runs it, against a baseline function: import plus container build.
 
 Each sample is one new `python -c` process with `AWS_LAMBDA_FUNCTION_NAME` set, so importing a handler module
-builds its container as in a Lambda INIT (`prepare_container_at_init`): settings, the HTTP clients, the
+builds its container as in a Lambda INIT (`composition.prepare_at_init`): settings, the HTTP clients, the
 DynamoDB and Secrets Manager clients, the secret read and, for the lookup function, the bounded snapshot
 prefetch, all against moto's server on 127.0.0.1 holding the table, fresh verdicts and the secret. The
 baseline is the smallest useful function: `import boto3` and one DynamoDB client. Targets are interleaved

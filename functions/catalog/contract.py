@@ -3,9 +3,10 @@ of its operation, at the end of its retailer's module.
 
 An endpoint's query model is its contract: `@lookup(name, path, summary, description, freshness=...)` gives its
 operation name, path, summary, description (with `cross_rules`, its rules across parameters) and how long its
-answers stay fresh (`Freshness`); its fields (with every constraint) are its parameters; `answer_type()` is its `data` (the return type of its operation's normalizer,
-or of its own `fetch`); the errors it can answer with follow from `functions.core.errors.ErrorCode`. REST
-routes, the OpenAPI document, MCP tools and the CLI are derived from `functions.catalog.LOOKUPS`; `fetch` is
+answers stay fresh (`Freshness`); its fields (with every constraint) are its parameters; `answer_type()` is its
+`data` (the return type of its operation's normalizer, or of its own `fetch`); the errors any lookup can answer
+with are `functions.core.errors.ErrorCode`'s lookup codes (`functions/handlers/openapi.py` documents which
+status each takes). REST routes, the OpenAPI document, MCP tools and the CLI are derived from `functions.catalog.LOOKUPS`; `fetch` is
 what the endpoint does: the operations it becomes.
 
 An endpoint that is one operation (`OperationQuery`) says which one and maps its fields onto the operation's

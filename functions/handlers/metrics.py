@@ -17,7 +17,7 @@ from types import MappingProxyType
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from functions.core import ErrorCode, RouteKey
+from functions.core import ErrorCode
 from functions.core.decision import Path
 from functions.core.model import OverrideMode
 
@@ -25,12 +25,6 @@ SERIES_BUDGET = 60
 """At most this many distinct series in the worst case, every function included (about $18 a month at $0.30
 per series); a deployment without lookups emits only the probe's few (`PROBE_METRICS`)."""
 
-ROUTES = frozenset(key.value for key in RouteKey)
-STORE_OPERATIONS = frozenset(
-    {"read_snapshot", "write_checks", "record_failure", "claim_probe_slot", "add_daily_lookups"}
-)
-"""The store's calls (`functions.core.ports.VerdictStore`, and the daily quota's `QuotaStore`): the
-`operation` of every log line that comes with a `StoreError`."""
 LOOKUP_ERROR_CODES = frozenset(code.value for code in ErrorCode if code.lookup)
 """Every `error.code` the lookup API answers with."""
 
@@ -60,8 +54,8 @@ METRICS = _table(
     ),
     MetricDefinition(
         "RelayLookup",
-        "A route's upstream calls sent to its relay: by decision, or as the fallback after a live failure.",
-        dimensions={"Route": ROUTES},
+        "An upstream call of a lookup sent to its relay: by decision, or as the fallback after a live failure "
+        "(which route: the `route decided` and `relay fallback` log lines).",
     ),
     MetricDefinition(
         "DirectFailure",

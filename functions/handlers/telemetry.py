@@ -194,13 +194,14 @@ class MetricsRoutingEvents:
     """The router's decisions and failures as metrics and log lines (implements RoutingEvents)."""
 
     def decided(self, key: RouteKey, path: Path, rule: str) -> None:
-        # DEBUG: one line per lookup is what Lookups and RelayLookup already count; deploy with
-        # POWERTOOLS_LOG_LEVEL=DEBUG to see every decision and its rule. Below DEBUG, a lookup does not even
-        # build the record (2.0 → 0.5 µs).
-        if logger.log_level <= logging.DEBUG:
-            logger.debug("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
+        # A relay decision is logged (which route, why: a dimension per route would grow the metric bill with
+        # every new operation); a direct one only at DEBUG (POWERTOOLS_LOG_LEVEL=DEBUG), where below DEBUG a
+        # lookup does not even build the record (2.0 → 0.5 µs).
         if path is Path.RELAY:
-            emit_metric("RelayLookup", 1, Route=key.value)
+            logger.info("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
+            emit_metric("RelayLookup", 1)
+        elif logger.log_level <= logging.DEBUG:
+            logger.debug("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
 
     def answered(self, key: RouteKey, path: Path) -> None:
         # One count per lookup, Path=unavailable for every 503: the 503-rate alarm divides these.
@@ -215,7 +216,7 @@ class MetricsRoutingEvents:
 
     def relay_fallback(self, key: RouteKey) -> None:
         logger.info("relay fallback", extra={"route": key.value})
-        emit_metric("RelayLookup", 1, Route=key.value)
+        emit_metric("RelayLookup", 1)
         emit_metric("RelayFallback", 1)
 
 

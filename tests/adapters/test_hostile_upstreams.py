@@ -398,7 +398,8 @@ def test_forty_slow_calls_to_one_host_do_not_delay_a_call_to_another() -> None:
 def test_a_probe_run_with_every_upstream_hanging_or_dripping_ends_in_time_and_writes_every_verdict(
     store: DynamoVerdictStore,
 ) -> None:
-    # The production run is 27 checks of 3 s, 4 at a time: 7 rounds, 21 s. Here the same at 300 ms.
+    # The production run is a check per probed route and per relay, 3 s each, 4 at a time. Here the same at
+    # 300 ms.
     timeout_ms = 300
     stalls = ["header-drip", "no-answer", "no-body", "body-drip", "endless-100-continue"]
     assigned = {target: stalls[index % len(stalls)] for index, target in enumerate(PROBE_TARGETS)}

@@ -107,7 +107,7 @@ def test_the_mcp_endpoints_calls_errors_and_duration_are_graphed_together(synthe
 
 def test_metrics_with_a_dimension_are_graphed_with_search_expressions(widgets):
     expressions = [expression for widget in widgets for expression in _expressions(widget)]
-    for name in ("RelayLookup", "LookupError", "OverrideChange"):
+    for name in ("LookupError", "OverrideChange"):
         assert any(e.startswith("SEARCH(") and f'MetricName="{name}"' in e for e in expressions), name
 
 
@@ -290,6 +290,7 @@ def test_saved_logs_insights_queries(synthesized):
         "503s-by-route",
         "override-changes",
         "answer-cache-per-lookup",
+        "relay-lookups-by-route",
     }
     functions = synthesized.functions_by_handler()
     log_group_of = {
@@ -336,6 +337,7 @@ def test_the_dashboard_shows_per_route_detail_from_the_logs(widgets):
         "Relays: last health check per group (logs)",
         "Store errors by operation (logs)",
         "Answer cache per lookup (logs)",
+        "Relay lookups per route (logs)",
     }
 
 

@@ -194,10 +194,10 @@ def test_routing_events_and_snapshot_age_are_bounded_emf_metrics(
     found = sorted((m["name"], sorted(m["dimensions"].items()), m["value"]) for m in telemetry.metrics())
     service = {"service": "route-health"}
     expected = [
-        ("RelayLookup", {**service, "Route": "cu-stock"}, 1),  # decided relay
+        ("RelayLookup", service, 1),  # decided relay (the route is in the log line)
         ("Lookups", {**service, "Path": "relay"}, 1),
         ("DirectFailure", service, 1),  # the route and the reason are in the log line
-        ("RelayLookup", {**service, "Route": "cu-stock"}, 1),  # the fallback
+        ("RelayLookup", service, 1),  # the fallback
         ("RelayFallback", service, 1),
         ("SnapshotAge", service, 1_500),
     ]

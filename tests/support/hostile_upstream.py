@@ -159,8 +159,9 @@ def _read_request_path(sock: socket.socket) -> str | None:
 
 # --- behaviours ------------------------------------------------------------------------------------------
 
-JSON_OK = b'{"status":"ok","RetCode":"success"}'
-"""A body every test spec, relay envelope and relay health check here accepts."""
+JSON_OK = b'{"status":"ok","state":"ready","RetCode":"success"}'
+"""A body every test spec, relay envelope and relay health check here accepts (the Olive Young relay's health
+says `state: ready`, the others' `status: ok`), whichever target a test deals it to."""
 
 
 def respond(head: bytes, body: bytes = b"") -> Behaviour:

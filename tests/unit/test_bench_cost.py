@@ -8,6 +8,7 @@ import pytest
 
 from bench.cases.cost import PRICE_DEFAULTS_USD, SCENARIOS, SWITCHABLE, monthly_bill
 from bench.report import COMPONENTS, bill_table
+from functions.core import DIRECT_PROBED, RelayGroup, RouteKey
 from functions.handlers.metrics import worst_case_series
 
 INVENTORY = {
@@ -27,7 +28,7 @@ def measured(series: list[str]) -> dict[str, Any]:
         "cost_per_day": {
             "breakdown": {
                 "read_units_per_query": 1.0,
-                "writes_per_probe_run": 24,
+                "writes_per_probe_run": len(RouteKey),
                 "write_units_per_write": 1,
                 "verdict_item_bytes": {"total": 1400},
                 "probe_slot_item_bytes": 88,
@@ -96,8 +97,9 @@ def test_the_worst_case_series_are_priced_and_route53_is_compared():
     assert worst["cloudwatch_metrics"] == pytest.approx(
         worst_case_series() * PRICE_DEFAULTS_USD["cloudwatch_metric_series_month"]
     )
-    assert result["route53_alternative"]["endpoints"] == 27  # 23 direct APIs and 4 relays
-    assert result["route53_alternative"]["basic_usd"] == pytest.approx(27 * 0.75)
+    endpoints = len(DIRECT_PROBED) + len(RelayGroup)  # each direct API and each relay
+    assert result["route53_alternative"]["endpoints"] == endpoints
+    assert result["route53_alternative"]["basic_usd"] == pytest.approx(endpoints * 0.75)
     table = bill_table({**result, "metric_series": result["metric_series"]})
     assert "| **total** |" in table
     assert "Route 53" in table

@@ -37,7 +37,7 @@ def test_the_worst_case_fits_the_budget():
     # Every metric times every value of every dimension the code can give it: every route failing for
     # every reason, every error code answered, every store call failing, every function (one service name).
     per_route = [name for name, definition in METRICS.items() if "Route" in definition.dimensions]
-    assert per_route == ["RelayLookup"]  # which route failed, and why, is in the log lines
+    assert per_route == []  # which route, and why, is in the log lines: a new route adds no series
     assert SERIES_BUDGET == 60
     assert worst_case_series() <= SERIES_BUDGET
 
@@ -195,7 +195,7 @@ def test_one_document_takes_a_second_line_only_for_a_repeated_name_or_another_di
         emit_metric("Lookups", 1, Path="direct")
         emit_metric("SnapshotAge", 1500)
         emit_metric("Lookups", 1, Path="relay")  # the name again: the first line has its value
-        emit_metric("RelayLookup", 1, Route="cu-stock")
+        emit_metric("ResponseCache", 1, Outcome="hit")
 
     first, second = _emf_lines(telemetry)
     assert {
@@ -203,13 +203,13 @@ def test_one_document_takes_a_second_line_only_for_a_repeated_name_or_another_di
     } == {
         (("service", "Path"), "Lookups"),
         (("service",), "SnapshotAge"),
-        (("service", "Route"), "RelayLookup"),
+        (("service", "Outcome"), "ResponseCache"),
     }
-    assert (first["Path"], first["Lookups"], first["SnapshotAge"], first["Route"]) == (
+    assert (first["Path"], first["Lookups"], first["SnapshotAge"], first["Outcome"]) == (
         "direct",
         1,
         1500,
-        "cu-stock",
+        "hit",
     )
     assert [d["Metrics"] for d in second["_aws"]["CloudWatchMetrics"]] == [
         [{"Name": "Lookups", "Unit": "Count"}]
@@ -275,7 +275,7 @@ def test_at_debug_level_a_route_decision_is_logged_with_its_rule(telemetry):
 
 
 def test_at_the_default_level_a_route_decision_builds_no_log_record(telemetry, monkeypatch):
-    # A lookup's path pays for the record only when DEBUG is on (Lookups and RelayLookup count every decision).
+    # A direct lookup pays for the record only when DEBUG is on (Lookups counts every decision).
     monkeypatch.setattr(
         telemetry_logger, "debug", lambda *args, **kwargs: pytest.fail("built a DEBUG record")
     )
@@ -283,3 +283,18 @@ def test_at_the_default_level_a_route_decision_builds_no_log_record(telemetry, m
     MetricsRoutingEvents().decided(RouteKey.CU_STOCK, RoutePath.DIRECT, "fresh-direct")
 
     assert "route decided" not in telemetry.text()
+
+
+def test_a_relay_decision_is_a_log_line_with_its_route_and_one_series_for_every_route(telemetry):
+    events = MetricsRoutingEvents()
+    for key in (RouteKey.CU_STOCK, RouteKey.GS25_STOCK):
+        events.decided(key, RoutePath.RELAY, "stale-snapshot")
+
+    lines = [log for log in telemetry.logs() if log["message"] == "route decided"]
+    assert [(line["route"], line["path"], line["rule"]) for line in lines] == [
+        ("cu-stock", "relay", "stale-snapshot"),
+        ("gs25-stock", "relay", "stale-snapshot"),
+    ]
+    assert {(m["name"], tuple(sorted(m["dimensions"]))) for m in telemetry.metrics()} == {
+        ("RelayLookup", ("service",))
+    }

@@ -36,7 +36,7 @@ from functions.core import (
     RouteKey,
     StoreError,
 )
-from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
+from functions.services.probe_run import MAX_IN_FLIGHT, ProbeSummary, run_probe, slot_start_of
 from tests.support.aws import TABLE
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import RecordingProbeEvents, RecordingRelayEvents
@@ -185,9 +185,9 @@ def test_a_healthy_run_stores_23_direct_verdicts_the_pinned_route_and_4_relays(
     assert {(c.group, c.healthy, c.reason) for c in summary.relays} == {
         (g, True, Reason.OK) for g in RelayGroup
     }
-    # 23 direct requests and 4 health checks; nothing for the pinned route
+    # a direct request per probed route and a health check per relay; nothing for the pinned route
     hosts = sorted(request.url.host for request in upstreams.requests)
-    assert len(hosts) == 27
+    assert len(hosts) == len(DIRECT_PROBED) + len(RelayGroup)
     assert "gs25-stock.retailer.test" not in hosts
     snapshot = store.read_snapshot()
     assert {key: verdict.direct for key, verdict in snapshot.routes.items()} == {
@@ -195,8 +195,8 @@ def test_a_healthy_run_stores_23_direct_verdicts_the_pinned_route_and_4_relays(
     }
     assert snapshot.routes[RouteKey.GS25_STOCK].reason is Reason.PINNED_RELAY
     assert all(snapshot.relays[group].healthy for group in RelayGroup)
-    assert len(events.routes) == 24
-    assert len(events.relays) == 4
+    assert sorted(check.key for check in events.routes) == sorted(RouteKey)
+    assert sorted(check.group for check in events.relays) == sorted(RelayGroup)
     assert events.finished == [summary]
 
 
@@ -247,7 +247,7 @@ def test_each_direct_failure_is_stored_with_its_reason(
     failed = [check for check in summary.routes if check.key is RouteKey.CU_STOCK]
     assert [(check.direct, check.reason) for check in failed] == [(False, reason)]
     assert store.read_snapshot().routes[RouteKey.CU_STOCK].reason is reason
-    assert sum(check.direct for check in summary.routes) == 22
+    assert sum(check.direct for check in summary.routes) == len(DIRECT_PROBED) - 1  # all but cu-stock
 
 
 def test_a_connection_error_and_invalid_probe_params_are_failures_not_crashes(
@@ -319,11 +319,11 @@ def test_a_claimed_slot_calls_nothing_and_writes_nothing(store: DynamoVerdictSto
     assert probe(store, Upstreams(all_ok), slot=SLOT + PROBE_SLOT_MS).ran  # the next slot runs
 
 
-def test_never_more_than_4_requests_in_flight(store: DynamoVerdictStore) -> None:
+def test_never_more_than_max_in_flight_requests_at_once(store: DynamoVerdictStore) -> None:
     upstreams = Upstreams(all_ok, on_request=lambda: time.sleep(0.02))
     probe(store, upstreams)
-    assert len(upstreams.requests) == 27
-    assert 2 <= upstreams.max_in_flight <= 4
+    assert len(upstreams.requests) == len(DIRECT_PROBED) + len(RelayGroup)
+    assert 2 <= upstreams.max_in_flight <= MAX_IN_FLIGHT
 
 
 def test_stale_writes_are_counted(store: DynamoVerdictStore) -> None:
