@@ -203,7 +203,7 @@ class HttpApi(Construct):
         # RouteSettings name routes: the stage must come after them.
         for route in self.http_api.node.find_all():
             if isinstance(route, apigwv2.CfnRoute):
-                cfn_stage.add_dependency(route)
+                cfn_stage.add_resource_dependency(route)
         return stage
 
     @property
