@@ -37,8 +37,8 @@ from functions.catalog.seveneleven import (
     SevenElevenStockQuery,
     SevenElevenStoresQuery,
 )
-from functions.core import RelayGroup, RouteKey
-from functions.services.lookup import Lookup
+from functions.core import ApiError, RelayGroup, RouteKey
+from functions.services.lookup import RELAY_CALLS_SPENT, Lookup
 from functions.services.routing import Router
 from relay.inputs import RelayInputRejected, read_relay_input
 from sandbox.simulator.payloads import realistic_payload
@@ -103,6 +103,21 @@ Operation = Callable[[Lookup], object]
 
 def query(model: type[LookupQuery], **values: Any) -> Operation:
     return lambda lookup: model.model_validate(values).fetch(lookup)
+
+
+def within_the_relay_calls(operation: Operation) -> Operation:
+    """A lookup that may stop at the relay calls one lookup may make (429, `MAX_RELAY_CALLS_PER_LOOKUP`): the
+    bodies it sent before are the ones to check."""
+
+    def run(lookup: Lookup) -> object:
+        try:
+            return operation(lookup)
+        except ApiError as error:
+            if error.message != RELAY_CALLS_SPENT:
+                raise
+            return None
+
+    return run
 
 
 def endpoint_query(endpoint: Endpoint) -> Operation:
@@ -172,7 +187,9 @@ VARIANTS: dict[str, Operation] = {
         CgvTimetableQuery, theaterCode="0056", movieCode="1234567890123456", limit=1
     ),
     # 안산's site timetable is empty in the simulator: every movie's timetable there instead.
-    "cgv-timetable-fallback": query(CgvTimetableQuery, theaterCode="0211", playDate="20280229"),
+    "cgv-timetable-fallback": within_the_relay_calls(
+        query(CgvTimetableQuery, theaterCode="0211", playDate="20280229")
+    ),
 }
 
 
@@ -212,7 +229,7 @@ QUERIES = query_fields(
 def test_whatever_the_api_accepts_the_relay_accepts(query: LookupQuery) -> None:
     relays = StrictRelays()
     try:
-        query.fetch(relays.lookup())
+        within_the_relay_calls(query.fetch)(relays.lookup())
     except InvalidParams:
         return  # also a 400 before any call
     assert relays.bodies

@@ -30,6 +30,7 @@ from functions.core import (
     UpstreamRejected,
     group_of,
 )
+from relay.app import POLICIES
 from relay.logs import RelayLog
 from sandbox.relays import SimulatedUpstreams, start_upstreams
 from sandbox.simulator.faults import FaultRegistry, parse_fault, parse_target
@@ -916,4 +917,4 @@ def test_a_restarted_relay_keeps_its_port_and_its_quota_ledger() -> None:
         before = upstreams.relays.urls()[RelayGroup.DTRYX]
         assert upstreams.relays.restart(RelayGroup.DTRYX) == before
         health = httpx.get(f"{front}/v1/dtryx/health", headers=auth).json()
-    assert health["quota"]["dailyRemaining"] == 300_000 - 1
+    assert health["quota"]["dailyRemaining"] == POLICIES[RelayGroup.DTRYX].quota.per_day - 1
