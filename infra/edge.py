@@ -71,7 +71,7 @@ def longest_max_age() -> int:
 
 
 def _uncached(
-    origin: origins.HttpOrigin | cloudfront.IOrigin, forwarded: cloudfront.IOriginRequestPolicy
+    origin: cloudfront.IOrigin, forwarded: cloudfront.IOriginRequestPolicy
 ) -> cloudfront.BehaviorOptions:
     """A path that always reaches the API, every method."""
     return cloudfront.BehaviorOptions(
