@@ -23,6 +23,7 @@ COMPONENTS = (
     "secrets_manager",
     "kms",
     "xray",
+    "cloudfront",
 )
 
 NOTES = Path(__file__).resolve().parent / "profile_notes.md"

@@ -140,10 +140,8 @@ class HttpApi(Construct):
         shared.secret.grant_read(self.ops.function)
 
         self.http_api = self._routes()
-        # Against DNS rebinding the MCP function answers only to these names (functions/mcp/protocol.py).
-        self.mcp.function.add_environment(
-            MCP_ALLOWED_HOSTS_VARIABLE, cdk.Fn.join(",", [self.execute_api_domain, *mcp_extra_hosts])
-        )
+        self._mcp_hosts = [self.execute_api_domain]
+        self.allow_mcp_hosts(*mcp_extra_hosts)
         self.access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION)
         self.stage = self._throttled_stage(
             {LOOKUP_ROUTE: lookup_throttle, **dict.fromkeys(MCP_ROUTES, mcp_throttle)}
@@ -205,6 +203,19 @@ class HttpApi(Construct):
             if isinstance(route, apigwv2.CfnRoute):
                 cfn_stage.add_resource_dependency(route)
         return stage
+
+    def allow_mcp_hosts(self, *hosts: str, condition: cdk.CfnCondition | None = None) -> None:
+        """More names the MCP function answers to (each may be a comma-separated list, or empty); with a
+        condition, only while it holds."""
+        allowed = cdk.Fn.join(",", [*self._mcp_hosts, *hosts])
+        if condition is None:
+            self._mcp_hosts.extend(hosts)
+        else:
+            allowed = cdk.Token.as_string(
+                cdk.Fn.condition_if(condition.logical_id, allowed, cdk.Fn.join(",", self._mcp_hosts))
+            )
+        # Against DNS rebinding the MCP function answers only to these names (functions/mcp/protocol.py).
+        self.mcp.function.add_environment(MCP_ALLOWED_HOSTS_VARIABLE, allowed)
 
     @property
     def execute_api_domain(self) -> str:

@@ -12,10 +12,11 @@ of the README's "Runbooks".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, Fn, Stack, Token
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
@@ -36,6 +37,7 @@ from infra.parameters import StackParameters, only_if
 PERIOD = Duration.minutes(5)
 LOOKUP_PATHS = tuple(path.value for path in Path)
 DEFAULT_RUNBOOK_URL = "README.md"
+DASHBOARD_INTERVAL = Duration.hours(6)
 
 PROBE_STALE_WINDOW = Duration.minutes(15)
 UNAVAILABLE_RATE_PERCENT = 5
@@ -227,8 +229,10 @@ class Observability(Construct):
         functions: Mapping[str, lambda_.Function],
         http_api: apigwv2.HttpApi,
         parameters: StackParameters,
+        edge_widgets: Sequence[cloudwatch.IWidget] = (),
         runbook_url: str = DEFAULT_RUNBOOK_URL,
     ) -> None:
+        """`edge_widgets`: the edge's row of the dashboard, shown only while EdgeCache=on."""
         super().__init__(scope, construct_id)
         self._stack_name = Stack.of(self).stack_name
         self._runbook_url = runbook_url
@@ -242,10 +246,18 @@ class Observability(Construct):
         self._add_store_alarm()
         self._add_error_alarms(functions)
         self.queries = self._saved_queries(functions)
-        self.dashboard = self._dashboard(functions, http_api, unavailable_rate, api_5xx_rate)
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=self._stack_name)
+        rows = self._dashboard_rows(functions, http_api, unavailable_rate, api_5xx_rate)
         dashboard = self.dashboard.node.default_child
         assert isinstance(dashboard, cloudwatch.CfnDashboard)
         dashboard.cfn_options.condition = parameters.dashboard  # Dashboard=off: none
+        # The edge's row only where the edge exists (its metrics name the distribution).
+        body: object = self._dashboard_body(rows)
+        if edge_widgets:
+            body = Fn.condition_if(
+                parameters.edge.logical_id, self._dashboard_body([*rows, list(edge_widgets)]), body
+            )
+        dashboard.dashboard_body = Token.as_string(body)
 
     def _alarm_topic(self, parameters: StackParameters) -> sns.Topic:
         # CloudWatch can publish only to topics whose key policy lets it use the key: a customer key, unless
@@ -429,16 +441,21 @@ class Observability(Construct):
             for query in LOGS_QUERIES
         }
 
-    def _dashboard(
+    def _dashboard_body(self, rows: Sequence[Sequence[cloudwatch.IWidget]]) -> str:
+        """The dashboard's JSON, laid out as `Dashboard.add_widgets` lays out one call per row."""
+        column = cloudwatch.Column(*(cast(cloudwatch.IWidget, cloudwatch.Row(*row)) for row in rows))
+        column.position(0, 0)
+        return Stack.of(self).to_json_string(
+            {"start": f"-{DASHBOARD_INTERVAL.to_iso_string()}", "widgets": column.to_json()}
+        )
+
+    def _dashboard_rows(
         self,
         functions: Mapping[str, lambda_.Function],
         http_api: apigwv2.HttpApi,
         unavailable_rate: cloudwatch.IMetric,
         api_5xx_rate: cloudwatch.IMetric,
-    ) -> cloudwatch.Dashboard:
-        dashboard = cloudwatch.Dashboard(
-            self, "Dashboard", dashboard_name=self._stack_name, default_interval=Duration.hours(6)
-        )
+    ) -> list[list[cloudwatch.IWidget]]:
         rows: list[list[cloudwatch.IWidget]] = [
             [
                 cloudwatch.AlarmStatusWidget(
@@ -476,9 +493,7 @@ class Observability(Construct):
             [mcp_widget(functions["mcp"])],
             [http_api_widget(http_api)],
         ]
-        for row in rows:
-            dashboard.add_widgets(*row)
-        return dashboard
+        return rows
 
 
 def unavailable_rate_percent() -> cloudwatch.MathExpression:

@@ -26,6 +26,9 @@ RELAY_URL_PATTERN = r"^(https://[^\s/?#@]+(/[^\s?#@]*)?)?$"
 PREFIXES_PATTERN = r"^/api/[^,\s]*(,/api/[^,\s]*)*$"
 EMAIL_PATTERN = r"^([^\s@]+@[^\s@]+\.[^\s@]+)?$"
 HOSTS_PATTERN = r"^([A-Za-z0-9.-]+(:[0-9]{1,5})?(,[A-Za-z0-9.-]+(:[0-9]{1,5})?)*)?$"
+DOMAIN_PATTERN = r"^(([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})?$"
+CERTIFICATE_PATTERN = r"^(arn:aws[a-z-]*:acm:us-east-1:[0-9]{12}:certificate/[0-9a-f-]{36})?$"
+"""CloudFront takes certificates from ACM in us-east-1 only, whatever the stack's region."""
 LOOKUP_FUNCTION_TIMEOUT_S = 29
 """The lookup function's timeout: under the HTTP API's 30 s integration limit."""
 MAX_LOOKUP_BUDGET_S = 25
@@ -195,6 +198,29 @@ STACK_SHAPE = (
         constraint="comma-separated host names (name or name:port), without spaces, or empty",
     ),
     Parameter(
+        "EdgeCache",
+        "on: a CloudFront distribution in front of the API is its public URL (ApiUrl) and answers repeated "
+        "lookups from its cache while they are fresh; off: no distribution, ApiUrl is the execute-api URL",
+        "on",
+        allowed_values=("on", "off"),
+    ),
+    Parameter(
+        "EdgeDomainName",
+        "With EdgeCache=on, a domain name of yours for the distribution (with EdgeCertificateArn; point its "
+        "DNS at the EdgeDistributionDomainName output); empty: the distribution's own cloudfront.net name",
+        "",
+        allowed_pattern=DOMAIN_PATTERN,
+        constraint="a lower-case domain name such as api.example.com, or empty",
+    ),
+    Parameter(
+        "EdgeCertificateArn",
+        "With EdgeDomainName, the ARN of an ACM certificate for it in us-east-1 (CloudFront's region); empty "
+        "with an empty EdgeDomainName",
+        "",
+        allowed_pattern=CERTIFICATE_PATTERN,
+        constraint="an ACM certificate ARN in us-east-1, or empty",
+    ),
+    Parameter(
         "AlarmEmail",
         "The address the alarm topic e-mails (confirm the subscription); empty: no e-mail subscription",
         "",
@@ -283,6 +309,34 @@ class StackParameters:
             expression=cdk.Fn.condition_not(cdk.Fn.condition_equals(self.text("AlarmEmail"), "")),
         )
         self.probe_unreserved = self._equals("ProbeUnreserved", "ProbeReservedConcurrency", "none")
+        self.edge = self._equals("EdgeCacheOn", "EdgeCache", "on")
+        self.edge_domain = cdk.CfnCondition(
+            stack,
+            "EdgeDomainGiven",
+            expression=cdk.Fn.condition_and(
+                _expression(self.edge),
+                cdk.Fn.condition_not(cdk.Fn.condition_equals(self.text("EdgeDomainName"), "")),
+            ),
+        )
+        """EdgeCache=on with a domain of the operator's: its aliases and certificate."""
+        # A domain without its certificate (or the reverse) is refused before anything changes.
+        no_domain = cdk.Fn.condition_equals(self.text("EdgeDomainName"), "")
+        no_certificate = cdk.Fn.condition_equals(self.text("EdgeCertificateArn"), "")
+        cdk.CfnRule(
+            stack,
+            "EdgeDomainNeedsItsCertificate",
+            assertions=[
+                cdk.CfnRuleAssertion(
+                    assert_=cdk.Fn.condition_or(
+                        cdk.Fn.condition_and(no_domain, no_certificate),
+                        cdk.Fn.condition_and(
+                            cdk.Fn.condition_not(no_domain), cdk.Fn.condition_not(no_certificate)
+                        ),
+                    ),
+                    assert_description="EdgeDomainName and EdgeCertificateArn are given together, or neither",
+                )
+            ],
+        )
 
     def _equals(self, condition_id: str, name: str, value: str) -> cdk.CfnCondition:
         return cdk.CfnCondition(

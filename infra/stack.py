@@ -11,6 +11,7 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
 from infra.api import HttpApi, Throttle
+from infra.edge import EdgeCache
 from infra.environment import (
     POWERTOOLS_ENVIRONMENT,
     RUNTIME_ENVIRONMENT,
@@ -22,6 +23,7 @@ from infra.packaging import LambdaPackaging
 from infra.parameters import EVERY_FUNCTION, LOOKUP_FUNCTION, StackParameters
 from infra.probe import Probe
 from infra.secret import RouteHealthSecret
+from infra.suppressions import acknowledge
 from infra.table import VerdictTable
 
 DEFAULT_STAGE = "prod"
@@ -93,6 +95,15 @@ class RouteHealthStack(cdk.Stack):
             ),
             mcp_extra_hosts=[parameters.text("McpAllowedHosts")],
         )
+        self.edge = EdgeCache(self, "Edge", api=self.api, secret=secret, parameters=parameters)
+        # A browser behind the edge names the distribution's domain (or the operator's) in its Origin.
+        self.api.allow_mcp_hosts(
+            self.edge.domain_name,
+            cdk.Token.as_string(
+                cdk.Fn.condition_if(parameters.edge_domain.logical_id, parameters.text("EdgeDomainName"), "")
+            ),
+            condition=parameters.edge,
+        )
         # The MCP function runs the lookups in process: the same settings as the lookup function.
         for variable, value in parameters.environment(LOOKUP_FUNCTION).items():
             self.api.lookup.function.add_environment(variable, value)
@@ -110,12 +121,11 @@ class RouteHealthStack(cdk.Stack):
             functions=functions,
             http_api=self.api.http_api,
             parameters=parameters,
+            edge_widgets=self.edge.dashboard_widgets(),
             runbook_url=_context(self, "runbookUrl", DEFAULT_RUNBOOK_URL),
         )
 
-        cdk.CfnOutput(
-            self, "ApiUrl", value=self.api.url, description="Base URL; lookups and ops live under /api"
-        )
+        self._api_outputs(parameters)
         cdk.CfnOutput(
             self,
             "DashboardUrl",
@@ -131,6 +141,50 @@ class RouteHealthStack(cdk.Stack):
         )
         cdk.CfnOutput(self, "TableName", value=table.table.table_name)
         cdk.CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)
+
+    def _api_outputs(self, parameters: StackParameters) -> None:
+        """`ApiUrl`: the public base URL, the edge's unless EdgeCache=off; `ExecuteApiUrl`: the API itself."""
+        # A domain of the operator's implies EdgeCache=on; the distribution's name only where it exists.
+        url = cdk.Fn.condition_if(
+            parameters.edge_domain.logical_id,
+            f"https://{parameters.text('EdgeDomainName')}/",
+            cdk.Fn.condition_if(
+                parameters.edge.logical_id, f"https://{self.edge.domain_name}/", self.api.url
+            ),
+        )
+        cdk.CfnOutput(
+            self,
+            "ApiUrl",
+            value=cdk.Token.as_string(url),
+            description="Base URL (the edge's unless EdgeCache=off); lookups and ops live under /api",
+        )
+        acknowledge(
+            self,
+            "CloudFormation-Validate::W1001",
+            "ApiUrl names the distribution only in the true branch of Fn::If(EdgeCacheOn), which "
+            "CloudFormation evaluates only when the distribution exists (EdgeCache=off: the execute-api URL).",
+        )
+        cdk.CfnOutput(
+            self,
+            "ExecuteApiUrl",
+            value=self.api.url,
+            description="The HTTP API's own URL, without the edge (EdgeCache=off: ApiUrl is this URL)",
+            condition=parameters.edge,
+        )
+        cdk.CfnOutput(
+            self,
+            "EdgeDistributionDomainName",
+            value=self.edge.domain_name,
+            description="The distribution's cloudfront.net name: the CNAME target of EdgeDomainName",
+            condition=parameters.edge,
+        )
+        cdk.CfnOutput(
+            self,
+            "EdgeDistributionId",
+            value=self.edge.distribution.distribution_id,
+            description="The distribution, for its metrics and for invalidations",
+            condition=parameters.edge,
+        )
 
     @staticmethod
     def _apply_tracing(parameters: StackParameters, functions: Iterable[lambda_.Function]) -> None:

@@ -60,8 +60,18 @@ PRICE_DEFAULTS_USD = {
     "xray_traces_recorded_per_million": 5.00,
     "route53_health_check_non_aws_month": 0.75,
     "route53_health_check_optional_feature_month": 2.00,
+    "cloudfront_https_requests_per_10k": 0.012,
+    "cloudfront_data_transfer_out_gb": 0.120,
+    "cloudfront_function_invocations_per_million": 0.10,
 }
-"""ASSUMED on-demand list prices for ap-northeast-2 (Seoul), without free tiers; check the AWS price list."""
+"""ASSUMED on-demand list prices for ap-northeast-2 (Seoul; CloudFront's for viewers in Korea), without free
+tiers except CloudFront's always-free one (`CLOUDFRONT_FREE_PER_MONTH`); check the AWS price list."""
+CLOUDFRONT_FREE_PER_MONTH = {
+    "requests": 10_000_000,
+    "data_transfer_out_gb": 1024,
+    "function_invocations": 2_000_000,
+}
+"""CloudFront's always-free tier, every month: 1 TB out, 10 M HTTP(S) requests, 2 M function invocations."""
 
 
 def prices() -> dict[str, float]:
@@ -164,12 +174,16 @@ ASSUMPTIONS = {
     "platform_log_bytes_per_invocation": 350,
     "access_log_bytes_per_request": 400,
     "probe_log_bytes_per_run": 14_000,
+    "edge_hit_ratio": 0.5,
+    "answer_bytes": 4_000,
 }
 """What a local run cannot measure: a lookup's billed time (one upstream answer in ~300 ms, the handler adds
 ~1 ms), how much busier the peak hour is than the average, the operator's calls (none at idle), Lambda's own
 START/END/REPORT lines and API Gateway's access log line, and the probe's lines per run (a line per check with
 Lambda's context keys: 26 lines, 13.4 KB, in the integration harness with every check passing; a failing check
-adds a little). Each is overridable with `BENCH_ASSUME_<KEY>`."""
+adds a little), the share of lookups the edge answers from its cache (hits reach no function, API Gateway,
+DynamoDB or log; `cache.stream` in `make bench` measures the sandbox's on a Zipf stream) and an answer's bytes
+on the wire. Each is overridable with `BENCH_ASSUME_<KEY>` (e.g. BENCH_ASSUME_EDGE_HIT_RATIO=0.8)."""
 XRAY_SAMPLED_SHARE = 0.05
 """X-Ray's default rule: the first request each second, then 5 % of the others."""
 SWITCHABLE = ("cloudwatch_dashboard", "kms", "xray")
@@ -178,10 +192,20 @@ Tracing=off); the bill reports idle without them too."""
 
 
 def assumptions() -> dict[str, float]:
-    return {
+    assumed = {
         key: float(os.environ.get(f"BENCH_ASSUME_{key.upper()}", default))
         for key, default in ASSUMPTIONS.items()
     }
+    if not 0 <= assumed["edge_hit_ratio"] <= 1:
+        raise ValueError("BENCH_ASSUME_EDGE_HIT_RATIO is a share of the lookups, from 0 to 1")
+    return assumed
+
+
+def origin_lookups(lookups: int, inventory: Mapping[str, Any], assume: Mapping[str, float]) -> int:
+    """The lookups that reach API Gateway and the functions: behind the edge, only its misses."""
+    if not inventory["distributions"]:
+        return lookups
+    return round(lookups * (1 - assume["edge_hit_ratio"]))
 
 
 def stack_inventory() -> dict[str, Any]:
@@ -222,6 +246,7 @@ def inventory_of(template: Mapping[str, Any]) -> dict[str, Any]:
         "dashboards": len(of("AWS::CloudWatch::Dashboard")),
         "kms_keys": len(of("AWS::KMS::Key")),
         "secrets": len(of("AWS::SecretsManager::Secret")),
+        "distributions": len(of("AWS::CloudFront::Distribution")),
         "memory_gb": memory,
     }
 
@@ -257,10 +282,12 @@ def monthly_bill(results: Mapping[str, Any], inventory: Mapping[str, Any]) -> di
     bill["prices_usd"] = price
     bill["assumptions"] = assume
     bill["note"] = (
-        "ASSUMED ap-northeast-2 list prices without free tiers (override BENCH_PRICE_<KEY>); usage measured where "
-        "a local run can (metric series, log bytes per lookup, DynamoDB items and writes, probe time with 300 ms "
-        "upstreams, the synthesized stack), assumed otherwise (BENCH_ASSUME_<KEY>). Not included: Logs Insights "
-        "queries an operator runs, SNS e-mails, data transfer."
+        "ASSUMED ap-northeast-2 list prices without free tiers but CloudFront's always-free one (override "
+        "BENCH_PRICE_<KEY>); usage measured where a local run can (metric series, log bytes per lookup, DynamoDB "
+        "items and writes, probe time with 300 ms upstreams, the synthesized stack), assumed otherwise "
+        "(BENCH_ASSUME_<KEY>; with the edge, an edge hit ratio of "
+        f"{assume['edge_hit_ratio']:.0%} of the lookups). Not included: Logs Insights queries an operator "
+        "runs, SNS e-mails, data transfer out of AWS other than CloudFront's."
     )
     return {
         "cost_per_month": bill,
@@ -279,21 +306,19 @@ def _scenario(
 ) -> dict[str, Any]:
     dynamo = results["cost_per_day"]["breakdown"]
     memory = inventory["memory_gb"]
+    viewer_lookups, lookups = lookups, origin_lookups(lookups, inventory, assume)
     probe_runs = PROBE_RUNS_PER_DAY * 30
     probe_s = results["probe_detail"]["every_upstream_slow_300ms_run_ms"] / 1000
-    operator_calls = 0 if lookups == 0 else assume["operator_calls_per_day"] * 30
+    operator_calls = 0 if viewer_lookups == 0 else assume["operator_calls_per_day"] * 30
     lookup_s = assume["lookup_ms"] / 1000
     # Busy containers: the peak hour's concurrency; each refreshes its snapshot (and its secret) while busy.
     containers = (
         0 if lookups == 0 else math.ceil(lookups / MONTH_S * assume["peak_to_average_traffic"] * lookup_s)
     )
     snapshot_reads = min(lookups, containers * REFRESHES_PER_CONTAINER_PER_DAY * 30)
-    limited_share = sum(path.startswith(DAILY_LIMITED_PREFIXES) for path, _ in LOOKUP_ENDPOINTS) / len(
-        LOOKUP_ENDPOINTS
-    )
     read_units = (snapshot_reads + operator_calls) * dynamo["read_units_per_query"]
     write_units = probe_runs * dynamo["writes_per_probe_run"] * dynamo["write_units_per_write"]
-    quota_writes = lookups * limited_share  # at most one ADD per limited lookup
+    quota_writes = lookups * _limited_share()  # at most one ADD per limited lookup
     stored_bytes = (
         dynamo["verdict_item_bytes"]["total"] + 2 * PROBE_RUNS_PER_DAY * dynamo["probe_slot_item_bytes"]
     )
@@ -303,7 +328,7 @@ def _scenario(
     traced = (
         min(lookups, MONTH_S) + XRAY_SAMPLED_SHARE * max(0, lookups - MONTH_S) + probe_runs + operator_calls
     )
-    metric_series = series["emitted"] if lookups else series["emitted_without_lookups"]
+    metric_series = series["emitted"] if viewer_lookups else series["emitted_without_lookups"]
     components = {
         "lambda_requests": invocations / 1e6 * price["lambda_requests_per_million"],
         "lambda_compute": (
@@ -327,12 +352,17 @@ def _scenario(
         + secret_reads / 10_000 * price["secrets_manager_api_calls_per_10k"],
         "kms": inventory["kms_keys"] * price["kms_key_month"],
         "xray": traced / 1e6 * price["xray_traces_recorded_per_million"],
+        "cloudfront": _cloudfront_usd(
+            viewer_lookups, operator_calls, price, assume, distributions=inventory["distributions"]
+        ),
     }
     return {
-        "lookups": lookups,
+        "lookups": viewer_lookups,
         "total_usd": round(sum(components.values()), 2),
         **{name: round(usd, 4) for name, usd in components.items()},
         "usage": {
+            "edge_hits": viewer_lookups - lookups,
+            "lookups_reaching_the_api": lookups,
             "invocations": round(invocations),
             "busy_containers": containers,
             "dynamodb_read_units": round(read_units),
@@ -344,6 +374,35 @@ def _scenario(
             "secret_reads": secret_reads,
         },
     }
+
+
+def _limited_share() -> float:
+    """The share of lookups under the daily quota's prefixes, over the benchmark's endpoints."""
+    limited = sum(path.startswith(DAILY_LIMITED_PREFIXES) for path, _ in LOOKUP_ENDPOINTS)
+    return limited / len(LOOKUP_ENDPOINTS)
+
+
+def _cloudfront_usd(
+    lookups: float,
+    operator_calls: float,
+    price: Mapping[str, float],
+    assume: Mapping[str, float],
+    *,
+    distributions: int,
+) -> float:
+    """Every request passes the distribution (hit or miss; the operator's too); each lookup also runs the
+    viewer-request function. Only what exceeds the always-free tier is billed."""
+    if not distributions:
+        return 0.0
+    free = CLOUDFRONT_FREE_PER_MONTH
+    requests = max(0.0, lookups + operator_calls - free["requests"])
+    transfer_gb = max(0.0, lookups * assume["answer_bytes"] / 1024**3 - free["data_transfer_out_gb"])
+    invocations = max(0.0, lookups - free["function_invocations"])
+    return (
+        requests / 10_000 * price["cloudfront_https_requests_per_10k"]
+        + transfer_gb * price["cloudfront_data_transfer_out_gb"]
+        + invocations / 1e6 * price["cloudfront_function_invocations_per_million"]
+    )
 
 
 def _log_gb(

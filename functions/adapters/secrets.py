@@ -36,6 +36,9 @@ SECRETS_CLIENT_CONFIG = Config(
 )
 
 
+EDGE_ORIGIN_SECRET_KEY = "EDGE_ORIGIN_SECRET"  # noqa: S105 - the JSON key's name, not a value
+"""The key the stack generates into its secret for the edge's origin header (infra/edge.py)."""
+
 RETRY_AFTER_FAILURE_S = 30
 """After a failed background refresh, keep serving the last good secrets this long before trying again."""
 
@@ -93,6 +96,9 @@ class Secrets(BaseModel):
     """The CGV relay's own credentials: all unset, the CGV routes use the Dtryx relay's (`relay_settings_of`)."""
     cgv_signing_key: SecretStr | None = Field(default=None, alias="CGV_SIGNING_KEY")
     """The HMAC key of CGV's signed requests (direct only; never sent, only its signatures are)."""
+    edge_origin_secret: SecretStr | None = Field(default=None, alias=EDGE_ORIGIN_SECRET_KEY)
+    """What the stack's CloudFront distribution sends in `x-origin-verify`: with it, a request's
+    `CloudFront-Viewer-Address` is trusted as the client's (functions/handlers/viewer.py)."""
 
     @field_validator("*", mode="before")
     @classmethod

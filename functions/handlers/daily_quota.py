@@ -1,6 +1,6 @@
 """The daily lookup quota at the API's edge (README.md, "Daily rate limit (per client)"): which
-requests count (limited prefixes, not the operator key), per client (the SHA-256 of the source IP), and the
-`X-RateLimit-*` headers. Counting itself is `functions/services/quota.py`, never waited for.
+requests count (limited prefixes, not the operator key), per client (the SHA-256 of its address:
+`functions/handlers/viewer.py`), and the `X-RateLimit-*` headers. Counting itself is `functions/services/quota.py`, never waited for.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from functions.core.quota import QuotaDecision, client_of
 from functions.handlers.operator_auth import carries_operator_key
 from functions.handlers.settings import ApiSettings
 from functions.handlers.telemetry import emit_metric, logger
+from functions.handlers.viewer import client_address
 from functions.services.ports import QuotaStore
 from functions.services.quota import DailyQuota
 
@@ -35,7 +36,7 @@ class LimitedLookups:
         if carries_operator_key(event.get("headers") or {}, secrets):
             return None
         # A refusal is counted with the other error answers: LookupError{Code=DAILY_RATE_LIMIT_EXCEEDED}.
-        return self.quota.admit(client_of(source_ip(event)), now=now)
+        return self.quota.admit(client_of(client_address(event, secrets)), now=now)
 
 
 def limited_lookups(
@@ -54,12 +55,6 @@ def limited_lookups(
         flush_interval_ms=round(settings.daily_rate_limit_flush_s * SECOND_MS),
     )
     return LimitedLookups(quota, settings.daily_rate_limit_prefixes)
-
-
-def source_ip(event: Mapping[str, Any]) -> str:
-    """API Gateway's `requestContext.http.sourceIp` (the TCP peer it saw), or "" if absent."""
-    http = (event.get("requestContext") or {}).get("http") or {}
-    return str(http.get("sourceIp") or "")
 
 
 def rate_limit_headers(decision: QuotaDecision) -> dict[str, str]:

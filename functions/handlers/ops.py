@@ -29,6 +29,7 @@ from functions.handlers.composition import OPERATOR_FUNCTION, ProbeFunction, pre
 from functions.handlers.operator_auth import presented_secret, secrets_match
 from functions.handlers.telemetry import audit_override_change, logger, report_unexpected_error
 from functions.handlers.tracing import traced
+from functions.handlers.viewer import client_address
 from functions.handlers.wire import OverrideRequestBody, RouteHealth, RouteOverride
 from functions.services.probe_run import slot_start_of
 
@@ -75,7 +76,7 @@ def set_override(key: str) -> Response[Any]:
     except OverrideRefused as refused:
         raise _invalid_body([_body_field(refused.field, refused.message)]) from None
     overrides.put_override(override)
-    audit_override_change("set", override, caller=_caller_hash())
+    audit_override_change("set", override, caller=_caller_hash(function))
     return _json(200, {"success": True, "data": RouteOverride.of(override).to_json()})
 
 
@@ -86,7 +87,7 @@ def clear_override(key: str) -> Response[Any]:
     removed = overrides.clear_override(_route_key(key), now=function.upstreams.clock())
     if removed is None:
         raise ApiError(ErrorCode.NO_OVERRIDE)
-    audit_override_change("clear", removed, caller=_caller_hash())
+    audit_override_change("clear", removed, caller=_caller_hash(function))
     return _json(200, {"success": True, "data": RouteOverride.of(removed).to_json()})
 
 
@@ -127,9 +128,10 @@ def _body_field(field: str | None, message: str) -> FieldError:
     return {"location": "body", "field": field, "message": message}
 
 
-def _caller_hash() -> str:
-    """The caller for the audit line: the SHA-256 of API Gateway's source IP, never the IP itself."""
-    return client_of(app.current_event.request_context.http.source_ip or "")
+def _caller_hash(function: ProbeFunction) -> str:
+    """The caller for the audit line: the SHA-256 of its address (the viewer's behind the stack's edge, else
+    API Gateway's source IP), never the address itself."""
+    return client_of(client_address(app.current_event.raw_event, lambda: function.upstreams.secrets))
 
 
 def _authorized_store(function: ProbeFunction) -> DynamoVerdictStore:

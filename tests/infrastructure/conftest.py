@@ -61,7 +61,7 @@ class Synthesized:
             if conditions.get(resource.get("Condition", ""), True)
         }
         outputs = {
-            name: output
+            name: _resolve(output, values, conditions)
             for name, output in self.template.get("Outputs", {}).items()
             if conditions.get(output.get("Condition", ""), True)
         }

@@ -34,11 +34,15 @@ def _literal(part: str | dict[str, Any]) -> str:
     return f"Ref:{part['Ref']}" if "Ref" in part else "Token"
 
 
-@pytest.fixture(scope="module")
-def widgets(synthesized) -> list[dict[str, Any]]:
-    _, dashboard = synthesized.only("AWS::CloudWatch::Dashboard")
+def _dashboard_widgets(deployed) -> list[dict[str, Any]]:
+    _, dashboard = deployed.only("AWS::CloudWatch::Dashboard")
     found: list[dict[str, Any]] = json.loads(_render(dashboard["Properties"]["DashboardBody"]))["widgets"]
     return found
+
+
+@pytest.fixture(scope="module")
+def widgets(synthesized) -> list[dict[str, Any]]:
+    return _dashboard_widgets(synthesized.deployed())
 
 
 def _graphed(widget: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
@@ -84,6 +88,26 @@ def test_a_widget_graphs_each_custom_metric_family(widgets, name):
         for namespace, metric, dims in _graphed(widget)
     )
     assert searched or plain, f"no dashboard widget for {name}{dimensions}"
+
+
+def test_the_edge_requests_and_error_rates_are_graphed_only_with_the_edge(synthesized, widgets):
+    distribution, _ = synthesized.only("AWS::CloudFront::Distribution")
+    edge = [w for w in widgets if any(line[0] == "AWS/CloudFront" for line in _lines(w))]
+    assert len(edge) == 1
+    graphed = {line[1]: line for line in _lines(edge[0])}
+    assert set(graphed) == {"Requests", "4xxErrorRate", "5xxErrorRate", "TotalErrorRate"}
+    for line in graphed.values():  # CloudFront's free metrics: us-east-1, the distribution, Region=Global
+        assert line[2:6] == ["DistributionId", f"Ref:{distribution}", "Region", "Global"]
+        assert line[-1]["region"] == "us-east-1"
+
+    off = _dashboard_widgets(synthesized.deployed(EdgeCache="off"))
+    assert off == [w for w in widgets if w not in edge]
+
+
+def _lines(widget: dict[str, Any]) -> list[list[Any]]:
+    return [
+        line for line in widget.get("properties", {}).get("metrics", []) if line and isinstance(line[0], str)
+    ]
 
 
 @pytest.mark.parametrize("name", LAMBDA_METRICS)

@@ -167,7 +167,8 @@ def test_the_mcp_function_answers_to_the_apis_domain_and_the_names_given(synthes
         ("", ()),
         ("mcp.example.com,edge.example:8443", ("mcp.example.com", "edge.example:8443")),
     ]:
-        _, props = synthesized.deployed(McpAllowedHosts=given).functions_by_handler()[MCP_HANDLER]
+        off = synthesized.deployed(McpAllowedHosts=given, EdgeCache="off")
+        _, props = off.functions_by_handler()[MCP_HANDLER]
         joined = props["Environment"]["Variables"]["MCP_ALLOWED_HOSTS"]["Fn::Join"]
         domain = {
             "Fn::Join": ["", [{"Ref": api_id}, ".execute-api.ap-northeast-2.", {"Ref": "AWS::URLSuffix"}]]

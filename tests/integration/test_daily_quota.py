@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import OPERATOR_SECRET, TABLE_NAME, Lambdas, error_body
+from functions.adapters.secrets import Secrets
+from tests.integration.conftest import OPERATOR_SECRET, TABLE_NAME, TEST_SECRET_VALUES, Lambdas, error_body
 from tests.support.telemetry import TelemetryOutput
 
 ALICE_IP = "203.0.113.7"
@@ -184,3 +185,45 @@ def test_a_hung_store_neither_slows_nor_refuses_lookups_and_the_limit_holds_in_t
         log.get("operation") for log in telemetry.logs() if log.get("message") == "daily quota flush failed"
     }
     assert failed_calls == {"add_daily_lookups"}
+
+
+# --- behind the edge (README.md, "Daily rate limit (per client)") --------------------------------------------
+
+EDGE_KEY = "edge-origin-key-Tq40"
+EDGE_IP = "130.176.0.9"
+"""A CloudFront edge server: the source IP API Gateway sees for every viewer that edge serves."""
+EDGE_SECRETS = Secrets.from_mapping({**TEST_SECRET_VALUES, "EDGE_ORIGIN_SECRET": EDGE_KEY}, source="test")
+
+
+def via_the_edge(lambdas: Lambdas, viewer: str, key: str | None = EDGE_KEY) -> int:
+    """A CU lookup CloudFront forwards for `viewer` (with the stack's origin key unless told)."""
+    headers = {"CloudFront-Viewer-Address": f"{viewer}:51234"}
+    if key is not None:
+        headers["x-origin-verify"] = key
+    return lambdas.lookup(*CU_PRODUCTS, ip=EDGE_IP, headers=headers).status
+
+
+def test_behind_the_edge_each_viewer_is_counted_not_the_edge(lambdas: Lambdas) -> None:
+    lambdas.deploy(secrets=EDGE_SECRETS, DAILY_RATE_LIMIT="2")
+
+    assert [via_the_edge(lambdas, ALICE_IP) for _ in range(3)] == [200, 200, 429]
+    assert [via_the_edge(lambdas, BOB_IP) for _ in range(2)] == [200, 200]  # same edge, another client
+    assert [via_the_edge(lambdas, "2001:db8::7") for _ in range(3)] == [200, 200, 429]
+    # Straight to execute-api, Alice is her own address, whose count is the one she spent through the edge.
+    assert alice(lambdas).status == 429
+    assert lambdas.lookup(*CU_PRODUCTS, ip=EDGE_IP).status == 200  # the edge's own address is untouched
+
+
+@pytest.mark.parametrize("key", ["edge-origin-key-Tq41", "", None], ids=["wrong key", "empty key", "no key"])
+def test_without_the_right_origin_key_the_viewer_address_is_ignored(
+    lambdas: Lambdas, key: str | None
+) -> None:
+    lambdas.deploy(secrets=EDGE_SECRETS, DAILY_RATE_LIMIT="2")
+
+    # Anyone can send CloudFront-Viewer-Address: without the key, each claimed viewer is the sender's address.
+    assert [via_the_edge(lambdas, viewer, key) for viewer in (ALICE_IP, BOB_IP, "192.0.2.1")] == [
+        200,
+        200,
+        429,
+    ]
+    assert alice(lambdas).status == 200

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from functions.adapters.secrets import Secrets
 from functions.core import ErrorCode, RouteKey, group_of
 from functions.handlers import mcp
 from sandbox.gateway import LambdaContext
-from tests.integration.conftest import OPERATOR_SECRET, Lambdas, answer_of, explode
+from tests.integration.conftest import OPERATOR_SECRET, TEST_SECRET_VALUES, Lambdas, answer_of, explode
 from tests.support.catalog_fixtures import ENDPOINT_OF, ENDPOINTS, Endpoint
 from tests.support.events import api_event
 from tests.support.mcp_tools import tool_for
@@ -222,6 +223,39 @@ def test_the_daily_quota_counts_a_clients_rest_and_mcp_lookups_together(lambdas:
     assert refused["code"] == rest.body["error"]["code"] == "DAILY_RATE_LIMIT_EXCEEDED"
     assert refused == {"status": 429, **rest.body["error"], "retryAfter": int(rest.headers["Retry-After"])}
     assert call_tool(lambdas, "cuProducts", cu, ip=BOB)["isError"] is False  # another client
+
+
+def test_behind_the_edge_a_tool_call_counts_for_the_viewer_with_the_origin_key_only(lambdas: Lambdas) -> None:
+    edge_key = "edge-origin-key-Mc21"
+    lambdas.ready(
+        secrets=Secrets.from_mapping({**TEST_SECRET_VALUES, "EDGE_ORIGIN_SECRET": edge_key}, source="test"),
+        DAILY_RATE_LIMIT="1",
+    )
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "cuProducts", "arguments": {"keyword": "레쓰비"}},
+    }
+
+    def via_the_edge(viewer: str, key: str) -> bool:
+        """Whether the tool call CloudFront forwards for `viewer` is refused by the daily quota."""
+        status, body = post(
+            lambdas,
+            message,
+            ip="130.176.0.9",  # the edge server, the same for both viewers
+            **{"x-origin-verify": key, "cloudfront-viewer-address": f"{viewer}:443"},
+        )
+        assert status == 200, body
+        return bool(body["result"]["isError"])
+
+    assert [via_the_edge(ALICE, edge_key), via_the_edge(ALICE, edge_key)] == [False, True]
+    assert via_the_edge(BOB, edge_key) is False  # another viewer of the same edge
+    assert (
+        lambdas.lookup("/api/cu/products", {"keyword": "레쓰비"}, ip=BOB).status == 429
+    )  # REST: the same Bob
+    # A wrong key: the claimed viewers are the edge's own address, which has one unit left.
+    assert [via_the_edge("192.0.2.1", "wrong"), via_the_edge("192.0.2.2", "wrong")] == [False, True]
 
 
 def test_a_tool_call_writes_the_lookups_own_metrics(lambdas: Lambdas, telemetry: TelemetryOutput) -> None:

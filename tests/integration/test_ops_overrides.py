@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from functions.adapters.secrets import Secrets
 from functions.core import DIRECT_PROBED
 from functions.core.model import SECOND_MS
 from functions.core.overrides import PINNED_NEVER_DIRECT
-from tests.integration.conftest import Lambdas, error_body
+from tests.integration.conftest import OPERATOR_AUTH, TEST_SECRET_VALUES, Lambdas, error_body
 from tests.support.telemetry import TelemetryOutput
 
 OVERRIDE = "/api/health/routes/cu-stock/override"
@@ -229,6 +230,24 @@ def test_each_change_is_one_audit_line_with_the_callers_ip_hash_and_one_metric(
     assert "127.0.0.1" not in json.dumps(audits)
     changes = [m["dimensions"]["Mode"] for m in telemetry.metrics() if m["name"] == "OverrideChange"]
     assert changes == ["force-relay", "clear"]
+
+
+@pytest.mark.parametrize(("key", "caller"), [("edge-key-Op55", "203.0.113.9"), ("wrong", "127.0.0.1")])
+def test_behind_the_edge_the_audit_names_the_viewer_only_with_the_origin_key(
+    lambdas: Lambdas, telemetry: TelemetryOutput, key: str, caller: str
+) -> None:
+    lambdas.deploy(
+        secrets=Secrets.from_mapping(
+            {**TEST_SECRET_VALUES, "EDGE_ORIGIN_SECRET": "edge-key-Op55"}, source="test"
+        )
+    )
+    headers = {**OPERATOR_AUTH, "x-origin-verify": key, "CloudFront-Viewer-Address": "203.0.113.9:40111"}
+
+    assert lambdas.operator("PUT", OVERRIDE, body=RELAY_FOR_AN_HOUR, headers=headers).status == 200
+
+    (audit,) = [log for log in telemetry.logs() if log.get("audit") == "route-override"]
+    assert audit["callerIpSha256"] == hashlib.sha256(caller.encode()).hexdigest()
+    assert key not in json.dumps(telemetry.logs())
 
 
 def test_the_probe_checks_overridden_routes_and_reports_the_active_overrides(

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bench.cases.cost import PRICE_DEFAULTS_USD, SCENARIOS, SWITCHABLE, monthly_bill
+from bench.cases.cost import ASSUMPTIONS, PRICE_DEFAULTS_USD, SCENARIOS, SWITCHABLE, monthly_bill
 from bench.report import COMPONENTS, bill_table
 from functions.core import DIRECT_PROBED, RelayGroup, RouteKey
 from functions.handlers.metrics import worst_case_series
@@ -17,8 +17,10 @@ INVENTORY = {
     "dashboards": 1,
     "kms_keys": 1,
     "secrets": 1,
+    "distributions": 1,
     "memory_gb": {"api": 0.5, "probe": 0.5, "ops": 0.5},
 }
+WITHOUT_EDGE = {**INVENTORY, "distributions": 0}
 
 
 def measured(series: list[str]) -> dict[str, Any]:
@@ -103,3 +105,55 @@ def test_the_worst_case_series_are_priced_and_route53_is_compared():
     table = bill_table({**result, "metric_series": result["metric_series"]})
     assert "| **total** |" in table
     assert "Route 53" in table
+
+
+def test_idle_pays_nothing_for_the_edge():
+    with_edge = monthly_bill(measured(SERIES), INVENTORY)["cost_per_month"]["idle"]
+    without = monthly_bill(measured(SERIES), WITHOUT_EDGE)["cost_per_month"]["idle"]
+
+    assert with_edge["cloudfront"] == 0
+    assert with_edge["total_usd"] == without["total_usd"]
+
+
+def test_edge_hits_cost_no_lambda_api_gateway_dynamodb_or_log():
+    """At the assumed hit ratio, only the misses reach the API: the per-lookup parts shrink in proportion."""
+    ratio = ASSUMPTIONS["edge_hit_ratio"]
+    assert 0 < ratio < 1
+    with_edge = monthly_bill(measured(SERIES), INVENTORY)["cost_per_month"]["10m"]
+    without = monthly_bill(measured(SERIES), WITHOUT_EDGE)["cost_per_month"]["10m"]
+
+    assert with_edge["lookups"] == without["lookups"] == 10_000_000
+    assert with_edge["usage"]["edge_hits"] == 10_000_000 * ratio
+    assert with_edge["usage"]["lookups_reaching_the_api"] == 10_000_000 * (1 - ratio)
+    operator_calls = ASSUMPTIONS["operator_calls_per_day"] * 30
+    assert with_edge["api_gateway"] == pytest.approx(
+        (10_000_000 * (1 - ratio) + operator_calls)
+        / 1e6
+        * PRICE_DEFAULTS_USD["http_api_requests_per_million"]
+    )
+    for component in ("lambda_requests", "lambda_compute", "dynamodb_writes", "cloudwatch_logs", "xray"):
+        assert with_edge[component] < without[component], component
+    assert with_edge["total_usd"] < without["total_usd"]
+
+
+def test_cloudfront_bills_only_past_its_always_free_tier():
+    bill = monthly_bill(measured(SERIES), INVENTORY)["cost_per_month"]
+    assert bill["100k"]["cloudfront"] == 0
+
+    # 10 M lookups and the operator's calls: the requests just past 10 M, the function past 2 M invocations.
+    operator_calls = ASSUMPTIONS["operator_calls_per_day"] * 30
+    requests_usd = operator_calls / 10_000 * PRICE_DEFAULTS_USD["cloudfront_https_requests_per_10k"]
+    functions_usd = 8_000_000 / 1e6 * PRICE_DEFAULTS_USD["cloudfront_function_invocations_per_million"]
+    assert bill["10m"]["cloudfront"] == pytest.approx(requests_usd + functions_usd, abs=1e-4)
+
+
+def test_the_hit_ratio_is_an_assumption_you_can_override(monkeypatch):
+    monkeypatch.setenv("BENCH_ASSUME_EDGE_HIT_RATIO", "0.8")
+    bill = monthly_bill(measured(SERIES), INVENTORY)["cost_per_month"]
+    assert bill["10m"]["usage"]["lookups_reaching_the_api"] == 2_000_000
+    assert bill["assumptions"]["edge_hit_ratio"] == 0.8
+    assert "80%" in bill["note"]
+
+    monkeypatch.setenv("BENCH_ASSUME_EDGE_HIT_RATIO", "1.5")
+    with pytest.raises(ValueError, match="EDGE_HIT_RATIO"):
+        monthly_bill(measured(SERIES), INVENTORY)
