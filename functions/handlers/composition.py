@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from functions.services.probe_run import ProbeSummary
+    from functions.services.ports import ProbeSummary
 
 BACKGROUND_WORKERS = 4
 """Snapshot and secret refreshes, failure reports and quota flushes: small, they only wait on AWS APIs."""

@@ -28,7 +28,7 @@ from functions.handlers.telemetry import (
     one_metrics_document,
 )
 from functions.handlers.telemetry import logger as telemetry_logger
-from functions.services.probe_run import ProbeSummary
+from functions.services.ports import ProbeSummary
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 
