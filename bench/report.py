@@ -357,7 +357,7 @@ def _meaning(results: dict[str, Any]) -> str:
             f"with {results['quota']['store_calls_on_request_path']} DynamoDB calls on the request path (counts are "
             "flushed in the background). A client hammering through 8 containers at "
             f"{hammering['rate_rps']:.0f} requests/s got {hammering['overshoot_requests']} lookups past "
-            f"{hammering['limit']:,} (the README's bound for that rate: {hammering['stated_bound']}); through the "
+            f"{hammering['limit']:,} (docs/operations.md's bound for that rate: {hammering['stated_bound']}); through the "
             f"deployed API, whose stage throttle caps a client at 50 requests/s by default, the measured overshoot was "
             f"{throttled['overshoot_requests']} (bound {throttled['stated_bound']}).",
             f"- **DynamoDB costs about ${cost['usd_per_month_30d']:.2f} a month** at "

@@ -173,7 +173,7 @@ def banner(url: str, *, upstream: str, secret_shell: str, command: str = "route-
             f"  curl -s {url}/_sandbox/calls",
             f"  curl -s -X POST {url}/_sandbox/clock -d '{{\"advanceMs\": 300000}}'",
             f"  curl -s -X DELETE {url}/_sandbox/faults",
-            f"MCP endpoint for AI assistants: {url}/mcp (README.md, 'Use it from an AI assistant').",
+            f"MCP endpoint for AI assistants: {url}/mcp (docs/mcp-and-cli.md, 'Use it from an AI assistant').",
             "Ctrl-C stops the sandbox.",
         ]
     )

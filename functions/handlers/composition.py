@@ -439,7 +439,7 @@ def prepare_at_init(function: Deployed[Parts]) -> None:
 
 
 def register_restore_hooks(function: LookupFunction) -> None:
-    """Registers the SnapStart hooks (README.md, "SnapStart") with the Lambda runtime's `snapshot_restore_py`.
+    """Registers the SnapStart hooks (docs/deploy.md, "SnapStart") with the Lambda runtime's `snapshot_restore_py`.
 
     Only Lambda's Python runtimes ship that module (nothing to install); elsewhere there is nothing to
     register. Without SnapStart the runtime never calls the hooks.

@@ -30,7 +30,7 @@ from functions.handlers.telemetry import (
 from functions.handlers.telemetry import logger as telemetry_logger
 from functions.services.ports import ProbeSummary
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs/operations.md"
 
 
 def test_the_worst_case_fits_the_budget():
