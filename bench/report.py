@@ -44,6 +44,7 @@ def _rows(results: dict[str, Any]) -> list[Row]:
         *_cost_and_quota_rows(results),
         *_relay_rows(results["relay"]),
         *_mcp_rows(results["mcp"]),
+        *_cache_rows(results["cache"]),
     ]
 
 
@@ -187,11 +188,9 @@ def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
         ),
         (
             "metric_series",
-            f"{series['emitted']} emitted, {series['worst_case_with_reserved']} worst case",
+            f"{series['emitted']} emitted, {series['worst_case']} worst case",
             f"distinct series in the load run's EMF lines (probe alone: {series['emitted_without_lookups']}); "
-            f"worst case: the metric table's {series['worst_case']} and "
-            f"{sum(series['reserved'].values())} reserved ({', '.join(series['reserved'])}), budget "
-            f"{series['budget']}",
+            f"worst case: the metric table's, budget {series['budget']}",
         ),
         *(
             (
@@ -249,6 +248,36 @@ def _mcp_rows(mcp: dict[str, Any]) -> list[Row]:
             + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["ratio_per_revision"].items())
             + "; in CPU time "
             + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["cpu_ratio_per_revision"].items()),
+        ),
+    ]
+
+
+def _cache_rows(cache: dict[str, Any]) -> list[Row]:
+    hit, at_cap, stream = cache["detail"]["hit"], cache["detail"]["at_cap"], cache["stream"]
+    cpu = hit["cpu_us_median"]
+    return [
+        (
+            "cache.hit_overhead_ratio",
+            f"{cache['hit_overhead_ratio']:.2f}×",
+            f"a function-cache hit through the lookup handler ({cpu['hit']:.0f} µs CPU) / the handler's overhead "
+            f"on a miss ({cpu['miss']:.0f} µs less the bare fetch's {cpu['bare_fetch']:.0f} µs); wall time "
+            f"{hit['wall_us_median']['ratio']:.2f}×",
+        ),
+        (
+            "cache.bytes_at_cap",
+            f"{cache['bytes_at_cap']:,} B ({cache['bytes_at_cap_ratio']:.2%} of the cap)",
+            f"after {at_cap['answers_filled']:,} distinct {at_cap['answer_bytes']:,}-byte answers, "
+            f"{at_cap['entries']:,} kept; memory still allocated {cache['memory_growth_ratio']:.2f}× the cap "
+            "(tracemalloc)",
+        ),
+        (
+            "cache.stream",
+            f"{stream['upstream_calls']:,} upstream calls for {stream['distinct_queries']:,} distinct queries",
+            f"Zipf({stream['detail']['zipf_exponent']}) stream of {stream['lookups']:,} lookups over "
+            f"{stream['detail']['query_universe']:,} queries of {len(stream['detail']['operations'])} lookups "
+            f"through the sandbox's edge and functions in {stream['detail']['elapsed_s']} s: "
+            f"{stream['edge_hits']:,} edge hits, {stream['function_hits']:,} function hits, "
+            f"{stream['no_upstream_share']:.1%} of lookups reached no upstream; {stream['errors']} errors",
         ),
     ]
 
@@ -329,7 +358,7 @@ def _meaning(results: dict[str, Any]) -> str:
             f"with {results['quota']['store_calls_on_request_path']} DynamoDB calls on the request path (counts are "
             "flushed in the background). A client hammering through 8 containers at "
             f"{hammering['rate_rps']:.0f} requests/s got {hammering['overshoot_requests']} lookups past "
-            f"{hammering['limit']:,} (the README's bound for that rate: {hammering['stated_bound']}); through the "
+            f"{hammering['limit']:,} (docs/operations.md's bound for that rate: {hammering['stated_bound']}); through the "
             f"deployed API, whose stage throttle caps a client at 50 requests/s by default, the measured overshoot was "
             f"{throttled['overshoot_requests']} (bound {throttled['stated_bound']}).",
             f"- **DynamoDB costs about ${cost['usd_per_month_30d']:.2f} a month** at "
@@ -342,9 +371,23 @@ def _meaning(results: dict[str, Any]) -> str:
             f"dashboard, the alarm topic's key and X-Ray switched off (stack parameters), idle is about "
             f"${bill['idle_switched_off']['total_usd']:.2f}. At 10 M: {_largest(bill['10m'])}. The load run "
             f"emitted {results['metric_series']['emitted']} metric series (the worst case is "
-            f"{results['metric_series']['worst_case_with_reserved']} with the series reserved for functions "
-            f"to come, budget {results['metric_series']['budget']}).",
+            f"{results['metric_series']['worst_case']}, budget {results['metric_series']['budget']}).",
+            _cache_meaning(results["cache"]),
         ]
+    )
+
+
+def _cache_meaning(cache: dict[str, Any]) -> str:
+    stream = cache["stream"]
+    return (
+        f"- **A repeated question reaches no retailer or relay while it is fresh.** Of a Zipf stream of "
+        f"{stream['lookups']:,} lookups, {stream['no_upstream_share']:.1%} were answered without an upstream call "
+        f"({stream['edge_hits']:,} by the edge, {stream['function_hits']:,} by the functions' caches), and each of "
+        f"the {stream['distinct_queries']:,} distinct questions went upstream once. An edge hit never reaches the "
+        f"lookup function (no Lambda, no API Gateway request, no daily-limit count); a function-cache hit costs "
+        f"{cache['hit_overhead_ratio']:.2f}× what the handler adds to a miss. Each container's cache holds at most "
+        f"its byte cap ({cache['bytes_at_cap_ratio']:.1%} of it filled), in {cache['memory_growth_ratio']:.2f}× "
+        "that much memory."
     )
 
 

@@ -41,6 +41,7 @@ REQUIRED_FIELDS = (
     "metric_series",
     "relay",
     "mcp",
+    "cache",
 )
 
 
@@ -66,6 +67,7 @@ def _prepare_environment() -> None:
 def main(argv: list[str]) -> int:
     _prepare_environment()
     from bench.cases import (
+        cache,
         cold_import,
         cold_init,
         cost,
@@ -81,7 +83,18 @@ def main(argv: list[str]) -> int:
 
     cases = {
         module.__name__.rsplit(".", 1)[-1]: module
-        for module in (decision, handler, probe_run, cold_import, cold_init, sandbox_load, quota, relay, mcp)
+        for module in (
+            decision,
+            handler,
+            probe_run,
+            cold_import,
+            cold_init,
+            sandbox_load,
+            quota,
+            relay,
+            mcp,
+            cache,
+        )
     }
     unknown = [name for name in argv if name not in cases]
     if unknown:

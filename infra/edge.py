@@ -244,7 +244,7 @@ class EdgeCache(Construct):
         reasons = {
             "AwsSolutions-CFR1": "A public lookup API for anyone, anywhere: no country is refused.",
             "AwsSolutions-CFR2": "No WAF: a web ACL costs $5+ a month, over the idle budget; API Gateway's "
-            "per-route throttles and the per-client daily quota bound the load (README.md, 'Capacity').",
+            "per-route throttles and the per-client daily quota bound the load (docs/deploy.md, 'Capacity').",
             "AwsSolutions-CFR3": "No standard logs: they need an S3 bucket with ACLs enabled; the API's access "
             "log has every request that reaches it, and an edge hit reaches nothing and costs nothing.",
             "AwsSolutions-CFR4": "Without EdgeDomainName/EdgeCertificateArn the distribution can only use "

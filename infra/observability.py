@@ -7,7 +7,7 @@ call failed is in the log lines, not in metric dimensions (each series is billed
 route through Logs Insights widgets, and the alarms page on series that count across routes and say in their
 description how to see which one. CloudWatch bills an alarm per metric it reads, so each alarm reads as few as
 its question needs. Every alarm's description says what it means, the first steps, and its runbook: a section
-of the README's "Runbooks".
+of docs/operations.md's "Runbooks".
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from infra.parameters import StackParameters, only_if
 
 PERIOD = Duration.minutes(5)
 LOOKUP_PATHS = tuple(path.value for path in Path)
-DEFAULT_RUNBOOK_URL = "README.md"
+DEFAULT_RUNBOOK_URL = "docs/operations.md"
 DASHBOARD_INTERVAL = Duration.hours(6)
 
 PROBE_STALE_WINDOW = Duration.minutes(15)
@@ -295,7 +295,7 @@ class Observability(Construct):
     ) -> None:
         """An alarm named `<stack>-<name>` that notifies the topic when it fires and when it clears; it fires
         when all of the last `periods` 5-minute periods breach (by default: count at least 1 in each). Its
-        runbook is the README section `#<name>`."""
+        runbook is the docs/operations.md section `#<name>`."""
         alarm = cloudwatch.Alarm(
             self,
             f"Alarm-{name}",

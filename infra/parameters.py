@@ -1,4 +1,4 @@
-"""Every setting an operator may change, as a CloudFormation parameter of the stack (README.md, "Configuration").
+"""Every setting an operator may change, as a CloudFormation parameter of the stack (docs/configuration.md, "Configuration").
 
 Parameters, not context: the running stack keeps them, and a later `cdk deploy` that does not name one
 reuses its previous value (the CDK CLI's `--previous-parameters`, on by default), so a deploy from another
@@ -152,7 +152,7 @@ LOOKUP_FUNCTION = (
 )
 STACK_SHAPE = (
     # API Gateway throttles each route on its own: these are the two routes that reach the retailers and relays,
-    # and together they are the service's capacity (infra/api.py; README.md, "Capacity").
+    # and together they are the service's capacity (infra/api.py; docs/deploy.md, "Capacity").
     Parameter(
         "ThrottleRateLimit",
         "Requests per second the REST lookups accept (GET /api/...; API Gateway throttles each route on its own, "
@@ -282,7 +282,7 @@ LEGACY_CONTEXT: Mapping[str, str] = MappingProxyType(
 
 class StackParameters:
     """The stack's parameters and the conditions the resource-shaping ones decide, both added to the stack
-    itself, so their names stay as the README gives them."""
+    itself, so their names stay as docs/configuration.md gives them."""
 
     def __init__(self, stack: cdk.Stack) -> None:
         self._stack = stack
@@ -290,7 +290,7 @@ class StackParameters:
             if stack.node.try_get_context(key) is not None:
                 raise ValueError(
                     f"-c {key} is no longer read: it is the stack parameter {parameter}, which later deploys "
-                    f"keep; deploy with --parameters {parameter}=<value> (README.md, Configuration)"
+                    f"keep; deploy with --parameters {parameter}=<value> (docs/configuration.md)"
                 )
         self.values = {name: parameter.add_to(stack) for name, parameter in PARAMETERS.items()}
         self.tracing = self._equals("TracingOn", "Tracing", "xray")

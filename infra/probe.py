@@ -17,7 +17,7 @@ PROBE_SCHEDULE = "cron(0/5 * * * ? *)"
 PROBE_FUNCTION = FunctionDefinition(
     handler=PROBE_HANDLER,
     description="Route Health probe: checks every direct API and relay, writes verdicts",
-    timeout_s=60,  # 23 direct + 4 relay checks, 4 in flight, 3 s each (21 s at worst), plus the store writes
+    timeout_s=60,  # a check per probed route and per relay, 4 in flight, 3 s each (21 s at worst today), plus the writes
 )
 
 

@@ -1,5 +1,5 @@
 """The one Secrets Manager secret (docs/design.md#configuration-and-secrets): a generated HEALTH_CHECK_SECRET;
-operators add the relay tokens and Cloudflare Access keys to the same JSON (README.md, "Set the relay secrets")."""
+operators add the relay tokens and Cloudflare Access keys to the same JSON (docs/deploy.md, "Set the relay secrets")."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class RouteHealthSecret(Construct):
             self.secret,
             "AwsSolutions-SMG4",
             "Relay tokens and Access keys are issued outside AWS and rotated by the operator "
-            "(README.md, 'Set the relay secrets'); no rotation Lambda could obtain new ones.",
+            "(docs/deploy.md, 'Set the relay secrets'); no rotation Lambda could obtain new ones.",
         )
 
     def grant_read(self, grantee: iam.IGrantable) -> None:

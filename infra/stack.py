@@ -44,7 +44,7 @@ def _flag(scope: Construct, key: str) -> bool:
 
 
 def _snap_start(scope: Construct) -> bool:
-    """`-c snapStart=true`: SnapStart for the lookup function (README.md, "SnapStart")."""
+    """`-c snapStart=true`: SnapStart for the lookup function (docs/deploy.md, "SnapStart")."""
     return _flag(scope, "snapStart")
 
 

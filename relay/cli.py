@@ -10,7 +10,7 @@ from functions.core import RelayGroup
 DESCRIPTION = """\
 Serve one or more relay groups (oliveyoung, convenience, dtryx, cgv) from this machine, speaking the relay
 protocol the Route Health Lambda functions use. Without GROUP arguments, every group whose token is set
-is served; the Dtryx relay also serves cgv when CGV_SIGNING_KEY is set. Listens on 127.0.0.1 only (put Cloudflare Tunnel + Access in front; see README "Run a relay").
+is served; the Dtryx relay also serves cgv when CGV_SIGNING_KEY is set. Listens on 127.0.0.1 only (put Cloudflare Tunnel + Access in front; see docs/running-a-relay.md).
 
 environment:
   OY_RELAY_TOKEN, OY_RELAY_STATE_DIR          Olive Young relay: Bearer token (32+ characters), state

@@ -125,7 +125,7 @@ def host_warning(host: str) -> str | None:
     return (
         f"--host {host} is not a loopback address: anyone who can reach it can try tokens, without Cloudflare "
         "Access in front. Keep 127.0.0.1 and publish the relay through Cloudflare Tunnel with an Access "
-        'application and a service token (README "Run a relay").'
+        "application and a service token (docs/running-a-relay.md)."
     )
 
 

@@ -1,4 +1,4 @@
-"""`route-health sandbox [--port 8080] [--upstream sim|real]`: the whole system on 127.0.0.1
+"""`route-health sandbox [--port 8080] [--upstream sim|real] [--no-edge-cache]`: the whole system on 127.0.0.1
 (docs/design.md#sandbox).
 
 The same console script carries `route-health ops` (ops_cli/cli.py), the operator's command line, and
@@ -56,6 +56,12 @@ def _run(argv: Sequence[str] | None) -> int:
         help="sim: simulated retailers behind the reference relays (default); real: real retailers, relays "
         "from the environment",
     )
+    sandbox.add_argument(
+        "--no-edge-cache",
+        action="store_true",
+        help="the gateway does not play the edge cache: every lookup reaches the lookup function, and no "
+        "answer carries X-Cache (RESPONSE_CACHE=off in the environment turns the functions' caches off)",
+    )
     ops_cli.add_parser(commands)
     commands.add_parser(
         "lookup", help="run any lookup of the API and print its answer (route-health lookup --help)"
@@ -66,7 +72,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return ops_cli.run(args)
     if args.command == "relay":
         return run_relay(args)
-    return run_sandbox(port=args.port, upstream=args.upstream)
+    return run_sandbox(port=args.port, upstream=args.upstream, edge_cache=not args.no_edge_cache)
 
 
 def _port(value: str) -> int:
@@ -97,7 +103,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def run_sandbox(*, port: int, upstream: str) -> int:
+def run_sandbox(*, port: int, upstream: str, edge_cache: bool = True) -> int:
     logging.basicConfig(level=logging.WARNING, format="sandbox: %(levelname)s %(message)s")
     signal.signal(signal.SIGTERM, _raise_interrupt)
     secret, secret_shell = operator_secret()
@@ -105,7 +111,9 @@ def run_sandbox(*, port: int, upstream: str) -> int:
     from sandbox.stack import SandboxStack, Upstream
 
     try:
-        stack = SandboxStack(port=port, upstream=Upstream(upstream), health_check_secret=secret)
+        stack = SandboxStack(
+            port=port, upstream=Upstream(upstream), health_check_secret=secret, edge_cache=edge_cache
+        )
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
             print(
@@ -165,7 +173,7 @@ def banner(url: str, *, upstream: str, secret_shell: str, command: str = "route-
             f"  curl -s {url}/_sandbox/calls",
             f"  curl -s -X POST {url}/_sandbox/clock -d '{{\"advanceMs\": 300000}}'",
             f"  curl -s -X DELETE {url}/_sandbox/faults",
-            f"MCP endpoint for AI assistants: {url}/mcp (README.md, 'Use it from an AI assistant').",
+            f"MCP endpoint for AI assistants: {url}/mcp (docs/mcp-and-cli.md, 'Use it from an AI assistant').",
             "Ctrl-C stops the sandbox.",
         ]
     )

@@ -4,6 +4,8 @@ The routes are the deployed ones (infra/api.py): `GET|POST /api/health/routes` a
 `PUT|DELETE /api/health/routes/{key}/override` to the operator function, `GET /api/{proxy+}` to the lookup
 function, `POST|GET|DELETE /mcp` to the MCP function; anything else under `/api/` is API Gateway's 404. `/_sandbox/...` goes to the sandbox controls
 (which are never deployed). The `Date` header follows the one sandbox clock, as API Gateway's follows AWS's.
+With an `EdgeCache` (sandbox/edge.py) the gateway also plays the CloudFront distribution in front of the API:
+a lookup it holds is answered without invoking the lookup function.
 
 `requestContext.http.sourceIp` is the TCP peer, as in API Gateway (which ignores `X-Forwarded-For`). To play
 several clients from one machine (the daily quota counts per source IP), a request may name its source IP in
@@ -31,6 +33,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from functions.core.ports import Clock
+from sandbox.edge import EdgeCache, cached_path
 from sandbox.scheduler import ACCOUNT_ID
 
 logger = logging.getLogger(__name__)
@@ -210,8 +213,10 @@ class Gateway(ThreadingHTTPServer):
         ops: Callable[[dict[str, Any]], Any],
         mcp: Callable[[dict[str, Any]], Any],
         controls: ControlHandler,
+        edge: EdgeCache | None = None,
     ) -> None:
         self.clock = clock
+        self.edge = edge
         self.functions = {"api": api, "ops": ops, "mcp": mcp}
         self.controls = controls
         self._connections: set[socket.socket] = set()
@@ -290,24 +295,29 @@ class _GatewayRequestHandler(BaseHTTPRequestHandler):
             headers = [("content-type", "application/json"), *answer.headers.items()]
             return answer.status, headers, json.dumps(answer.body).encode()
         route = match_route(self.command, path)
-        if route is not None:
-            chosen_ip = self.headers.get(SOURCE_IP_HEADER)
-            try:
-                source_ip = (
-                    str(ipaddress.ip_address(chosen_ip.strip())) if chosen_ip else self.client_address[0]
-                )
-            except ValueError:
-                return json_response(400, {"message": f"{SOURCE_IP_HEADER} must be an IP address"})
+        if route is None:
+            return json_response(404, NOT_FOUND)
+        chosen_ip = self.headers.get(SOURCE_IP_HEADER)
+        try:
+            source_ip = str(ipaddress.ip_address(chosen_ip.strip())) if chosen_ip else self.client_address[0]
+        except ValueError:
+            return json_response(400, {"message": f"{SOURCE_IP_HEADER} must be an IP address"})
+        method, target, function = self.command, self.path, self.server.functions[route.function]
+        headers = [(name, value) for name, value in self.headers.items() if name.lower() != SOURCE_IP_HEADER]
+
+        def invoke() -> tuple[int, list[tuple[str, str]], bytes]:
             event = http_api_event(
                 route=route,
-                method=self.command,
-                target=self.path,
-                headers=[
-                    (name, value) for name, value in self.headers.items() if name.lower() != SOURCE_IP_HEADER
-                ],
+                method=method,
+                target=target,
+                headers=headers,
                 body=body,
                 source_ip=source_ip,
                 now_ms=self.server.clock(),
             )
-            return http_response(self.server.functions[route.function](event))
-        return json_response(404, NOT_FOUND)
+            return http_response(function(event))
+
+        edge = self.server.edge
+        if edge is not None and route.function == "api" and cached_path(method, path):
+            return edge.serve(target, invoke)
+        return invoke()

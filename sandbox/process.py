@@ -66,11 +66,13 @@ def sandbox_process(
     health_check_secret: str,
     ready_timeout_s: float = READY_TIMEOUT_S,
     settings: Mapping[str, str] | None = None,
+    edge_cache: bool = True,
 ) -> Iterator[SandboxProcess]:
     """Starts `route-health sandbox --port 0` in `workdir` (logs there too) and yields once it printed
     `ready:`. On exit sends SIGTERM and waits; `process.returncode` is then its exit code. Raises
     SandboxProcessError if it exits or hangs before `ready:`, or ignores SIGTERM (it is killed then).
-    `settings`: extra environment variables for the functions (e.g. DAILY_RATE_LIMIT).
+    `settings`: extra environment variables for the functions (e.g. DAILY_RATE_LIMIT, RESPONSE_CACHE);
+    `edge_cache=False` starts it with `--no-edge-cache`.
     """
     stdout, stderr = workdir / "stdout.log", workdir / "stderr.log"
     inherited = {name: value for name, value in os.environ.items() if name not in IGNORED_ENVIRONMENT}
@@ -82,7 +84,7 @@ def sandbox_process(
     }
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(  # noqa: S603 - our own console script, fixed arguments
-            [route_health_command(), "sandbox", "--port", "0"],
+            [route_health_command(), "sandbox", "--port", "0", *([] if edge_cache else ["--no-edge-cache"])],
             cwd=workdir,
             env=environment,
             stdout=out,

@@ -24,6 +24,7 @@ from functions.core.model import RelayGroup
 from infra.environment import DEFAULT_LOG_LEVEL, POWERTOOLS_ENVIRONMENT
 from sandbox.clock import SandboxClock
 from sandbox.controls import ControlError, RelayControl, SandboxControls, SimulatorControl
+from sandbox.edge import EdgeCache
 from sandbox.embedded_aws import REGION, EmbeddedAws
 from sandbox.gateway import Gateway, Handler, LambdaContext
 from sandbox.relays import start_upstreams, write_tokens_file
@@ -160,7 +161,9 @@ class SandboxStack:
         port: int,
         upstream: Upstream,
         health_check_secret: str,
+        edge_cache: bool = True,
     ) -> None:
+        """`edge_cache`: the gateway plays the CloudFront distribution's cache too (sandbox/edge.py)."""
         self.clock = SandboxClock()
         self._upstream = upstream
         self._health_check_secret = health_check_secret
@@ -178,6 +181,7 @@ class SandboxStack:
             ops=self._invoke_ops,
             mcp=self._invoke_mcp,
             controls=self._controls,
+            edge=EdgeCache(clock=self.clock) if edge_cache else None,
         )
         self._resources.callback(self.gateway.server_close)
         self.controls: SandboxControls | None = None

@@ -19,7 +19,7 @@ client spread over 8 containers gets.
   runs in its own thread and takes the same client's requests back to back, each costing SERVICE_MS (a fast
   upstream), REQUESTS_PER_CONTAINER of them; the overshoot is allowed - DAILY_LIMIT. `detail.at_stage_throttle`
   repeats it at the API stage's throttle rate (50 requests/s in all, the most a client can send through the
-  deployed API) with a smaller limit. Each run also reports the bound the README states, computed from the
+  deployed API) with a smaller limit. Each run also reports the bound docs/operations.md states, computed from the
   measured rate and DynamoDB latency: 2 x (flush interval + DynamoDB latency) x the rate through the other 7.
 """
 

@@ -72,7 +72,7 @@ class RelaySecrets:
 
 
 class Secrets(BaseModel):
-    """All secret values, by their JSON keys (and environment variable names) as the README lists them."""
+    """All secret values, by their JSON keys (and environment variable names) as docs/configuration.md lists them."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", hide_input_in_errors=True)
 

@@ -11,7 +11,7 @@ import hmac
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringConstraints
 from typing_extensions import TypedDict
@@ -23,9 +23,6 @@ from functions.catalog.relay_rules import WITHOUT_PARAMS, RelayInput
 from functions.catalog.spec import OperationSpec, RequestSigning
 from functions.core import RouteKey
 from functions.core.errors import ApiError, ErrorCode
-
-if TYPE_CHECKING:  # the services import the catalog, never the other way round
-    from functions.services.lookup import Lookup
 
 BASE_URL = "https://api.cgv.co.kr/cnm/atkt"
 COMPANY_CODE = "A420"
@@ -444,7 +441,7 @@ def timetable_rows(
     return sorted(kept, key=lambda row: (row["startTime"], row["theaterName"]))[:limit]
 
 
-def _cgv(lookup: "Lookup", key: RouteKey, values: Mapping[str, Any], rows: str) -> list[Any]:
+def _cgv(lookup: contract.OperationRunner, key: RouteKey, values: Mapping[str, Any], rows: str) -> list[Any]:
     """The rows of one CGV operation's `data`. Its theater or movie code may come from CGV's own lists: one
     the operation refuses is CGV's unusable answer (502), not the caller's bad input."""
     try:
@@ -455,7 +452,7 @@ def _cgv(lookup: "Lookup", key: RouteKey, values: Mapping[str, Any], rows: str) 
     return found
 
 
-def _today(lookup: "Lookup") -> str:
+def _today(lookup: contract.OperationRunner) -> str:
     return compact_today(lookup.clock())
 
 
@@ -475,7 +472,7 @@ class CgvTheatersQuery(contract.LookupQuery):
     regionCode: contract.Code | None = Field(default=None, description="CGV's region code, e.g. 01 (Seoul)")
     limit: contract.PageSize = 30
 
-    def fetch(self, lookup: "Lookup") -> CgvTheaters:
+    def fetch(self, lookup: contract.OperationRunner) -> CgvTheaters:
         theaters = _cgv(lookup, RouteKey.CGV_THEATERS, {}, "theaters")
         if self.regionCode is not None:
             theaters = [theater for theater in theaters if theater["regionCode"] == self.regionCode]
@@ -505,7 +502,7 @@ class CgvMoviesQuery(contract.LookupQuery):
         default=None, description="Words of the theater's name, when no theaterCode is given"
     )
 
-    def fetch(self, lookup: "Lookup") -> CgvMovies:
+    def fetch(self, lookup: contract.OperationRunner) -> CgvMovies:
         play_date = self.playDate or _today(lookup)
         theater, resolved, movies = self.theaterCode, None, []
         if theater is None:
@@ -547,7 +544,7 @@ class CgvTimetableQuery(contract.LookupQuery):
     movieCode: MovieCode | None = Field(default=None, description="Only this movie's screenings")
     limit: contract.PageSize = 50
 
-    def fetch(self, lookup: "Lookup") -> CgvTimetable:
+    def fetch(self, lookup: contract.OperationRunner) -> CgvTimetable:
         play_date = self.playDate or _today(lookup)
         theater, resolved, listed = self.theaterCode, None, []
         if theater is None:
@@ -574,7 +571,9 @@ class CgvTimetableQuery(contract.LookupQuery):
         }
 
     @staticmethod
-    def _first_with_screenings(lookup: "Lookup", theaters: list[str], play_date: str) -> list[dict[str, Any]]:
+    def _first_with_screenings(
+        lookup: contract.OperationRunner, theaters: list[str], play_date: str
+    ) -> list[dict[str, Any]]:
         """Every movie's screenings at the first of `theaters` that has any (N+1 calls per theater)."""
         for theater in theaters:
             site = {"theaterCode": theater, "playDate": play_date}

@@ -23,7 +23,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -39,12 +39,9 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from functions.catalog import common, spec_for
-from functions.core import RouteKey, input_rules
+from functions.core import Clock, RouteKey, input_rules
 from functions.core.errors import ApiError, ErrorCode, field_errors
 from functions.core.input_rules import CONTROL, CrossRule
-
-if TYPE_CHECKING:  # the services import the catalog, never the other way round
-    from functions.services.lookup import Lookup
 
 
 def _explained(message: str) -> WrapValidator:
@@ -122,7 +119,23 @@ def operation_params(key: RouteKey, values: Mapping[str, Any]) -> BaseModel:
     return params
 
 
-def fetch_operation(lookup: Lookup, key: RouteKey, values: Mapping[str, Any]) -> Mapping[str, Any]:
+class OperationRunner(Protocol):
+    """How an endpoint reaches its operations: `functions.services.lookup.Lookup` (one per request, one time
+    budget for all of its calls). Named here so the catalog never imports the services that run it."""
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def __call__(self, key: RouteKey, params: BaseModel) -> Any:
+        """The validated upstream body of `key` for already validated params."""
+        ...
+
+    def data(self, key: RouteKey, params: BaseModel) -> Mapping[str, Any]:
+        """The normalized answer of `key` (the API's `data`)."""
+        ...
+
+
+def fetch_operation(lookup: OperationRunner, key: RouteKey, values: Mapping[str, Any]) -> Mapping[str, Any]:
     """One operation: its params from `values` (upstream names), the lookup, the normalized `data`."""
     return lookup.data(key, operation_params(key, values))
 
@@ -200,7 +213,7 @@ class LookupQuery(BaseModel):
     """What `answer_freshness` changes, in words, for the document."""
 
     @abstractmethod
-    def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
+    def fetch(self, lookup: OperationRunner) -> Mapping[str, Any]:
         """The endpoint's `data`; raises InvalidParams (400), ApiError or LookupCancelled."""
 
 
@@ -260,8 +273,7 @@ def answer_type(query: type[LookupQuery]) -> Any:
     if owner is OperationQuery:
         key: RouteKey = query.key  # type: ignore[attr-defined]
         return typing.get_type_hints(spec_for(key).normalizer)["return"]
-    # `Lookup` is a name for the type checker only (see the imports).
-    return typing.get_type_hints(query.fetch, localns={"Lookup": Any})["return"]
+    return typing.get_type_hints(query.fetch)["return"]
 
 
 class OperationQuery(LookupQuery):
@@ -275,5 +287,5 @@ class OperationQuery(LookupQuery):
         default."""
         return self.model_dump(by_alias=True, exclude_none=True)
 
-    def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
+    def fetch(self, lookup: OperationRunner) -> Mapping[str, Any]:
         return fetch_operation(lookup, self.key, self.values())

@@ -3,7 +3,7 @@ Its two lookups' contracts end the module."""
 
 import re
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NotRequired, cast
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, cast
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 from typing_extensions import TypedDict
@@ -36,9 +36,6 @@ from functions.catalog.common import (
 from functions.catalog.relay_rules import WITHOUT_PARAMS, RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
-
-if TYPE_CHECKING:  # the services import the catalog, never the other way round
-    from functions.services.lookup import Lookup
 
 BASE_URL = "https://www.pocketcu.co.kr"
 HEADERS = frozen_headers(
@@ -359,7 +356,7 @@ class CuProductsQuery(contract.LookupQuery):
     offset: Annotated[int, Field(ge=0, le=9999), contract.WholeNumber] = 0
     limit: contract.PageSize = 20
 
-    def fetch(self, lookup: "Lookup") -> CuProducts:
+    def fetch(self, lookup: contract.OperationRunner) -> CuProducts:
         prime = contract.operation_params(RouteKey.CU_PRIME, {})
         search = contract.operation_params(
             RouteKey.CU_STOCK, {"searchWord": self.keyword, "offset": self.offset, "limit": self.limit}
@@ -396,7 +393,7 @@ class CuStoresQuery(contract.OperationQuery):
             values["item_cd"] = self.itemCd  # the app sends the item under both names
         return values
 
-    def fetch(self, lookup: "Lookup") -> CuStores:
+    def fetch(self, lookup: contract.OperationRunner) -> CuStores:
         data = cast(CuStores, super().fetch(lookup))
         if not self.itemCd:
             # Without an item there is no stock to report; "unknown" on every store would only mislead.

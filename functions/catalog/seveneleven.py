@@ -2,7 +2,7 @@
 Its seven lookups' contracts end the module."""
 
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, Literal, Self, TypeVar
+from typing import Annotated, Any, Final, Generic, Literal, Self, TypeVar
 
 from pydantic import (
     ConfigDict,
@@ -44,9 +44,6 @@ from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 from functions.core.errors import ApiError, ErrorCode
 from functions.core.input_rules import CrossRule
-
-if TYPE_CHECKING:  # the services import the catalog, never the other way round
-    from functions.services.lookup import Lookup
 
 BASE_URL = "https://new.7-elevenapp.co.kr"
 HEADERS = frozen_headers(
@@ -747,7 +744,7 @@ class SevenElevenStockQuery(contract.LookupQuery):
     itemCd: contract.Code
     storeCd: contract.Code
 
-    def fetch(self, lookup: "Lookup") -> SevenElevenStock:
+    def fetch(self, lookup: contract.OperationRunner) -> SevenElevenStock:
         item = contract.fetch_operation(lookup, RouteKey.SEVEN_STOCK_META, {"itemCd": self.itemCd})
         result: SevenElevenStock = {
             "itemCode": item["itemCd"],

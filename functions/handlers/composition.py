@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from functions.services.probe_run import ProbeSummary
+    from functions.services.ports import ProbeSummary
 
 BACKGROUND_WORKERS = 4
 """Snapshot and secret refreshes, failure reports and quota flushes: small, they only wait on AWS APIs."""
@@ -439,7 +439,7 @@ def prepare_at_init(function: Deployed[Parts]) -> None:
 
 
 def register_restore_hooks(function: LookupFunction) -> None:
-    """Registers the SnapStart hooks (README.md, "SnapStart") with the Lambda runtime's `snapshot_restore_py`.
+    """Registers the SnapStart hooks (docs/deploy.md, "SnapStart") with the Lambda runtime's `snapshot_restore_py`.
 
     Only Lambda's Python runtimes ship that module (nothing to install); elsewhere there is nothing to
     register. Without SnapStart the runtime never calls the hooks.

@@ -1,4 +1,4 @@
-"""The daily lookup quota at the API's edge (README.md, "Daily rate limit (per client)"): which
+"""The daily lookup quota at the API's edge (docs/operations.md, "Daily rate limit (per client)"): which
 requests count (limited prefixes, not the operator key), per client (the SHA-256 of its address:
 `functions/handlers/viewer.py`), and the `X-RateLimit-*` headers. Counting itself is `functions/services/quota.py`, never waited for.
 """

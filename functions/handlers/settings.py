@@ -1,5 +1,5 @@
 """Typed settings per function, read from the environment by exact variable name and validated at INIT
-(README, "Configuration"); a bad value fails INIT naming the variable. Secret values are not here.
+(docs/configuration.md, "Configuration"); a bad value fails INIT naming the variable. Secret values are not here.
 
 Plain pydantic models: pydantic-settings would add ~40 ms of imports to every cold start (bench/profile_notes.md).
 """
@@ -17,7 +17,7 @@ from functions.services.quota import FLUSH_INTERVAL_MS
 Seconds = Annotated[float, Field(gt=0, le=60)]
 DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/", "/api/cgv/", "/api/dtryx/")
 """CGV and Dtryx both count: the Dtryx relay serves both, and a caller's lookups of either would otherwise spend
-its relay budget without limit (README, "Daily rate limit")."""
+its relay budget without limit (docs/operations.md, "Daily rate limit")."""
 LOOPBACK_HOSTS = ("localhost:*", "127.0.0.1:*", "[::1]:*")
 """The names the MCP endpoint answers to when none are configured (the sandbox): loopback, any port."""
 _HOST_ENTRY = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:([0-9]{1,5}|\*))?")

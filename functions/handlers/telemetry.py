@@ -31,7 +31,7 @@ from functions.handlers.metrics import METRICS
 from functions.services.snapshot_cache import SnapshotCache
 
 if TYPE_CHECKING:  # the lookup function never loads the probe's code
-    from functions.services.probe_run import ProbeSummary
+    from functions.services.ports import ProbeSummary
 
 logger = Logger()
 

@@ -1,5 +1,5 @@
 """Tracing, all of it: the one module that may load Powertools' Tracer and with it the AWS X-Ray SDK
-(README.md, "Traces").
+(docs/deploy.md, "Traces").
 
 `TraceCalls=true` adds a subsegment per AWS and upstream call of the probe and operator functions (loading the
 SDK costs about 140 ms of CPU per cold start, bench/profile_notes.md); otherwise the SDK is never imported. No

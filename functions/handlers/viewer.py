@@ -1,4 +1,4 @@
-"""Who the client is, for the daily quota and the operator audit (README.md, "Daily rate limit (per client)").
+"""Who the client is, for the daily quota and the operator audit (docs/operations.md, "Daily rate limit (per client)").
 
 Behind the stack's CloudFront distribution API Gateway's `sourceIp` is an edge server's address, shared by
 everyone that edge serves. The distribution forwards the viewer's own address in `CloudFront-Viewer-Address`

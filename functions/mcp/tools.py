@@ -135,7 +135,8 @@ INSTRUCTIONS = (
     "timetables; Dtryx independent cinemas (films, dates, showtimes and seats). Search text may be Korean "
     "or English (Korean product names match best). Find an item's code with a product search first, then ask for its stock near a point (WGS84 "
     "lat/lon). Results are the retailers' live data; errors carry a code and a message (INVALID_INPUT lists "
-    "the fields to fix; DAILY_RATE_LIMIT_EXCEEDED and RELAY_QUOTA_EXCEEDED say when to retry)."
+    "the fields to fix; DAILY_RATE_LIMIT_EXCEEDED and RELAY_QUOTA_EXCEEDED say when to retry, or what "
+    "to ask for instead)."
 )
 
 

@@ -5,14 +5,12 @@ them; the core's own (clock, verdict and override stores) are in `functions/core
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from functions.catalog.spec import OperationSpec
 from functions.core import Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.core.decision import Path
-
-if TYPE_CHECKING:
-    from functions.services.probe_run import ProbeSummary
 
 
 class Fetcher(Protocol):
@@ -23,6 +21,41 @@ class Fetcher(Protocol):
 
 class RelayHealthChecker(Protocol):
     def check_health(self, group: RelayGroup, *, timeout_ms: int, now: int) -> RelayCheck: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSummary:
+    """What one probe attempt did. `ran=False`: the slot was already claimed and nothing was called."""
+
+    ran: bool
+    slot_start: int
+    trigger: str
+    routes: tuple[RouteCheck, ...] = ()
+    relays: tuple[RelayCheck, ...] = ()
+    duration_ms: int = 0
+    stale_writes_rejected: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary with fixed codes only (no upstream text, no secrets)."""
+        return {
+            "ran": self.ran,
+            "slotStart": self.slot_start,
+            "trigger": self.trigger,
+            "durationMs": self.duration_ms,
+            "staleWritesRejected": self.stale_writes_rejected,
+            "routes": {
+                check.key.value: {"direct": check.direct, "reason": _code(check.reason)}
+                for check in self.routes
+            },
+            "relays": {
+                check.group.value: {"healthy": check.healthy, "reason": _code(check.reason)}
+                for check in self.relays
+            },
+        }
+
+
+def _code(reason: Reason | None) -> str | None:
+    return None if reason is None else reason.value
 
 
 class ProbeEvents(Protocol):

@@ -10,14 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from functions.catalog.spec import OperationSpec
 from functions.core import Clock, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey, VerdictStore
 from functions.core.errors import RouteFailure, StoreError, UpstreamRejected
 from functions.core.model import DIRECT_PROBED, DIRECT_TIMEOUT_MS, PINNED_TO_RELAY, PROBE_SLOT_MS
-from functions.services.ports import Fetcher, ProbeEvents, RelayHealthChecker
+from functions.services.ports import Fetcher, ProbeEvents, ProbeSummary, RelayHealthChecker
 
 MAX_IN_FLIGHT = 4
 """At most this many probe requests at once."""
@@ -26,41 +25,6 @@ MAX_IN_FLIGHT = 4
 def slot_start_of(at_ms: int) -> int:
     """The start of the 5-minute probe slot containing `at_ms` (epoch ms)."""
     return at_ms - at_ms % PROBE_SLOT_MS
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeSummary:
-    """What one probe attempt did. `ran=False`: the slot was already claimed and nothing was called."""
-
-    ran: bool
-    slot_start: int
-    trigger: str
-    routes: tuple[RouteCheck, ...] = ()
-    relays: tuple[RelayCheck, ...] = ()
-    duration_ms: int = 0
-    stale_writes_rejected: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary with fixed codes only (no upstream text, no secrets)."""
-        return {
-            "ran": self.ran,
-            "slotStart": self.slot_start,
-            "trigger": self.trigger,
-            "durationMs": self.duration_ms,
-            "staleWritesRejected": self.stale_writes_rejected,
-            "routes": {
-                check.key.value: {"direct": check.direct, "reason": _code(check.reason)}
-                for check in self.routes
-            },
-            "relays": {
-                check.group.value: {"healthy": check.healthy, "reason": _code(check.reason)}
-                for check in self.relays
-            },
-        }
-
-
-def _code(reason: Reason | None) -> str | None:
-    return None if reason is None else reason.value
 
 
 def run_probe(

@@ -1,5 +1,5 @@
 """The per-client daily lookup quota, counted in the container and shared through the store in the background
-(README.md, "Daily rate limit (per client)": the overshoot bound, failing open, bounded memory).
+(docs/operations.md, "Daily rate limit (per client)": the overshoot bound, failing open, bounded memory).
 
 A lookup never waits for the store: `DailyQuota.admit` decides from the client's day total as the store last
 returned it plus what this container counted since. A background flush (one in flight, `batch_size` clients,
@@ -23,7 +23,7 @@ from functions.core.quota import QuotaDecision, korea_day, korea_day_end
 from functions.services.ports import QuotaStore
 
 FLUSH_INTERVAL_MS = 250
-"""A container starts a flush at most this often; the overshoot bound grows with it (README)."""
+"""A container starts a flush at most this often; the overshoot bound grows with it (docs/operations.md, "Daily rate limit (per client)")."""
 FLUSH_BATCH_SIZE = 50
 """Clients per flush (one UpdateItem each); the rest wait for the next flush."""
 FLUSH_BUDGET_MS = 2 * SECOND_MS

@@ -27,9 +27,10 @@ class CachedAnswer:
     hit: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Entry:
-    body: str
+    body: bytes
+    """UTF-8, what the byte cap counts: a `str` holding Korean takes 2-4 bytes a character in memory."""
     size: int
     stored_at: int
     expires_at: int
@@ -89,10 +90,11 @@ class ResponseCache:
             self._drop(key)
             return None
         self._entries.move_to_end(key)
-        return CachedAnswer(body=entry.body, age_ms=max(0, now - entry.stored_at), hit=True)
+        return CachedAnswer(body=entry.body.decode(), age_ms=max(0, now - entry.stored_at), hit=True)
 
-    def _store(self, key: Hashable, body: str, max_age_ms: int) -> None:
-        size = len(body.encode())
+    def _store(self, key: Hashable, text: str, max_age_ms: int) -> None:
+        body = text.encode()
+        size = len(body)
         if max_age_ms <= 0 or size > self.max_bytes or self.max_entries < 1:
             return
         now = self._clock()

@@ -27,7 +27,8 @@ from functions.adapters.relay import RelayCredentials, RelayEndpoint, RelayTrans
 from functions.catalog.spec import OperationSpec
 from functions.core import DIRECT_PROBED, PINNED_TO_RELAY, ApiError, RouteFailure
 from functions.core.model import Reason, RelayCheck, RelayGroup, RouteKey
-from functions.services.probe_run import ProbeSummary, run_probe, slot_start_of
+from functions.services.ports import ProbeSummary
+from functions.services.probe_run import run_probe, slot_start_of
 from tests.support.core_fakes import RecordingProbeEvents, RecordingRelayEvents
 from tests.support.hostile_upstream import (
     GZIPPED_OK,

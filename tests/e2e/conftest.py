@@ -121,15 +121,22 @@ class Sandbox:
 
 @contextmanager
 def running_sandbox(
-    workdir: Path, settings: Mapping[str, str] | None = None, *, secret: str | None = None
+    workdir: Path,
+    settings: Mapping[str, str] | None = None,
+    *,
+    secret: str | None = None,
+    edge_cache: bool = False,
 ) -> Iterator[Sandbox]:
     """`route-health sandbox` in a subprocess; yields once it printed `ready:`; checks it stops cleanly.
-    `secret`: the operator secret (default: a new random one). The functions' answer caches are off unless
-    `settings` turn them on: the tests count the upstream calls of repeated lookups."""
+    `secret`: the operator secret (default: a new random one). The edge cache (`--no-edge-cache` unless
+    `edge_cache`) and the functions' answer caches (unless `settings` turn them on) are off: the tests count the
+    upstream calls of repeated lookups."""
     secret = secret or secrets.token_urlsafe(24)
     settings = {"RESPONSE_CACHE": "off", **(settings or {})}
     with (
-        sandbox_process(workdir, health_check_secret=secret, settings=settings) as started,
+        sandbox_process(
+            workdir, health_check_secret=secret, settings=settings, edge_cache=edge_cache
+        ) as started,
         httpx.Client(base_url=started.url, timeout=30) as http,
     ):
         yield Sandbox(started.url, secret, http, started.stdout, started.stderr, started.process)

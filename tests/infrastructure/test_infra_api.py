@@ -157,7 +157,7 @@ def test_the_throttle_parameters_add_up_to_the_capacity_they_state(synthesized):
     assert throttles[LOOKUP_ROUTE] == (defaults["ThrottleRateLimit"], defaults["ThrottleBurstLimit"])
     for route in MCP_ROUTES:
         assert throttles[route] == (defaults["McpThrottleRateLimit"], defaults["McpThrottleBurstLimit"])
-    assert _capacity(throttles) == (50, 100)  # README.md, "Capacity"
+    assert _capacity(throttles) == (50, 100)  # docs/deploy.md, "Capacity"
     assert "plus McpThrottleRateLimit" in parameters["ThrottleRateLimit"]["Description"]
 
     raised = _route_throttles(

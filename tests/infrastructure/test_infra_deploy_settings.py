@@ -154,7 +154,7 @@ def test_every_document_the_infrastructure_cites_exists_with_that_section():
         for source in sorted((REPO_ROOT / "infra").glob("*.py"))
         for match in DOCUMENT_REFERENCE.finditer(source.read_text())
     ]
-    assert ("README.md", "Set the relay secrets", None) in cited  # the secret's cdk-nag acknowledgement
+    assert ("docs/deploy.md", "Set the relay secrets", None) in cited  # the secret's cdk-nag acknowledgement
     for document, section, anchor in cited:
         path = REPO_ROOT / document
         assert path.is_file(), f"{document} does not exist"

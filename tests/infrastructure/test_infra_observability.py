@@ -1,4 +1,4 @@
-"""Dashboard widgets per metric, the alarms with their runbooks (README, "Runbooks"), and the saved Logs Insights
+"""Dashboard widgets per metric, the alarms with their runbooks (docs/operations.md, "Runbooks"), and the saved Logs Insights
 queries."""
 
 from __future__ import annotations
@@ -285,13 +285,13 @@ def test_probe_throttles_alarm(synthesized):
 def test_every_alarm_description_has_first_steps_and_a_runbook_section_that_exists(synthesized):
     from tests.infrastructure.test_infra_deploy_settings import REPO_ROOT, anchors_of
 
-    readme_anchors = anchors_of(REPO_ROOT / "README.md")
+    readme_anchors = anchors_of(REPO_ROOT / "docs/operations.md")
     for name, props in _alarms(synthesized).items():
         description = props["AlarmDescription"]
         assert "First steps: " in description, name
-        match = re.search(r"Runbook: README\.md#([\w-]+)$", description)
+        match = re.search(r"Runbook: docs/operations\.md#([\w-]+)$", description)
         assert match, f"{name}: no runbook link"
-        assert match.group(1) in readme_anchors, f"{name}: README.md has no #{match.group(1)}"
+        assert match.group(1) in readme_anchors, f"{name}: docs/operations.md has no #{match.group(1)}"
         assert len(description) <= 1024
 
 
@@ -366,7 +366,7 @@ def test_the_dashboard_shows_per_route_detail_from_the_logs(widgets):
 
 
 def test_the_alarms_read_few_metrics(synthesized):
-    # CloudWatch bills an alarm per metric it reads (README, "The monthly bill"): the alarms of the
+    # CloudWatch bills an alarm per metric it reads (docs/benchmarks.md, "The monthly bill"): the alarms of the
     # budget, one for each question they answer.
     read = {
         name: sum(1 for query in props["Metrics"] if "MetricStat" in query) if "Metrics" in props else 1
@@ -387,7 +387,7 @@ def test_the_alarms_read_few_metrics(synthesized):
 
 def test_an_idle_deployment_of_this_stack_costs_at_most_8_dollars_a_month(synthesized):
     """The bench's cost model (bench/cases/cost.py) on this template, with every metric the probe can emit
-    and the usage the last `make bench` measured: the README's promise for a deployment nobody uses."""
+    and the usage the last `make bench` measured: docs/benchmarks.md's promise for a deployment nobody uses."""
     from bench.cases.cost import inventory_of, monthly_bill
     from functions.handlers.metrics import PROBE_METRICS
     from tests.infrastructure.test_infra_deploy_settings import REPO_ROOT

@@ -1,5 +1,5 @@
 """Every operator setting is a stack parameter with a default, a description and validation; the functions
-accept what CloudFormation lets through; the switches shape the stack; the README's table is the parameters."""
+accept what CloudFormation lets through; the switches shape the stack; docs/configuration.md's table is the parameters."""
 
 from __future__ import annotations
 
@@ -214,16 +214,14 @@ def test_the_probe_reserves_no_concurrency_when_told_none(synthesized):
     ]
 
 
-# --- the README's configuration table -------------------------------------------------------------------
+# --- docs/configuration.md's table --------- -------------------------------------------------------------------
 
 PARAMETER_CELL = re.compile(r"^parameter `(\w+)`$")
 
 
 def _configuration_rows() -> list[dict[str, str]]:
-    readme = (REPO_ROOT / "README.md").read_text()
-    section = readme[readme.index("\n## Configuration\n") :]
-    section = section[: section.index("\n## ", 1)]
-    table = section[section.index("| setting | where you change it |") :]
+    page = (REPO_ROOT / "docs/configuration.md").read_text()
+    table = page[page.index("| setting | where you change it |") :]
     rows = []
     for line in table.splitlines()[2:]:
         if not line.startswith("|"):
@@ -247,7 +245,7 @@ def test_the_readme_configuration_table_is_the_stacks_parameters(synthesized):
         if match:
             documented[match.group(1)] = row
 
-    assert set(documented) == set(parameters), "one README row per stack parameter"
+    assert set(documented) == set(parameters), "one docs/configuration.md row per stack parameter"
     for name, row in documented.items():
         assert _readme_default(row["default"]) == str(parameters[name]["Default"]), name
         variable = PARAMETERS[name].variable

@@ -1,4 +1,4 @@
-"""The README's launchd plist and systemd unit give the relay an open-file limit its connection cap fits in
+"""docs/running-a-relay.md's launchd plist and systemd unit give the relay an open-file limit its connection cap fits in
 (launchd's default of 256 would leave 192 connections); what it says one client can cost a relay follows
 from the constants."""
 
@@ -15,7 +15,9 @@ from functions.services.lookup import MAX_RELAY_CALLS_PER_LOOKUP
 from relay.app import DTRYX_PROCESS_QUOTA, POLICIES
 from relay.config import MAX_CONNECTIONS, connection_cap
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
+DOCS = Path(__file__).parents[2] / "docs"
+README = (DOCS / "running-a-relay.md").read_text() + (DOCS / "operations.md").read_text()
+"""The pages that say how to run a relay and what a client can cost one."""
 
 
 def _block(language: str, containing: str) -> str:

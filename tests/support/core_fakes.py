@@ -20,7 +20,7 @@ from functions.core import (
     Snapshot,
     decide,
 )
-from functions.services.probe_run import ProbeSummary
+from functions.services.ports import ProbeSummary
 from functions.services.routing import Router
 from functions.services.snapshot_cache import SnapshotCache
 from tests.support.clock import ManualClock

@@ -28,9 +28,9 @@ from functions.handlers.telemetry import (
     one_metrics_document,
 )
 from functions.handlers.telemetry import logger as telemetry_logger
-from functions.services.probe_run import ProbeSummary
+from functions.services.ports import ProbeSummary
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs/operations.md"
 
 
 def test_the_worst_case_fits_the_budget():

@@ -36,7 +36,8 @@ from functions.core import (
     RouteKey,
     StoreError,
 )
-from functions.services.probe_run import MAX_IN_FLIGHT, ProbeSummary, run_probe, slot_start_of
+from functions.services.ports import ProbeSummary
+from functions.services.probe_run import MAX_IN_FLIGHT, run_probe, slot_start_of
 from tests.support.aws import TABLE
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import RecordingProbeEvents, RecordingRelayEvents
