@@ -10,19 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from functions.core.model import COOLDOWN_MS, PROBE_SLOT_MS
+from functions.core.model import COOLDOWN_MS, DIRECT_PROBED, PROBE_SLOT_MS
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import Sandbox
 
 pytestmark = pytest.mark.e2e
 
-DIRECT_KEYS = [
-    "oy-find-store", "oy-product-search", "oy-goods-info", "oy-stock-stores", "cu-prime", "cu-stock", "cu-store",
-    "gs25-products", "seven-goods", "seven-store", "seven-popwords", "seven-stock-meta", "seven-stock",
-    "seven-pages", "seven-issues", "seven-exhibitions", "dtryx-movies", "dtryx-play-dates", "dtryx-timetable",
-    "cgv-theaters", "cgv-movies", "cgv-timetable", "cgv-timetable-movie",
-]  # fmt: skip
+DIRECT_KEYS = [key.value for key in DIRECT_PROBED]
 TODAY_KST = (datetime.now(UTC) + timedelta(hours=9)).date().isoformat()
 CINEMA = {"brandCode": "indieart", "cinemaCode": "000067"}
 SEOUL = {"lat": 37.5635, "lon": 126.9839}
