@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the services import the catalog, never the other way round
     from functions.services.lookup import Lookup
 
 
-def _explained(message: str) -> WrapValidator:
+def explained(message: str) -> WrapValidator:
     """A value that fails its pattern is refused with `message` (pydantic's own would quote the pattern)."""
 
     def explain(value: object, handler: ValidatorFunctionWrapHandler) -> object:
@@ -69,7 +69,7 @@ there), which no JSON Schema keyword can count."""
 SearchText = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_SEARCH_CHARS, pattern=input_rules.visible_text(CONTROL)),
-    _explained("must hold a visible character and no control characters"),
+    explained("must hold a visible character and no control characters"),
     AfterValidator(str.strip),
 ]
 """Free text: 1..100 characters, no control characters, not blank; searched for without the whitespace
@@ -198,9 +198,25 @@ class LookupQuery(BaseModel):
     freshness_notes: ClassVar[tuple[str, ...]] = ()
     """What `answer_freshness` changes, in words, for the document."""
 
+    def answer_reusable(self, data: Mapping[str, Any]) -> bool:
+        """Whether this answer may be stored and served again: not one that lacks part of what was asked (a
+        comparison with a retailer in `errors`), which is answered `no-store` (`freshness_notes` says so)."""
+        return True
+
+    members: ClassVar[tuple[type[LookupQuery], ...]] = ()
+    """The lookups this one runs as its own steps (the comparison runs the retailers' product searches); their
+    route keys are its route keys."""
+
     @abstractmethod
     def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
         """The endpoint's `data`; raises InvalidParams (400), ApiError or LookupCancelled."""
+
+    def prepare(self) -> Callable[[Lookup], Mapping[str, Any]]:
+        """Every step's params built and validated now (raises InvalidParams), and the calls that use them:
+        `fetch` without its validation. A lookup that runs others (`members`) prepares each of them before any
+        of them calls; a lookup that is a member overrides this (the default validates in `fetch`, before that
+        lookup's own first call only)."""
+        return self.fetch
 
 
 RETAILERS = {
@@ -210,9 +226,10 @@ RETAILERS = {
     "seveneleven": "7-Eleven",
     "dtryx": "Dtryx cinemas",
     "cgv": "CGV",
+    "compare": "Comparison across retailers",
 }
 """The retailer segment of a lookup's path (`/api/<retailer>/...`) and its name (the OpenAPI tag), in the
-document's order."""
+document's order; `compare` is the comparison's, which spans retailers (`functions/catalog/compare.py`)."""
 DECLARED: list[type[LookupQuery]] = []
 """Every `@lookup` in the order the retailer modules were imported (`functions.catalog.LOOKUPS` orders them)."""
 
@@ -276,3 +293,7 @@ class OperationQuery(LookupQuery):
 
     def fetch(self, lookup: Lookup) -> Mapping[str, Any]:
         return fetch_operation(lookup, self.key, self.values())
+
+    def prepare(self) -> Callable[[Lookup], Mapping[str, Any]]:
+        key, params = self.key, operation_params(self.key, self.values())
+        return lambda lookup: lookup.data(key, params)
