@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from functions.services.quota import FLUSH_INTERVAL_MS
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
-DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/", "/api/cgv/")
+DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/", "/api/cgv/", "/api/compare/")
 LOOPBACK_HOSTS = ("localhost:*", "127.0.0.1:*", "[::1]:*")
 """The names the MCP endpoint answers to when none are configured (the sandbox): loopback, any port."""
 _HOST_ENTRY = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:([0-9]{1,5}|\*))?")
