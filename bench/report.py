@@ -43,6 +43,7 @@ def _rows(results: dict[str, Any]) -> list[Row]:
         *_cost_and_quota_rows(results),
         *_relay_rows(results["relay"]),
         *_mcp_rows(results["mcp"]),
+        *_compare_rows(results["compare"]),
     ]
 
 
@@ -186,11 +187,9 @@ def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
         ),
         (
             "metric_series",
-            f"{series['emitted']} emitted, {series['worst_case_with_reserved']} worst case",
+            f"{series['emitted']} emitted, {series['worst_case']} worst case",
             f"distinct series in the load run's EMF lines (probe alone: {series['emitted_without_lookups']}); "
-            f"worst case: the metric table's {series['worst_case']} and "
-            f"{sum(series['reserved'].values())} reserved ({', '.join(series['reserved'])}), budget "
-            f"{series['budget']}",
+            f"worst case: the metric table's (every function included), budget {series['budget']}",
         ),
         *(
             (
@@ -248,6 +247,28 @@ def _mcp_rows(mcp: dict[str, Any]) -> list[Row]:
             + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["ratio_per_revision"].items())
             + "; in CPU time "
             + ", ".join(f"{name} {ratio:.2f}×" for name, ratio in calls["cpu_ratio_per_revision"].items()),
+        ),
+    ]
+
+
+def _compare_rows(compare: dict[str, Any]) -> list[Row]:
+    latency, cpu = compare["detail"]["latency"], compare["detail"]["cpu"]
+    return [
+        (
+            "compare.latency_ratio_vs_slowest_member",
+            f"{compare['latency_ratio_vs_slowest_member']:.2f}×",
+            f"a compare of four retailers answering after "
+            f"{', '.join(map(str, compare['detail']['delays_ms'].values()))} ms, {latency['compare_ms_median']:.0f} "
+            f"ms / its slowest search alone {latency['slowest_member_ms_median']:.0f} ms (their sum: "
+            f"{latency['sum_of_members_ms']} ms); target ≤ {compare['detail']['target_ratio']}",
+        ),
+        (
+            "compare.cpu_overhead_us_over_slowest_member",
+            f"{compare['cpu_overhead_us_over_slowest_member']} µs",
+            f"process CPU of a compare with instant retailers, {cpu['compare_us_median']} µs, minus its slowest "
+            f"member's lookup, {cpu['slowest_member_us_median']} µs (the other searches and the merge); over its "
+            f"four searches one by one ({cpu['members_one_by_one_us_median']} µs): "
+            f"{cpu['cpu_overhead_us_over_its_members_one_by_one']} µs",
         ),
     ]
 
@@ -341,8 +362,7 @@ def _meaning(results: dict[str, Any]) -> str:
             f"dashboard, the alarm topic's key and X-Ray switched off (stack parameters), idle is about "
             f"${bill['idle_switched_off']['total_usd']:.2f}. At 10 M: {_largest(bill['10m'])}. The load run "
             f"emitted {results['metric_series']['emitted']} metric series (the worst case is "
-            f"{results['metric_series']['worst_case_with_reserved']} with the series reserved for functions "
-            f"to come, budget {results['metric_series']['budget']}).",
+            f"{results['metric_series']['worst_case']}, budget {results['metric_series']['budget']}).",
         ]
     )
 

@@ -41,6 +41,7 @@ REQUIRED_FIELDS = (
     "metric_series",
     "relay",
     "mcp",
+    "compare",
 )
 
 
@@ -68,6 +69,7 @@ def main(argv: list[str]) -> int:
     from bench.cases import (
         cold_import,
         cold_init,
+        compare,
         cost,
         decision,
         handler,
@@ -81,7 +83,18 @@ def main(argv: list[str]) -> int:
 
     cases = {
         module.__name__.rsplit(".", 1)[-1]: module
-        for module in (decision, handler, probe_run, cold_import, cold_init, sandbox_load, quota, relay, mcp)
+        for module in (
+            decision,
+            handler,
+            probe_run,
+            cold_import,
+            cold_init,
+            sandbox_load,
+            quota,
+            relay,
+            mcp,
+            compare,
+        )
     }
     unknown = [name for name in argv if name not in cases]
     if unknown:
