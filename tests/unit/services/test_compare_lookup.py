@@ -168,6 +168,16 @@ def test_each_member_has_the_whole_remaining_budget_not_a_share() -> None:
     assert {timeout for _, timeout in container.relays.calls} == {7_000}
 
 
+def test_every_retailer_through_its_relay_is_one_compare_of_each_ones_own_relay_calls() -> None:
+    # Relay calls are a lookup's to count: each member counts its own (CU's search makes two), so a compare
+    # spends no retailer's allowance on another's.
+    container = Container()
+    container.router = make_router(container.clock, None, store=False, relay_configured=True)  # relay-first
+    data = container.compare()
+    assert sorted(key for key, _ in container.relays.calls) == sorted(COMPARED)
+    assert data["errors"] == []
+
+
 def test_a_retailer_hanging_on_both_paths_is_listed_as_timed_out_while_the_others_answer(
     hung: list[Transport],
 ) -> None:
