@@ -45,6 +45,7 @@ def _rows(results: dict[str, Any]) -> list[Row]:
         *_relay_rows(results["relay"]),
         *_mcp_rows(results["mcp"]),
         *_cache_rows(results["cache"]),
+        *_compare_rows(results["compare"]),
     ]
 
 
@@ -190,7 +191,7 @@ def _cost_and_quota_rows(results: dict[str, Any]) -> list[Row]:
             "metric_series",
             f"{series['emitted']} emitted, {series['worst_case']} worst case",
             f"distinct series in the load run's EMF lines (probe alone: {series['emitted_without_lookups']}); "
-            f"worst case: the metric table's, budget {series['budget']}",
+            f"worst case: the metric table's (every function included), budget {series['budget']}",
         ),
         *(
             (
@@ -278,6 +279,28 @@ def _cache_rows(cache: dict[str, Any]) -> list[Row]:
             f"through the sandbox's edge and functions in {stream['detail']['elapsed_s']} s: "
             f"{stream['edge_hits']:,} edge hits, {stream['function_hits']:,} function hits, "
             f"{stream['no_upstream_share']:.1%} of lookups reached no upstream; {stream['errors']} errors",
+        ),
+    ]
+
+
+def _compare_rows(compare: dict[str, Any]) -> list[Row]:
+    latency, cpu = compare["detail"]["latency"], compare["detail"]["cpu"]
+    return [
+        (
+            "compare.latency_ratio_vs_slowest_member",
+            f"{compare['latency_ratio_vs_slowest_member']:.2f}×",
+            f"a compare of four retailers answering after "
+            f"{', '.join(map(str, compare['detail']['delays_ms'].values()))} ms, {latency['compare_ms_median']:.0f} "
+            f"ms / its slowest search alone {latency['slowest_member_ms_median']:.0f} ms (their sum: "
+            f"{latency['sum_of_members_ms']} ms); target ≤ {compare['detail']['target_ratio']}",
+        ),
+        (
+            "compare.cpu_overhead_us_over_slowest_member",
+            f"{compare['cpu_overhead_us_over_slowest_member']} µs",
+            f"process CPU of a compare with instant retailers, {cpu['compare_us_median']} µs, minus its slowest "
+            f"member's lookup, {cpu['slowest_member_us_median']} µs (the other searches and the merge); over its "
+            f"four searches one by one ({cpu['members_one_by_one_us_median']} µs): "
+            f"{cpu['cpu_overhead_us_over_its_members_one_by_one']} µs",
         ),
     ]
 

@@ -42,6 +42,7 @@ REQUIRED_FIELDS = (
     "relay",
     "mcp",
     "cache",
+    "compare",
 )
 
 
@@ -70,6 +71,7 @@ def main(argv: list[str]) -> int:
         cache,
         cold_import,
         cold_init,
+        compare,
         cost,
         decision,
         handler,
@@ -94,6 +96,7 @@ def main(argv: list[str]) -> int:
             relay,
             mcp,
             cache,
+            compare,
         )
     }
     unknown = [name for name in argv if name not in cases]

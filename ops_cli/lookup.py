@@ -142,6 +142,9 @@ def pattern_hint(pattern: str) -> str:
     document keeps the pattern itself)."""
     if len(pattern) <= MAX_SHOWN_PATTERN:
         return f"matching {pattern}"
+    choices = input_rules.choices_of(pattern)
+    if choices is not None:
+        return f"comma-separated, any of {','.join(choices)}"
     return PATTERN_HINTS.get(pattern, "matching the pattern in the API's OpenAPI document")
 
 

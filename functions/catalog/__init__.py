@@ -27,7 +27,16 @@ if TYPE_CHECKING:
 def _loaded() -> tuple[Mapping[RouteKey, OperationSpec[Any, Any]], tuple[type[LookupQuery], ...]]:
     # The retailer modules load on the first use of `CATALOG`, `LOOKUPS` or `spec_for`, not on an import of
     # the package: the operator function answers reads and overrides without them (its POST probe loads them).
-    from functions.catalog import cgv, contract, cu, dtryx, gs25, oliveyoung, seveneleven
+    from functions.catalog import (
+        cgv,
+        compare,  # noqa: F401  (its lookup only: it has no operation of its own)
+        contract,
+        cu,
+        dtryx,
+        gs25,
+        oliveyoung,
+        seveneleven,
+    )
 
     specs = (*oliveyoung.SPECS, *cu.SPECS, *gs25.SPECS, *seveneleven.SPECS, *dtryx.SPECS, *cgv.SPECS)
     catalog = MappingProxyType({key: spec for key in RouteKey for spec in specs if spec.key is key})

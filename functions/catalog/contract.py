@@ -12,7 +12,7 @@ what the endpoint does: the operations it becomes.
 An endpoint that is one operation (`OperationQuery`) says which one and maps its fields onto the operation's
 upstream parameter names; a composite endpoint writes its steps out. Every operation's params are built and
 validated before the endpoint's first upstream call, so bad input never reaches a retailer or a relay, and
-one `Lookup` (one time budget) serves all of an endpoint's calls.
+one `OperationRunner` (the services' `Lookup`: one time budget) serves all of an endpoint's calls.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from functions.core.errors import ApiError, ErrorCode, field_errors
 from functions.core.input_rules import CONTROL, CrossRule
 
 
-def _explained(message: str) -> WrapValidator:
+def explained(message: str) -> WrapValidator:
     """A value that fails its pattern is refused with `message` (pydantic's own would quote the pattern)."""
 
     def explain(value: object, handler: ValidatorFunctionWrapHandler) -> object:
@@ -67,7 +67,7 @@ there), which no JSON Schema keyword can count."""
 SearchText = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_SEARCH_CHARS, pattern=input_rules.visible_text(CONTROL)),
-    _explained("must hold a visible character and no control characters"),
+    explained("must hold a visible character and no control characters"),
     AfterValidator(str.strip),
 ]
 """Free text: 1..100 characters, no control characters, not blank; searched for without the whitespace
@@ -119,6 +119,10 @@ def operation_params(key: RouteKey, values: Mapping[str, Any]) -> BaseModel:
     return params
 
 
+T = TypeVar("T")
+K = TypeVar("K", bound=str)
+
+
 class OperationRunner(Protocol):
     """How an endpoint reaches its operations: `functions.services.lookup.Lookup` (one per request, one time
     budget for all of its calls). Named here so the catalog never imports the services that run it."""
@@ -132,6 +136,13 @@ class OperationRunner(Protocol):
 
     def data(self, key: RouteKey, params: BaseModel) -> Mapping[str, Any]:
         """The normalized answer of `key` (the API's `data`)."""
+        ...
+
+    def each(
+        self, calls: Mapping[K, Callable[[OperationRunner], T]], *, lookup_name: str
+    ) -> dict[K, T | ApiError]:
+        """Every call at once, each on a member runner of its own within this one's budget: by name, its
+        result or its ApiError (UPSTREAM_TIMEOUT for one still running at the deadline)."""
         ...
 
 
@@ -212,9 +223,25 @@ class LookupQuery(BaseModel):
     freshness_notes: ClassVar[tuple[str, ...]] = ()
     """What `answer_freshness` changes, in words, for the document."""
 
+    def answer_reusable(self, data: Mapping[str, Any]) -> bool:
+        """Whether this answer may be stored and served again: not one that lacks part of what was asked (a
+        comparison with a retailer in `errors`), which is answered `no-store` (`freshness_notes` says so)."""
+        return True
+
+    members: ClassVar[tuple[type[LookupQuery], ...]] = ()
+    """The lookups this one runs as its own steps (the comparison runs the retailers' product searches); their
+    route keys are its route keys."""
+
     @abstractmethod
     def fetch(self, lookup: OperationRunner) -> Mapping[str, Any]:
         """The endpoint's `data`; raises InvalidParams (400), ApiError or LookupCancelled."""
+
+    def prepare(self) -> Callable[[OperationRunner], Mapping[str, Any]]:
+        """Every step's params built and validated now (raises InvalidParams), and the calls that use them:
+        `fetch` without its validation. A lookup that runs others (`members`) prepares each of them before any
+        of them calls; a lookup that is a member overrides this (the default validates in `fetch`, before that
+        lookup's own first call only)."""
+        return self.fetch
 
 
 RETAILERS = {
@@ -224,9 +251,10 @@ RETAILERS = {
     "seveneleven": "7-Eleven",
     "dtryx": "Dtryx cinemas",
     "cgv": "CGV",
+    "compare": "Comparison across retailers",
 }
 """The retailer segment of a lookup's path (`/api/<retailer>/...`) and its name (the OpenAPI tag), in the
-document's order."""
+document's order; `compare` is the comparison's, which spans retailers (`functions/catalog/compare.py`)."""
 DECLARED: list[type[LookupQuery]] = []
 """Every `@lookup` in the order the retailer modules were imported (`functions.catalog.LOOKUPS` orders them)."""
 
@@ -289,3 +317,7 @@ class OperationQuery(LookupQuery):
 
     def fetch(self, lookup: OperationRunner) -> Mapping[str, Any]:
         return fetch_operation(lookup, self.key, self.values())
+
+    def prepare(self) -> Callable[[OperationRunner], Mapping[str, Any]]:
+        key, params = self.key, operation_params(self.key, self.values())
+        return lambda lookup: lookup.data(key, params)

@@ -2,6 +2,7 @@
 Its two lookups' contracts end the module."""
 
 import re
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Annotated, Any, ClassVar, Literal, NotRequired, cast
 
@@ -357,12 +358,19 @@ class CuProductsQuery(contract.LookupQuery):
     limit: contract.PageSize = 20
 
     def fetch(self, lookup: contract.OperationRunner) -> CuProducts:
+        return cast(CuProducts, self.prepare()(lookup))
+
+    def prepare(self) -> Callable[[contract.OperationRunner], Mapping[str, Any]]:
         prime = contract.operation_params(RouteKey.CU_PRIME, {})
         search = contract.operation_params(
             RouteKey.CU_STOCK, {"searchWord": self.keyword, "offset": self.offset, "limit": self.limit}
         )
-        lookup(RouteKey.CU_PRIME, prime)
-        return cast(CuProducts, lookup.data(RouteKey.CU_STOCK, search))
+
+        def primed_search(lookup: contract.OperationRunner) -> Mapping[str, Any]:
+            lookup(RouteKey.CU_PRIME, prime)
+            return lookup.data(RouteKey.CU_STOCK, search)
+
+        return primed_search
 
 
 @contract.lookup(

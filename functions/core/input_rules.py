@@ -79,6 +79,25 @@ DASHED_DATE = r"^(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)-[0-9]{2}
 """A date as `YYYY-MM-DD` from year 0001 (Python's first; RFC 3339 also has a year 0000); that it is a real
 date is the schema's `format: date`."""
 
+_CHOICE = r"[a-z0-9]+"
+_CHOICE_LIST = re.compile(rf"\^\(\?:({_CHOICE}(?:\|{_CHOICE})*)\)\(\?:,\(\?:\1\)\)\*\$")
+
+
+def choice_list(choices: Iterable[str]) -> str:
+    """The pattern of a comma-separated list of `choices` (lowercase names), no spaces: `cu,gs25`."""
+    listed = list(choices)
+    if not listed or not all(re.fullmatch(_CHOICE, name) for name in listed):
+        raise ValueError("choices are plain lowercase names")
+    names = "|".join(listed)
+    return f"^(?:{names})(?:,(?:{names}))*$"
+
+
+def choices_of(pattern: str) -> list[str] | None:
+    """The choices of a `choice_list` pattern (for a person: the pattern is long); None for any other."""
+    found = _CHOICE_LIST.fullmatch(pattern)
+    return found.group(1).split("|") if found else None
+
+
 _INTEGRAL_NUMERAL = re.compile(r"-?[0-9]+(\.[0-9]+)?[eE][+-]?[0-9]+|-?[0-9]+\.[0-9]+")
 
 

@@ -41,6 +41,7 @@ from functions.core.quota import QuotaDecision
 from functions.handlers.composition import LOOKUP_FUNCTION, LookupFunction, prepare_at_init
 from functions.handlers.daily_quota import rate_limit_headers
 from functions.handlers.telemetry import (
+    LogLookupEvents,
     count_error_answer,
     emit_metric,
     emit_snapshot_age,
@@ -49,10 +50,12 @@ from functions.handlers.telemetry import (
     report_unexpected_error,
 )
 from functions.services.lookup import Lookup
+from functions.services.response_cache import CachedAnswer, Unshared
 
 OPENAPI_PATH = "/api/openapi.json"
 LAMBDA_SAFETY_MS = 500
 """Leave this much of the invocation's time to answer with an error instead of being killed."""
+LOOKUP_EVENTS = LogLookupEvents()
 
 app = APIGatewayHttpResolver(
     enable_validation=True,
@@ -95,30 +98,39 @@ def _lookup() -> Lookup:
         relays=upstreams.relays,
         clock=upstreams.clock,
         budget_ms=budget_ms,
+        events=LOOKUP_EVENTS,
     )
 
 
 def _answer(query: LookupQuery) -> Response[str]:
-    """The answer from the container's cache while it is fresh, else fetched (and stored when it succeeds);
-    its `Cache-Control` says how long it stays fresh from now."""
+    """The answer from the container's cache while it is fresh, else fetched (and stored when it succeeds and
+    is complete); its `Cache-Control` says how long it stays fresh from now, or `no-store` for an incomplete
+    one (a comparison with a retailer in `errors`)."""
 
-    def fetch() -> str:
+    def fetch() -> str | Unshared:
         # Serialized here, once, by pydantic-core, without validating `data` against its answer type (a
         # TypedDict the normalizer is checked against by mypy; the tests check every endpoint's real `data`
         # against the document): returned as a model, Powertools would validate it again and serialize it
         # twice over.
         data = query.fetch(_lookup())
         try:
-            return to_json({"success": True, "data": data}).decode()
+            body = to_json({"success": True, "data": data}).decode()
         except PydanticSerializationError:
             # Upstream text is made valid as it is decoded (functions/adapters/http.py): an answer that still
             # cannot be written is the upstream's fault, not a failure of this function.
             raise ApiError(ErrorCode.UPSTREAM_BAD_RESPONSE) from None
+        return body if query.answer_reusable(data) else Unshared(body)
 
     freshness = query.answer_freshness()
     answers = LOOKUP_FUNCTION.get().answers
     if answers is None:
-        body, age_s = fetch(), 0
+        fetched = fetch()
+        cached = CachedAnswer(
+            body=fetched.body if isinstance(fetched, Unshared) else fetched,
+            age_ms=0,
+            hit=False,
+            reusable=not isinstance(fetched, Unshared),
+        )
     else:
         # Validated, defaults applied: `?page=1` and no `page` are one entry.
         key = (query.name, query.model_dump_json())
@@ -127,9 +139,14 @@ def _answer(query: LookupQuery) -> Response[str]:
         emit_metric("ResponseCache", 1, Outcome=outcome)
         # Which lookup: the saved query "answer cache per lookup" reads this line (no dimension per lookup).
         logger.info("answer cache", extra={"lookup": query.name, "outcome": outcome})
-        body, age_s = cached.body, cached.age_ms // SECOND_MS
-    headers = {"Cache-Control": freshness.cache_control(age_s=age_s)}
-    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=body, headers=headers)
+    headers = (
+        {"Cache-Control": freshness.cache_control(age_s=cached.age_ms // SECOND_MS)}
+        if cached.reusable
+        else NOT_STORED
+    )
+    return Response(
+        status_code=200, content_type=content_types.APPLICATION_JSON, body=cached.body, headers=headers
+    )
 
 
 # --- the lookup endpoints, derived from the query models ------------------------------------------

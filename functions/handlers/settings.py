@@ -15,9 +15,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from functions.services.quota import FLUSH_INTERVAL_MS
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
-DAILY_LIMITED_PREFIXES = ("/api/oliveyoung/", "/api/cu/", "/api/gs25/", "/api/cgv/", "/api/dtryx/")
+DAILY_LIMITED_PREFIXES = (
+    "/api/oliveyoung/",
+    "/api/cu/",
+    "/api/gs25/",
+    "/api/cgv/",
+    "/api/dtryx/",
+    "/api/compare/",
+)
 """CGV and Dtryx both count: the Dtryx relay serves both, and a caller's lookups of either would otherwise spend
-its relay budget without limit (docs/operations.md, "Daily rate limit")."""
+its relay budget without limit (docs/operations.md, "Daily rate limit"); a comparison is one lookup."""
 LOOPBACK_HOSTS = ("localhost:*", "127.0.0.1:*", "[::1]:*")
 """The names the MCP endpoint answers to when none are configured (the sandbox): loopback, any port."""
 _HOST_ENTRY = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:([0-9]{1,5}|\*))?")

@@ -14,8 +14,9 @@ import functools
 import json
 import logging
 import os
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -31,7 +32,7 @@ from functions.handlers.metrics import METRICS
 from functions.services.snapshot_cache import SnapshotCache
 
 if TYPE_CHECKING:  # the lookup function never loads the probe's code
-    from functions.services.ports import ProbeSummary
+    from functions.services.ports import MemberOutcome, ProbeSummary
 
 logger = Logger()
 
@@ -44,9 +45,29 @@ class _Metric(NamedTuple):
     """Its own dimensions; Powertools' `service` is added when the line is written."""
 
 
-_open_document: ContextVar[list[_Metric] | None] = ContextVar("open_metrics_document", default=None)
-"""The metrics of this thread's open `one_metrics_document()` (background threads never see it: they write
-at once)."""
+class _Document:
+    """The metrics of one `one_metrics_document()`: added from its thread and from the threads that run in a
+    copy of its context (a lookup's members); once written, a late one is written on its own line."""
+
+    def __init__(self) -> None:
+        self._metrics: list[_Metric] | None = []
+        self._lock = threading.Lock()
+
+    def add(self, metric: _Metric) -> bool:
+        with self._lock:
+            if self._metrics is None:
+                return False
+            self._metrics.append(metric)
+            return True
+
+    def close(self) -> list[_Metric]:
+        with self._lock:
+            metrics, self._metrics = self._metrics or [], None
+            return metrics
+
+
+_open_document: ContextVar[_Document | None] = ContextVar("open_metrics_document", default=None)
+"""This context's open `one_metrics_document()` (background threads never see it: they write at once)."""
 
 _COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
 
@@ -68,23 +89,21 @@ def emit_metric(name: str, value: float, **dimensions: str) -> None:
         return
     metric = _Metric(name, definition.unit.value, value, dimensions)
     document = _open_document.get()
-    if document is None:
+    if document is None or not document.add(metric):
         _write([metric])
-    else:
-        document.append(metric)
 
 
 @contextmanager
 def one_metrics_document() -> Iterator[None]:
     """Metrics emitted on this thread in the block are written at its end as one EMF line (more only when a
     metric name or a dimension repeats with another value): a lookup pays for one line instead of three."""
-    metrics: list[_Metric] = []
-    token = _open_document.set(metrics)
+    document = _Document()
+    token = _open_document.set(document)
     try:
         yield
     finally:
         _open_document.reset(token)
-        _write(metrics)
+        _write(document.close())
 
 
 def _write(metrics: list[_Metric]) -> None:
@@ -218,6 +237,23 @@ class MetricsRoutingEvents:
         logger.info("relay fallback", extra={"route": key.value})
         emit_metric("RelayLookup", 1)
         emit_metric("RelayFallback", 1)
+
+
+class LogLookupEvents:
+    """A lookup's members as one log line (implements functions.services.ports.LookupEvents): each member's
+    outcome and time. Their upstream calls are counted by the router's own metrics; no series per member."""
+
+    def members_answered(self, lookup: str, outcomes: Mapping[str, MemberOutcome]) -> None:
+        logger.info(
+            "lookup members",
+            extra={
+                "lookup": lookup,
+                "members": {
+                    name: {"outcome": outcome.code or "ok", "ms": outcome.elapsed_ms}
+                    for name, outcome in outcomes.items()
+                },
+            },
+        )
 
 
 class MetricsRelayEvents:

@@ -4,22 +4,30 @@ Every upstream call of the lookup API goes through here, so every one goes throu
 (which path to take is the router's decision, never the handler's). One `Lookup` serves one API request:
 composite endpoints make several calls that share its single time budget, and at most
 `MAX_RELAY_CALLS_PER_LOOKUP` relay calls (each one a unit of the relay's quota ledger; direct calls cost the
-relay nothing and are not counted).
+relay nothing and are not counted). A lookup that runs other lookups at once (the comparison across
+retailers) gives each a `member` lookup of its own, on a thread of its own (`each`): the same deadline, its
+own calls one after another, its own relay calls.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextvars import copy_context
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from functions.catalog import spec_for
-from functions.core import ApiError, Clock, ErrorCode, RouteKey
-from functions.services.ports import Fetcher
+from functions.core import ApiError, Clock, ErrorCode, LookupCancelled, RouteKey
+from functions.core.model import SECOND_MS
+from functions.services.ports import Fetcher, LookupEvents, MemberOutcome
 from functions.services.routing import Router
+
+T = TypeVar("T")
+K = TypeVar("K", bound=str)
 
 MAX_RELAY_CALLS_PER_LOOKUP = 4
 """Relay calls one lookup may make: what one lookup can cost a relay's ledger at most. Every single-call and
@@ -30,12 +38,15 @@ RELAY_CALLS_SPENT = (
 )
 """The message of the 429 `RELAY_QUOTA_EXCEEDED` (this lookup's share of the relay quota), without
 Retry-After: waiting does not help."""
+MAX_MEMBERS_IN_FLIGHT = 4
+"""At most this many members of one lookup run at a time (`Lookup.each`)."""
 
 
 @dataclass(kw_only=True, eq=False)
 class Lookup:
     """The lookups of one API request, all within one budget that starts when this object is made, and
-    within `MAX_RELAY_CALLS_PER_LOOKUP` relay calls. Its calls are made one after another."""
+    within `MAX_RELAY_CALLS_PER_LOOKUP` relay calls. Its own calls are made one after another; `each` runs
+    members at once."""
 
     router: Router
     direct: Fetcher
@@ -43,8 +54,10 @@ class Lookup:
     clock: Clock
     budget_ms: int
     cancel: threading.Event | None = None
+    events: LookupEvents | None = None
+    """Where `each` reports its members' outcomes (the handler's log line); None: nowhere."""
     relay_calls: int = field(init=False, default=0)
-    """Relay calls made so far (refused ones not included)."""
+    """Relay calls made so far (refused ones not included); a member counts its own from 0."""
     _deadline: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -71,3 +84,74 @@ class Lookup:
     def data(self, key: RouteKey, params: BaseModel) -> Mapping[str, Any]:
         """Fetch `key` and normalize the answer: the API's `data`."""
         return spec_for(key).normalize(self(key, params))
+
+    def remaining_ms(self) -> int:
+        """What is left of the budget now (negative once it has run out)."""
+        return self._deadline - self.clock()
+
+    def member(self, cancel: threading.Event) -> Lookup:
+        """A lookup of its own for one member of this one: the same deadline, cancelled by `cancel`, its calls
+        counted apart from this lookup's and the other members' (each member is used by one thread only)."""
+        return replace(self, budget_ms=self.remaining_ms(), cancel=cancel)
+
+    def each(self, calls: Mapping[K, Callable[[Lookup], T]], *, lookup_name: str) -> dict[K, T | ApiError]:
+        """Runs every call at once (at most `MAX_MEMBERS_IN_FLIGHT` at a time), each on a `member` lookup,
+        until they end or this lookup's budget does: by name, each call's result or its ApiError. A call still
+        running at the deadline is cancelled (the router stops it at its next step; its HTTP exchange already
+        ends by the deadline) and answers UPSTREAM_TIMEOUT. Anything but ApiError or LookupCancelled is a bug
+        and is raised here."""
+        cancel = threading.Event()
+        started = self.clock()
+        ended: dict[K, int] = {}
+
+        def timed(name: K, call: Callable[[Lookup], T], member: Lookup) -> T:
+            try:
+                return call(member)
+            finally:
+                ended[name] = self.clock()
+
+        pool = ThreadPoolExecutor(
+            max_workers=max(1, min(MAX_MEMBERS_IN_FLIGHT, len(calls))), thread_name_prefix="lookup-member"
+        )
+        try:
+            # Each member runs in a copy of this request's context: its metrics join the request's document.
+            futures: dict[K, Future[T]] = {
+                name: pool.submit(copy_context().run, timed, name, call, self.member(cancel))
+                for name, call in calls.items()
+            }
+            wait(futures.values(), timeout=max(0, self.remaining_ms()) / SECOND_MS)
+        finally:
+            cancel.set()  # nothing is waited for any longer: a member still running stops at its next step
+            pool.shutdown(wait=False, cancel_futures=True)
+        outcomes: dict[K, T | ApiError] = {}
+        for name, future in futures.items():
+            outcome = _outcome(future)  # outside the dict's type context, where mypy would widen T
+            outcomes[name] = outcome
+        if self.events is not None:
+            now = self.clock()
+            self.events.members_answered(
+                lookup_name,
+                {
+                    name: MemberOutcome(_code(outcome), ended.get(name, now) - started)
+                    for name, outcome in outcomes.items()
+                },
+            )
+        return outcomes
+
+
+def _code(outcome: object) -> str | None:
+    return outcome.code.value if isinstance(outcome, ApiError) else None
+
+
+def _outcome(future: Future[T]) -> T | ApiError:
+    """A member's result or its error; one that had not ended (or never started) timed out."""
+    if future.cancelled() or not future.done():
+        return ApiError(ErrorCode.UPSTREAM_TIMEOUT)
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if isinstance(error, LookupCancelled):  # cancelled at the deadline
+        return ApiError(ErrorCode.UPSTREAM_TIMEOUT)
+    if isinstance(error, ApiError):
+        return error
+    raise error

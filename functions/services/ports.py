@@ -5,8 +5,9 @@ them; the core's own (clock, verdict and override stores) are in `functions/core
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from functions.catalog.spec import OperationSpec
 from functions.core import Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey
@@ -100,3 +101,18 @@ class RoutingEvents(Protocol):
     def direct_failed(self, key: RouteKey, reason: Reason) -> None: ...
 
     def relay_fallback(self, key: RouteKey) -> None: ...
+
+
+class MemberOutcome(NamedTuple):
+    """How one member of a lookup that runs others at once ended."""
+
+    code: str | None
+    """Its error code; None when it answered."""
+    elapsed_ms: int
+    """From the start of the members to its end (to the deadline, for one still running then)."""
+
+
+class LookupEvents(Protocol):
+    """What a lookup tells the outside world about the members it ran at once; must not raise or block."""
+
+    def members_answered(self, lookup: str, outcomes: Mapping[str, MemberOutcome]) -> None: ...

@@ -3,9 +3,10 @@ its answer's `max-age` is answered from memory, with no upstream call and no rel
 
 Keyed by the lookup's name and its validated query (defaults applied, so `?page=1` and no `page` are one
 entry); shared by every REST lookup and MCP tool call the container serves. Least recently used entries go
-first when either cap (bytes, entries) would be passed; an expired entry is never served. Only successful
-answers are stored: a fetch that raises stores nothing. Identical misses at the same time make one upstream
-call (single-flight); the others wait for it and share its answer.
+first when either cap (bytes, entries) would be passed; an expired entry is never served. Only successful,
+complete answers are stored: a fetch that raises stores nothing, nor does one that returns an `Unshared`
+answer (a comparison missing a retailer). Identical misses at the same time make one upstream call
+(single-flight); the others wait for it and share its stored answer.
 """
 
 from __future__ import annotations
@@ -25,6 +26,16 @@ class CachedAnswer:
     age_ms: int
     """How long ago it was fetched: 0 for the caller that fetched it."""
     hit: bool
+    reusable: bool = True
+    """False for an `Unshared` answer: its caller's alone, not for any cache."""
+
+
+@dataclass(frozen=True)
+class Unshared:
+    """A fetched answer good for its own caller only (one that lacks part of what was asked): returned to it,
+    neither stored nor handed to callers waiting for the same key (they fetch for themselves)."""
+
+    body: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +63,12 @@ class ResponseCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get_or_fetch(self, key: Hashable, max_age_ms: int, fetch: Callable[[], str]) -> CachedAnswer:
-        """The fresh stored answer for `key`, else `fetch()`'s (stored for `max_age_ms`). A fetch that raises
-        stores nothing and raises to its own caller; a caller that waited for it then fetches for itself."""
+    def get_or_fetch(
+        self, key: Hashable, max_age_ms: int, fetch: Callable[[], str | Unshared]
+    ) -> CachedAnswer:
+        """The fresh stored answer for `key`, else `fetch()`'s (stored for `max_age_ms` unless `Unshared`). A
+        fetch that raises stores nothing and raises to its own caller; a caller that waited for it (or for an
+        unshared answer) then fetches for itself."""
         with self._lock:
             hit = self._fresh(key)
             if hit is not None:
@@ -70,10 +84,12 @@ class ResponseCache:
         return self._fetch(key, max_age_ms, fetch, leader=True)
 
     def _fetch(
-        self, key: Hashable, max_age_ms: int, fetch: Callable[[], str], *, leader: bool
+        self, key: Hashable, max_age_ms: int, fetch: Callable[[], str | Unshared], *, leader: bool
     ) -> CachedAnswer:
         try:
             body = fetch()
+            if isinstance(body, Unshared):
+                return CachedAnswer(body=body.body, age_ms=0, hit=False, reusable=False)
             self._store(key, body, max_age_ms)
             return CachedAnswer(body=body, age_ms=0, hit=False)
         finally:

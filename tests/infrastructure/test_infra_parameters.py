@@ -83,7 +83,7 @@ def test_the_lookup_settings_reach_the_lookup_functions_only(synthesized):
             assert {name: variables[name] for name in sorted(lookup_only)} == {
                 "DAILY_RATE_LIMIT": "3000",
                 "DAILY_RATE_LIMIT_FLUSH_SECONDS": "0.25",
-                "DAILY_RATE_LIMIT_PREFIXES": "/api/oliveyoung/,/api/cu/,/api/gs25/,/api/cgv/,/api/dtryx/",
+                "DAILY_RATE_LIMIT_PREFIXES": "/api/oliveyoung/,/api/cu/,/api/gs25/,/api/cgv/,/api/dtryx/,/api/compare/",
                 "LOOKUP_BUDGET_SECONDS": "10",
                 "RESPONSE_CACHE": "on",
             }

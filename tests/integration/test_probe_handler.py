@@ -119,7 +119,9 @@ def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(
         for log in telemetry.logs()
         if str(log.get("message")).startswith("probe check")
     }
-    assert set(checks) == {key.value for key in DIRECT_PROBED}  # gs25-stock is pinned to the relay, never checked
+    assert set(checks) == {
+        key.value for key in DIRECT_PROBED
+    }  # gs25-stock is pinned to the relay, never checked
     assert checks["cu-prime"] == "probe check failed"
     assert checks["cu-store"] == "probe check passed"
     [failed] = [log for log in telemetry.logs() if log.get("message") == "probe check failed"]

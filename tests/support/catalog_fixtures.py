@@ -971,5 +971,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         {"theaterCode": "0056", "playDate": "20260101", "movieCode": "20000000"},
         (RouteKey.CGV_TIMETABLE, RouteKey.CGV_TIMETABLE_MOVIE),
     ),
+    # Every retailer's product search at once (in no fixed order), each through its own route keys.
+    Endpoint(
+        "/api/compare/products",
+        {"keyword": "콜라", "limit": "3"},
+        (
+            RouteKey.CU_PRIME,
+            RouteKey.CU_STOCK,
+            RouteKey.GS25_PRODUCTS,
+            RouteKey.SEVEN_GOODS,
+            RouteKey.OY_PRODUCT_SEARCH,
+        ),
+    ),
 )
-ENDPOINT_OF = {key: endpoint for endpoint in ENDPOINTS for key in endpoint.keys}
+ENDPOINT_OF = {key: endpoint for endpoint in reversed(ENDPOINTS) for key in endpoint.keys}
+"""Each route key's own endpoint: the first that calls it (not the comparison, which calls its members')."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from functions.catalog.cgv import CgvMoviesQuery, CgvTheatersQuery, CgvTimetableQuery
+from functions.catalog.compare import CompareProductsQuery
 from functions.catalog.contract import LookupQuery
 from functions.catalog.cu import CuProductsQuery, CuStoresQuery
 from functions.catalog.gs25 import Gs25ProductsQuery, Gs25StockQuery
@@ -41,6 +42,7 @@ QUERY_FIELDS: list[tuple[type[LookupQuery], dict[str, Kind]]] = [
     (CgvTheatersQuery, {"keyword": "text", "regionCode": "code", "limit": "count"}),
     (CgvMoviesQuery, {"theaterCode": "code", "playDate": "code", "keyword": "text"}),
     (CgvTimetableQuery, {"theaterCode": "code", "movieCode": "code", "limit": "count"}),
+    (CompareProductsQuery, {"keyword": "text", "limit": "count"}),
 ]
 """Each query model with its fields and what kind of value each holds."""
 

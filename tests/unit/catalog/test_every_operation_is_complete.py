@@ -37,7 +37,10 @@ def route_keys_named_in(source: str) -> set[RouteKey]:
 
 
 def keys_of(query: type[LookupQuery]) -> set[RouteKey]:
-    """The route keys one lookup endpoint uses: named in its query model (and the models it extends)."""
+    """The route keys one lookup endpoint uses: named in its query model (and the models it extends), or
+    its members' for a lookup made of other lookups (the comparison)."""
+    if query.members:
+        return {key for member in query.members for key in keys_of(member)}
     return {
         key
         for klass in query.__mro__
@@ -97,9 +100,22 @@ def test_the_test_fixture_has_a_valid_upstream_body(key: RouteKey) -> None:
 
 @pytest.mark.parametrize("query", LOOKUPS, ids=lambda query: query.name)
 def test_each_lookups_contract_is_beside_the_specs_of_its_operations(query: type[LookupQuery]) -> None:
-    module = sys.modules[query.__module__]
     assert keys_of(query)
+    if query.members:  # made of other lookups, each beside its own specs (and no step of its own)
+        assert set(query.members) <= set(LOOKUPS)
+        assert not route_keys_named_in(inspect.getsource(query))
+        return
+    module = sys.modules[query.__module__]
     assert all(CATALOG[key] in vars(module)["SPECS"] for key in keys_of(query))
+
+
+@pytest.mark.parametrize(
+    "member", [member for query in LOOKUPS for member in query.members], ids=lambda member: member.name
+)
+def test_a_member_of_another_lookup_prepares_its_steps_before_any_call(member: type[LookupQuery]) -> None:
+    # LookupQuery's own `prepare` leaves the validation to `fetch`: too late for a lookup whose members call
+    # at once (docs/adding-an-operation.md).
+    assert member.prepare is not LookupQuery.prepare
 
 
 def test_every_route_key_has_an_api_endpoint_or_a_reason_why_not() -> None:

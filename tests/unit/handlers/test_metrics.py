@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from functions.handlers.metrics import (
     worst_case_series,
 )
 from functions.handlers.telemetry import (
+    LogLookupEvents,
     MetricsProbeEvents,
     MetricsRoutingEvents,
     count_error_answer,
@@ -28,7 +32,7 @@ from functions.handlers.telemetry import (
     one_metrics_document,
 )
 from functions.handlers.telemetry import logger as telemetry_logger
-from functions.services.ports import ProbeSummary
+from functions.services.ports import MemberOutcome, ProbeSummary
 
 README = Path(__file__).resolve().parents[3] / "docs/operations.md"
 
@@ -239,6 +243,43 @@ def test_documents_of_the_same_metrics_carry_their_own_values_time_and_service(t
         2_000_000_000_000,
         "another-service",
     )
+
+
+def test_metrics_of_threads_in_a_copy_of_the_context_join_the_document_until_it_is_written(telemetry):
+    # A lookup's members run in copies of its context (functions/services/lookup.py, `each`).
+    late: list[contextvars.Context] = []
+    with one_metrics_document():
+        emit_metric("SnapshotAge", 1)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for path in ("direct", "relay"):
+                pool.submit(contextvars.copy_context().run, emit_metric, "Lookups", 1, Path=path)
+        late.append(contextvars.copy_context())
+    # A member that outlives its request writes a line of its own rather than into a written document.
+    thread = threading.Thread(target=late[0].run, args=(emit_metric, "DirectFailure", 1))
+    thread.start()
+    thread.join()
+
+    lines = _emf_lines(telemetry)
+    assert len(lines) == 3  # the document (a second line for the repeated name), then the late metric
+    names = [
+        metric["Name"] for line in lines for d in line["_aws"]["CloudWatchMetrics"] for metric in d["Metrics"]
+    ]
+    assert sorted(names[:3]) == ["Lookups", "Lookups", "SnapshotAge"]
+    assert names[3:] == ["DirectFailure"]
+
+
+def test_a_lookups_members_are_one_log_line_with_each_ones_outcome_and_time(telemetry):
+    LogLookupEvents().members_answered(
+        "compare_products",
+        {"cu": MemberOutcome(None, 120), "gs25": MemberOutcome("UPSTREAM_TIMEOUT", 10_000)},
+    )
+    [line] = [line for line in telemetry.logs() if line["message"] == "lookup members"]
+    assert line["lookup"] == "compare_products"
+    assert line["members"] == {
+        "cu": {"outcome": "ok", "ms": 120},
+        "gs25": {"outcome": "UPSTREAM_TIMEOUT", "ms": 10_000},
+    }
+    assert telemetry.metrics() == []  # no series per member: the router counts their calls
 
 
 def test_no_document_while_metrics_are_disabled(telemetry, monkeypatch):

@@ -76,7 +76,9 @@ def test_each_lookup_documents_its_typed_200_data_and_exactly_its_error_codes():
         assert codes["400"] == (["INVALID_INPUT"] if takes_input else []) + ["UPSTREAM_REJECTED"], path
         assert codes["422"] == ["UPSTREAM_REJECTED"]  # the upstream's own 422, never a validation error
         assert codes["404"] == ["UPSTREAM_NOT_FOUND"]
-        limited = path.startswith(("/api/oliveyoung/", "/api/cu/", "/api/gs25/", "/api/cgv/", "/api/dtryx/"))
+        limited = path.startswith(
+            ("/api/oliveyoung/", "/api/cu/", "/api/gs25/", "/api/cgv/", "/api/dtryx/", "/api/compare/")
+        )
         assert codes["429"] == (["DAILY_RATE_LIMIT_EXCEEDED"] if limited else []) + ["RELAY_QUOTA_EXCEEDED"]
         assert (codes["500"], codes["502"], codes["503"], codes["504"]) == (
             ["INTERNAL_ERROR"],

@@ -628,6 +628,9 @@ class FirstCall:
     def data(self, _key: RouteKey, _params: BaseModel) -> Any:
         raise Reached
 
+    def each(self, _calls: Mapping[str, Any], *, lookup_name: str) -> Any:
+        raise Reached  # the members' first calls: every member has prepared (validated) its steps
+
 
 TEXT = st.one_of(
     st.text(max_size=8),

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from functions.services.response_cache import ResponseCache
+from functions.services.response_cache import ResponseCache, Unshared
 from tests.support.clock import ManualClock
 
 MINUTE_MS = 60_000
@@ -174,4 +174,33 @@ def test_after_a_failed_leader_each_waiting_caller_fetches_for_itself() -> None:
         release.set()
         with pytest.raises(RuntimeError):
             leader.result(timeout=10)
+        assert follower.result(timeout=10).body == "answer-1"
+
+
+def test_an_unshared_answer_goes_to_its_caller_only_and_is_never_stored() -> None:
+    answers = cache()
+    partial_answer = answers.get_or_fetch("q", MINUTE_MS, lambda: Unshared("partial"))
+
+    assert (partial_answer.body, partial_answer.hit, partial_answer.reusable) == ("partial", False, False)
+    assert (len(answers), answers.bytes) == (0, 0)
+    complete = answers.get_or_fetch("q", MINUTE_MS, Upstream())
+    assert (complete.body, complete.hit, complete.reusable) == ("answer-1", False, True)
+    assert answers.get_or_fetch("q", MINUTE_MS, Upstream()).hit is True
+
+
+def test_a_caller_waiting_for_an_unshared_answer_fetches_for_itself() -> None:
+    answers = cache()
+    started, release = threading.Event(), threading.Event()
+
+    def partial_answer() -> Unshared:
+        started.set()
+        release.wait(timeout=10)
+        return Unshared("partial")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        leader = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, partial_answer)
+        assert started.wait(timeout=10)
+        follower = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, Upstream())
+        release.set()
+        assert leader.result(timeout=10).body == "partial"
         assert follower.result(timeout=10).body == "answer-1"
