@@ -126,6 +126,11 @@ class RouteHealthStack(cdk.Stack):
         )
 
         self._api_outputs(parameters)
+        self._other_outputs(parameters, secret, table)
+
+    def _other_outputs(
+        self, parameters: StackParameters, secret: RouteHealthSecret, table: VerdictTable
+    ) -> None:
         cdk.CfnOutput(
             self,
             "DashboardUrl",

@@ -133,10 +133,11 @@ INSTRUCTIONS = (
     "Live lookups in Korean retail and cinema services: Olive Young (올리브영) stores, products and stock; "
     "CU, GS25 and 7-Eleven (세븐일레븐) convenience stores, products and stock; CGV theaters, films and "
     "timetables; Dtryx independent cinemas (films, dates, showtimes and seats). Search text may be Korean "
-    "or English (Korean product names match best). Find an item's code with a product search first, then ask for its stock near a point (WGS84 "
-    "lat/lon). Results are the retailers' live data; errors carry a code and a message (INVALID_INPUT lists "
-    "the fields to fix; DAILY_RATE_LIMIT_EXCEEDED and RELAY_QUOTA_EXCEEDED say when to retry, or what "
-    "to ask for instead)."
+    "or English (Korean product names match best). To compare a product's price across the convenience "
+    "stores and Olive Young at once, use compareProducts. Find an item's code with a product search first, "
+    "then ask for its stock near a point (WGS84 lat/lon). Results are the retailers' live data; errors carry "
+    "a code and a message (INVALID_INPUT lists the fields to fix; DAILY_RATE_LIMIT_EXCEEDED and "
+    "RELAY_QUOTA_EXCEEDED say when to retry, or what to ask for instead)."
 )
 
 
