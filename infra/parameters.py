@@ -16,7 +16,7 @@ from typing import cast
 
 import aws_cdk as cdk
 
-from functions.handlers.settings import DAILY_LIMITED_PREFIXES
+from functions.handlers.settings import DAILY_LIMITED_PREFIXES, SECRET_MAX_AGE_S
 from functions.services.quota import FLUSH_INTERVAL_MS
 from infra.environment import DEFAULT_LOG_LEVEL
 
@@ -96,7 +96,7 @@ EVERY_FUNCTION = (
     Parameter(
         "SecretMaxAgeSeconds",
         "ROUTE_HEALTH_SECRET_MAX_AGE: seconds a secret read is reused before a background refresh",
-        "300",
+        str(SECRET_MAX_AGE_S),
         variable="ROUTE_HEALTH_SECRET_MAX_AGE",
         number=True,
         min_value=0,

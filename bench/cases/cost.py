@@ -28,7 +28,7 @@ from functions.handlers.metrics import (
     SERIES_BUDGET,
     worst_case_series,
 )
-from functions.handlers.settings import DAILY_LIMITED_PREFIXES
+from functions.handlers.settings import DAILY_LIMITED_PREFIXES, SECRET_MAX_AGE_S
 from functions.services.snapshot_cache import REFRESH_DUE_AFTER_MS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -324,7 +324,8 @@ def _scenario(
     )
     invocations = lookups + probe_runs + operator_calls
     log_gb = _log_gb(results, assume, lookups=lookups, probe_runs=probe_runs, operator_calls=operator_calls)
-    secret_reads = (containers + 1) * (MONTH_S // 300)  # each busy container, and the probe's, every 5 min
+    # Each busy container and the probe's read the secret once per max age (the probe runs every 5 minutes).
+    secret_reads = (containers + 1) * (MONTH_S // max(300, SECRET_MAX_AGE_S))
     traced = (
         min(lookups, MONTH_S) + XRAY_SAMPLED_SHARE * max(0, lookups - MONTH_S) + probe_runs + operator_calls
     )

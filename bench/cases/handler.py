@@ -396,7 +396,7 @@ def _overhead_us(
 def _secret_fetches_after_expiry(services: _Services, settings: ApiSettings) -> int:
     """With the secret cache expired (max age 0), how many lookups of 20 wait for GetSecretValue.
 
-    In production the cache expires every ROUTE_HEALTH_SECRET_MAX_AGE seconds (300 by default), so this is
+    In production the cache expires every ROUTE_HEALTH_SECRET_MAX_AGE seconds (600 by default), so this is
     what one request per container per expiry pays.
     """
     from functions.handlers.composition import LOOKUP_FUNCTION

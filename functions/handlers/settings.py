@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from functions.services.quota import FLUSH_INTERVAL_MS
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
+SECRET_MAX_AGE_S = 600
+"""How long a secret read is reused: rotated values apply within 10 minutes, and the probe, every 5 minutes,
+reads Secrets Manager every other run (half of the idle bill's reads)."""
 DAILY_LIMITED_PREFIXES = (
     "/api/oliveyoung/",
     "/api/cu/",
@@ -39,7 +42,9 @@ class CommonSettings(BaseModel):
     """Unset: no verdict store (local/legacy install): relay first wherever a relay is configured."""
     route_health_secret_id: str | None = Field(default=None, alias="ROUTE_HEALTH_SECRET_ID")
     """Unset: secret values come from the environment."""
-    secret_max_age_s: int = Field(default=300, ge=0, le=3600, alias="ROUTE_HEALTH_SECRET_MAX_AGE")
+    secret_max_age_s: int = Field(
+        default=SECRET_MAX_AGE_S, ge=0, le=3600, alias="ROUTE_HEALTH_SECRET_MAX_AGE"
+    )
     # Relay URLs are validated by the relay adapter, not here: a bad one must surface as the relay's
     # `configuration` verdict, not as a function that cannot start.
     oy_relay_url: str | None = Field(default=None, alias="OY_RELAY_URL")
