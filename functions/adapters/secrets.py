@@ -128,11 +128,6 @@ class Secrets(BaseModel):
         secret: SecretStr | None = None if field is None else getattr(self, field)
         return None if secret is None else secret.get_secret_value()
 
-    def all_values(self) -> list[str]:
-        """Every configured secret value in clear text: only for tests and leak checks."""
-        values = (getattr(self, name) for name in type(self).model_fields)
-        return [value.get_secret_value() for value in values if value is not None]
-
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], *, source: str) -> Secrets:
         try:

@@ -16,6 +16,7 @@ from sandbox.embedded_aws import EmbeddedAws
 from tests.integration.conftest import OPERATOR_SECRET as SECRET
 from tests.integration.conftest import TABLE_NAME, TEST_SECRETS, Lambdas, error_body, explode
 from tests.support.events import api_event
+from tests.support.secret_values import secret_values
 from tests.support.telemetry import TelemetryOutput
 
 ROUTE_HEALTH_FAILED = error_body(
@@ -236,7 +237,7 @@ def test_logs_carry_the_request_id_and_never_a_secret(lambdas: Lambdas, telemetr
     assert finished
     assert finished[0]["correlation_id"] == event["requestContext"]["requestId"]
     output = telemetry.text()
-    assert not [value for value in TEST_SECRETS.all_values() if value in output]
+    assert not [value for value in secret_values(TEST_SECRETS) if value in output]
     assert lambdas.simulator.calls()["leakedSecrets"] == 0
 
 

@@ -14,6 +14,7 @@ from functions.handlers import probe
 from functions.handlers.composition import StoreNotConfigured
 from functions.services.probe_run import MAX_IN_FLIGHT, slot_start_of
 from tests.integration.conftest import TEST_SECRETS, Lambdas
+from tests.support.secret_values import secret_values
 from tests.support.telemetry import TelemetryOutput
 
 SCHEDULED = 1_767_225_900_000
@@ -135,7 +136,7 @@ def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(
     assert [metric["name"] for metric in metrics].count("ProbeRunDuration") == 1  # one per run
     assert any(log.get("message") == "probe run finished" for log in telemetry.logs())
     output = telemetry.text()
-    assert not [value for value in TEST_SECRETS.all_values() if value in output]
+    assert not [value for value in secret_values(TEST_SECRETS) if value in output]
     assert lambdas.simulator.calls()["leakedSecrets"] == 0
 
 
