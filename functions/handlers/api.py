@@ -50,7 +50,7 @@ from functions.handlers.telemetry import (
     report_unexpected_error,
 )
 from functions.services.lookup import Lookup
-from functions.services.response_cache import CachedAnswer, Unshared
+from functions.services.response_cache import Unshared, fetched
 
 OPENAPI_PATH = "/api/openapi.json"
 LAMBDA_SAFETY_MS = 500
@@ -124,13 +124,7 @@ def _answer(query: LookupQuery) -> Response[str]:
     freshness = query.answer_freshness()
     answers = LOOKUP_FUNCTION.get().answers
     if answers is None:
-        fetched = fetch()
-        cached = CachedAnswer(
-            body=fetched.body if isinstance(fetched, Unshared) else fetched,
-            age_ms=0,
-            hit=False,
-            reusable=not isinstance(fetched, Unshared),
-        )
+        cached = fetched(fetch())
     else:
         # Validated, defaults applied: `?page=1` and no `page` are one entry.
         key = (query.name, query.model_dump_json())

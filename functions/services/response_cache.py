@@ -38,6 +38,13 @@ class Unshared:
     body: str
 
 
+def fetched(body: str | Unshared) -> CachedAnswer:
+    """A fetch's answer as its caller gets it (a miss): reusable unless `Unshared`."""
+    if isinstance(body, Unshared):
+        return CachedAnswer(body=body.body, age_ms=0, hit=False, reusable=False)
+    return CachedAnswer(body=body, age_ms=0, hit=False)
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry:
     body: bytes
@@ -87,11 +94,10 @@ class ResponseCache:
         self, key: Hashable, max_age_ms: int, fetch: Callable[[], str | Unshared], *, leader: bool
     ) -> CachedAnswer:
         try:
-            body = fetch()
-            if isinstance(body, Unshared):
-                return CachedAnswer(body=body.body, age_ms=0, hit=False, reusable=False)
-            self._store(key, body, max_age_ms)
-            return CachedAnswer(body=body, age_ms=0, hit=False)
+            answer = fetched(fetch())
+            if answer.reusable:
+                self._store(key, answer.body, max_age_ms)
+            return answer
         finally:
             if leader:
                 with self._lock:

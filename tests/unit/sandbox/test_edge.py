@@ -6,7 +6,6 @@ Also over real HTTP through the sandbox gateway: which paths it caches, and that
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,8 +15,8 @@ import pytest
 from sandbox import cli
 from sandbox.clock import SandboxClock
 from sandbox.edge import HIT, MISS, X_CACHE, Answer, EdgeCache, cache_key, cached_path, lifetime
-from sandbox.gateway import ControlResponse, Gateway
 from tests.support.clock import ManualClock
+from tests.support.sandbox_gateway import gateway_over
 
 SECOND = 1000
 LOOKUP = "/api/cu/products?keyword=cola&limit=3"
@@ -288,24 +287,12 @@ def gateway_with_edge(clock: SandboxClock, invoked: list[str]) -> Iterator[httpx
 
         return invoke
 
-    gateway = Gateway(
-        0,
-        clock=clock,
-        api=function("api", FRESH),
-        ops=function("ops", FRESH),  # even a cacheable operator answer passes through
-        mcp=function("mcp", FRESH),
-        controls=lambda method, path, body: ControlResponse(200, {}),
-        edge=EdgeCache(clock=clock),
-    )
-    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
-    serving.start()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
-            yield http
-    finally:
-        gateway.shutdown()
-        gateway.server_close()
-        serving.join()
+    cacheable = function("ops", FRESH)  # even a cacheable operator answer passes through
+    edge = EdgeCache(clock=clock)
+    with gateway_over(
+        function("api", FRESH), cacheable, function("mcp", FRESH), clock=clock, edge=edge
+    ) as http:
+        yield http
 
 
 def test_a_hit_never_reaches_the_lookup_function(clock: SandboxClock) -> None:

@@ -6,7 +6,7 @@ import contextlib
 import json
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -22,8 +22,6 @@ from sandbox.controls import SandboxControls
 from sandbox.embedded_aws import EmbeddedAws, StoreFault
 from sandbox.gateway import (
     SOURCE_IP_HEADER,
-    ControlResponse,
-    Gateway,
     LambdaContext,
     Route,
     http_api_event,
@@ -33,6 +31,8 @@ from sandbox.gateway import (
 from sandbox.scheduler import ProbeScheduler, scheduled_event, slot_start
 from sandbox.simulator.faults import Fault
 from tests.support.clock import ManualClock
+from tests.support.sandbox_gateway import Invoke
+from tests.support.sandbox_gateway import gateway_over as serving_gateway
 
 
 def fixed_clock(start: int) -> SandboxClock:
@@ -236,29 +236,11 @@ def test_routes_are_the_deployed_http_apis(method: str, path: str, expected: Rou
     assert match_route(method, path) == expected
 
 
-Invoke = Callable[[dict[str, Any]], Any]
-
-
 @contextlib.contextmanager
 def gateway_over(api: Invoke, ops: Invoke, mcp: Invoke) -> Iterator[httpx.Client]:
     """A sandbox gateway on a free port in front of these functions, and a client to it."""
-    gateway = Gateway(
-        0,
-        clock=fixed_clock(SLOT),
-        api=api,
-        ops=ops,
-        mcp=mcp,
-        controls=lambda method, path, body: ControlResponse(200, {}),
-    )
-    serving = threading.Thread(target=gateway.serve_forever, daemon=True)
-    serving.start()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{gateway.port}", timeout=5) as http:
-            yield http
-    finally:
-        gateway.shutdown()
-        gateway.server_close()
-        serving.join()
+    with serving_gateway(api, ops, mcp, clock=fixed_clock(SLOT)) as http:
+        yield http
 
 
 def test_gateway_answers_unrouted_requests_like_api_gateway_without_invoking() -> None:
