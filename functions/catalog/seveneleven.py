@@ -1,5 +1,6 @@
 """7-Eleven (new.7-elevenapp.co.kr): eight operations; the relay takes each one's params as JSON.
-Its seven lookups' contracts end the module."""
+Its seven lookups' contracts end the module. The payload shapes accepted, and where each alternative key comes
+from: docs/upstreams/seveneleven.md."""
 
 from functools import partial
 from typing import Annotated, Any, Final, Generic, Literal, Self, TypeVar
@@ -56,6 +57,7 @@ HEADERS = frozen_headers(
 
 RowT = TypeVar("RowT", bound=UpstreamModel)
 ListCount = Annotated[int, Field(ge=1, le=100)]
+# The five id/name pairs the original accepted in a store row (docs/upstreams/seveneleven.md, "Search rows").
 STORE_ID_NAME_PAIRS = (
     ("storeCode", "storeName"),
     ("storeCd", "storeNm"),
@@ -63,8 +65,9 @@ STORE_ID_NAME_PAIRS = (
     ("storCd", "storNm"),
     ("shopCd", "shopNm"),
 )
+# The four keys the original accepted for the word list in an object `data` (docs/upstreams/seveneleven.md,
+# "Popular words").
 POPWORD_LIST_KEYS = ("keywords", "popwords", "wordList", "list")
-POPWORD_WORD_KEYS = ("keyword", "word", "popword", "popWord", "query", "name", "text")
 # The search body shape (a) the probe uses and lookups send: lookups send what the probe proved works.
 GOODS_COLLECTION: Final = "goods"
 GOODS_SORT: Final = "quantity/desc,itemOnm/asc"
@@ -170,7 +173,8 @@ class StockRelayInput(RelayInput):
 
 # --- responses ------------------------------------------------------------------------------------
 def _unwrap_field(data: Any) -> Any:
-    """Search rows come either flat or wrapped as `{"field": {...}}`."""
+    """Search rows come either flat or wrapped as `{"field": {...}}` (docs/upstreams/seveneleven.md, "Search
+    rows")."""
     if isinstance(data, dict) and isinstance(data.get("field"), dict):
         return data["field"]
     return data
@@ -198,7 +202,7 @@ class GoodsRow(UpstreamModel):
 
 
 class StoreRow(UpstreamModel):
-    """Store rows name their id/name pair in one of several ways; one pair must be present."""
+    """Store rows name their id/name pair in one of `STORE_ID_NAME_PAIRS`; one pair must be present."""
 
     _unwrap = model_validator(mode="before")(_unwrap_field)
 
@@ -232,7 +236,8 @@ class QueryResult(UpstreamModel, Generic[RowT]):
 
 
 class SearchData(UpstreamModel, Generic[RowT]):
-    """Search answers: `SearchQueryResult.Collection[].Documentset.Document[]` or `content[]`."""
+    """Search answers: `SearchQueryResult.Collection[].Documentset.Document[]` or `content[]`, the two the
+    original accepted (docs/upstreams/seveneleven.md, "Search rows")."""
 
     SearchQueryResult: QueryResult[RowT] | None = None
     content: list[RowT] | None = None
@@ -264,31 +269,19 @@ class StoreSearchResponse(SevenEnvelope):
     data: SearchData[StoreRow]
 
 
-def _first_word(item: dict[str, Any]) -> str | None:
-    for key in POPWORD_WORD_KEYS:
-        if optional_text(item.get(key)):
-            return str(item[key])
-    return None
-
-
 class PopwordItem(UpstreamModel):
-    """A word object: at least one of the known word keys holds a non-blank string."""
+    """A word object: its word under `keyword`, the one key the recorded payloads show
+    (docs/upstreams/seveneleven.md, "Popular words")."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _has_a_word(cls, data: Any) -> Any:
-        if isinstance(data, dict) and _first_word(data) is None:
-            raise ValueError("popword item without a word")
-        return data
-
-    def word(self) -> str | None:
-        return _first_word(self.model_extra or {})
+    keyword: NonEmptyStr
 
 
 PopwordEntry = str | PopwordItem
 
 
 class PopwordLists(UpstreamModel):
+    """An object `data`: its word list under one of `POPWORD_LIST_KEYS`."""
+
     keywords: list[PopwordEntry] | None = None
     popwords: list[PopwordEntry] | None = None
     wordList: list[PopwordEntry] | None = None
@@ -341,6 +334,8 @@ class StockResponse(SevenEnvelope):
 
 
 class Listing(UpstreamModel, Generic[RowT]):
+    """An object listing: rows under `content` or `list` (docs/upstreams/seveneleven.md, "Listings")."""
+
     content: list[RowT] | None = None
     items: list[RowT] | None = Field(None, alias="list")
 
@@ -452,18 +447,6 @@ class SevenElevenExhibitions(TypedDict):
 
 
 # --- normalizers ----------------------------------------------------------------------------------
-_LAT_KEYS = ("lat", "latitude", "gpsLat", "yCoord", "ycoord")
-_LNG_KEYS = ("lng", "lon", "longitude", "gpsLng", "xCoord", "xcoord")
-
-
-def _first_float(row: StoreRow, keys: tuple[str, ...]) -> float | None:
-    for key in keys:
-        value = optional_float(row.field(key))
-        if value is not None:
-            return value
-    return None
-
-
 def _yn_field(row: StoreRow, key: str) -> bool | None:
     value = row.field(key)
     return value == "Y" if value in ("Y", "N") else None
@@ -499,8 +482,9 @@ def normalize_store(body: StoreSearchResponse) -> SevenElevenStores:
                 "storeCode": code,
                 "storeName": name,
                 "address": address or None,
-                "latitude": _first_float(row, _LAT_KEYS),
-                "longitude": _first_float(row, _LNG_KEYS),
+                # `lat`/`lng`: the store row's coordinates (docs/upstreams/seveneleven.md, "Search rows").
+                "latitude": optional_float(row.field("lat")),
+                "longitude": optional_float(row.field("lng")),
                 "pickup": _yn_field(row, "pickupYn"),
                 "delivery": _yn_field(row, "dlvyYn"),
                 "closed": _yn_field(row, "closeYn"),
@@ -510,7 +494,7 @@ def normalize_store(body: StoreSearchResponse) -> SevenElevenStores:
 
 
 def _word(item: PopwordEntry) -> str | None:
-    return optional_text(item) if isinstance(item, str) else item.word()
+    return optional_text(item) if isinstance(item, str) else item.keyword
 
 
 def normalize_popwords(body: PopwordsResponse) -> SevenElevenPopwords:

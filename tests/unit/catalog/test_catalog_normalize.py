@@ -191,6 +191,14 @@ def test_seven_store() -> None:
     }
 
 
+def test_seven_store_coordinates_are_read_from_lat_and_lng_only() -> None:
+    # `lat`/`lng` are the keys the original read (docs/upstreams/seveneleven.md); others are not guessed at.
+    row = {"strCd": "64676", "strNm": "세븐일레븐 강남역점", "gpsLat": "37.4979", "xCoord": "127.0276"}
+    body = {"success": True, "code": 200, "data": {"content": [row]}}
+    (store,) = _data(RouteKey.SEVEN_STORE, body)["stores"]
+    assert (store["latitude"], store["longitude"]) == (None, None)
+
+
 def test_seven_popwords_mixed_items_and_empty() -> None:
     assert _data(RouteKey.SEVEN_POPWORDS) == {
         "keywords": [{"rank": 1, "keyword": "포켓몬빵"}, {"rank": 2, "keyword": "하이볼"}]

@@ -98,7 +98,7 @@ def test_seven_popwords_empty_data_only_with_confirmed_success() -> None:
         [{"keyword": "포켓몬빵", "rank": 1}],
         {"popwords": ["먹태깡"]},
         {"wordList": []},
-        {"list": [{"word": "제로콜라"}]},
+        {"list": [{"keyword": "제로콜라"}]},
     ],
 )
 def test_seven_popwords_accepts_every_documented_data_form(data: object) -> None:
@@ -113,10 +113,13 @@ def test_seven_popwords_accepts_every_documented_data_form(data: object) -> None
         {"keywords": ["포켓몬빵", {"rank": 2}]},
         [{"keyword": "   "}],
         [{"keyword": 5}],
+        # Word keys no recorded payload shows (docs/upstreams/seveneleven.md): refused, never guessed at.
+        [{"word": "제로콜라"}],
+        {"popwords": [{"popWord": "먹태깡"}]},
     ],
 )
 def test_seven_popwords_word_objects_without_a_word_are_shape(data: object) -> None:
-    # Never "no popular words": an object item must carry a known, non-blank word key.
+    # Never "no popular words": an object item must carry a non-blank `keyword`.
     assert rejection(RouteKey.SEVEN_POPWORDS, {"success": True, "code": 200, "data": data}) is Reason.SHAPE
 
 
