@@ -21,11 +21,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from unittest import mock
 
-from moto import mock_aws
 from pydantic_core import to_json
 
 from bench.cases import handler as case
-from bench.common import median, progress, quiet_stdout
+from bench.common import median, on_moto, progress
 from functions.adapters.direct import DirectTransport
 from functions.adapters.http import new_http_client
 from functions.catalog.oliveyoung import OliveyoungProductsQuery
@@ -213,7 +212,7 @@ def main() -> int:
 
     _prepare_environment()
     progress(f"breakdown: {ROUNDS} rounds of {PER_BATCH} lookups per variant, shuffled (about a minute)")
-    with mock_aws(), quiet_stdout():
+    with on_moto():
         rows = run()
     timed = dict((name, us) for name, us, _ in rows)
     overhead = timed["handler"] - timed["bare fetch"]

@@ -84,6 +84,16 @@ def time_batch(call: Callable[[], Any], count: int) -> float:
 
 
 @contextmanager
+def on_moto() -> Iterator[None]:
+    """AWS faked in process by moto (in the bench's region unless one is set), with stdout quiet."""
+    from moto import mock_aws  # imported here: only the cases on moto pay for it
+
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+    with mock_aws(), quiet_stdout():
+        yield
+
+
+@contextmanager
 def quiet_stdout() -> Iterator[None]:
     """Sends fd 1 to /dev/null: Powertools' log and EMF lines are still written (their cost counts),
     they just do not flood the terminal."""

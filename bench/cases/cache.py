@@ -34,10 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from moto import mock_aws
 
 from bench.cases import handler
-from bench.common import api_event, median, progress, quiet_stdout
+from bench.common import api_event, median, on_moto, progress
 from functions.adapters.direct import DirectTransport
 from functions.adapters.http import new_http_client
 from functions.catalog import LOOKUPS
@@ -72,7 +71,7 @@ _ANSWER_CACHE_LINE = re.compile(r'"message":\s*"answer cache"')
 
 def run() -> dict[str, Any]:
     progress("cache: a function-cache hit against the handler's overhead on a miss (moto, instant upstream)")
-    with mock_aws(), quiet_stdout():
+    with on_moto():
         hit = _hit_overhead()
     progress(
         f"cache: hit {hit['cpu_us_median']['hit']:.0f} µs CPU, {hit['hit_overhead_ratio']:.2f}× a miss's overhead"
@@ -226,7 +225,7 @@ def _real_answer_body() -> str:
     """The lookup's real answer text (the `handler` case's container answering QUERY)."""
     from functions.handlers.composition import LOOKUP_FUNCTION
 
-    with mock_aws(), quiet_stdout():
+    with on_moto():
         services = handler._services()
         lookups = services.lookup_function(handler._settings())
         LOOKUP_FUNCTION.install(lookups)

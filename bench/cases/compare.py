@@ -14,17 +14,15 @@ on moto (bench/cases/handler.py's), its answer cache off, with simulated retaile
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import httpx
-from moto import mock_aws
 
 from bench.cases.handler import NOW, _services, _settings, _WholeTimeLeft, instant_upstream
-from bench.common import REGION, api_event, median, progress, quiet_stdout
+from bench.common import api_event, median, on_moto, progress
 from functions.core import RouteKey
 from sandbox.simulator.routes import retailer_route
 
@@ -52,8 +50,7 @@ TARGET_RATIO = 1.3
 
 def run() -> dict[str, Any]:
     progress("compare: a compare of four retailers against its slowest member alone, one container on moto")
-    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
-    with mock_aws(), quiet_stdout():
+    with on_moto():
         result = _run()
     progress(
         f"compare: {result['latency_ratio_vs_slowest_member']:.2f}x the slowest member's time "

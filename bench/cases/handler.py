@@ -25,7 +25,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections import Counter
@@ -37,7 +36,6 @@ import boto3
 import httpx
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.params import Query
-from moto import mock_aws
 from pydantic import BaseModel
 
 from bench.common import (
@@ -48,8 +46,8 @@ from bench.common import (
     api_event,
     lambda_context,
     median,
+    on_moto,
     progress,
-    quiet_stdout,
 )
 from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import DynamoVerdictStore, store_client_config, table_definition
@@ -143,8 +141,7 @@ class _WholeTimeLeft(LambdaContext):
 
 def run() -> dict[str, Any]:
     progress("handler: building a real container on moto with an instant upstream")
-    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
-    with mock_aws(), quiet_stdout():
+    with on_moto():
         return _run()
 
 

@@ -16,16 +16,13 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from typing import Any
-
-from moto import mock_aws
 
 from bench.cases.cold_import import lambda_like_environment, medians_of, timed_ms
 from bench.cases.cold_init import SAMPLES, _embedded_store, _environment, sampled
 from bench.cases.handler import ENDPOINT, NOW, QUERY, _services, _settings, _time_batch, _WholeTimeLeft
-from bench.common import REGION, api_event, median, progress, quiet_stdout
+from bench.common import api_event, median, on_moto, progress
 from sandbox.gateway import http_api_event, match_route
 
 IMPORTS = {
@@ -47,8 +44,7 @@ def run() -> dict[str, Any]:
     imports = _cold_imports()
     inits = _cold_inits()
     progress("mcp: warm tools/call against the same lookup over REST, one container on moto")
-    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
-    with mock_aws(), quiet_stdout():
+    with on_moto():
         calls = _calls()
     ratio = max(calls["ratio_per_revision"].values())
     progress(

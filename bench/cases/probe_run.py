@@ -16,13 +16,11 @@ production timings:
 from __future__ import annotations
 
 import io
-import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import boto3
-from moto import mock_aws
 
 from bench.cases.cost import cost_per_day
 from bench.cases.handler import CallCounter
@@ -32,8 +30,8 @@ from bench.common import (
     TABLE_NAME,
     lambda_context,
     median,
+    on_moto,
     progress,
-    quiet_stdout,
 )
 from functions.adapters.dynamo_store import (
     PROBE_PARTITION,
@@ -112,8 +110,7 @@ def _cost(dynamodb: Any, writes_per_run: float) -> dict[str, Any]:
 
 
 def run() -> dict[str, Any]:
-    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
-    with mock_aws(), quiet_stdout():
+    with on_moto():
         return _run()
 
 

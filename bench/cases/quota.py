@@ -26,7 +26,6 @@ client spread over 8 containers gets.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +34,6 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
-from moto import mock_aws
 from moto.moto_server import threaded_moto_server
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
@@ -59,6 +57,7 @@ from bench.common import (
     api_event,
     lambda_context,
     median,
+    on_moto,
     progress,
     quiet_stdout,
     time_batch,
@@ -93,8 +92,7 @@ LATENCY_SAMPLES = 50
 
 def run() -> dict[str, Any]:
     progress("quota: handler overhead with the daily quota on vs off, store calls on the request path")
-    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
-    with mock_aws(), quiet_stdout():
+    with on_moto():
         request_path = _request_path()
     progress(f"quota: {CONTAINERS} containers hammering as one client (limit {DAILY_LIMIT})")
     with _atomic_moto_server() as endpoint_url, quiet_stdout():

@@ -118,6 +118,13 @@ class Sandbox:
         }
         return response, delta
 
+    def assert_refused_before_any_call(self, path: str, params: Mapping[str, str | int | float]) -> None:
+        """The lookup answers 400 `INVALID_INPUT`, and nothing was called upstream for it."""
+        response, calls = self.lookup(path, params)
+        assert response.status_code == 400, (params, response.text)
+        assert response.json()["error"]["code"] == "INVALID_INPUT"
+        assert calls == {}
+
 
 @contextmanager
 def running_sandbox(

@@ -99,11 +99,7 @@ def test_all_four_failing_is_the_error_they_share(fresh: Sandbox) -> None:
 def test_bad_retailers_and_keyword_are_400_without_upstream_calls(
     fresh: Sandbox, params: dict[str, str]
 ) -> None:
-    response, calls = fresh.lookup(COMPARE, params)
-
-    assert response.status_code == 400, response.text
-    assert response.json()["error"]["code"] == "INVALID_INPUT"
-    assert calls == {}
+    fresh.assert_refused_before_any_call(COMPARE, params)
 
 
 def test_the_lookup_command_compares(fresh: Sandbox) -> None:

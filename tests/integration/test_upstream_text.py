@@ -40,34 +40,24 @@ def unexpected_errors(telemetry: TelemetryOutput) -> list[object]:
     return [metric for metric in telemetry.metrics() if metric["name"] == "UnexpectedError"]
 
 
-def test_a_lone_surrogate_in_a_direct_answer_is_served_as_u_fffd(
-    lambdas: Lambdas, telemetry: TelemetryOutput
+@pytest.mark.parametrize(
+    ("direct_verified", "fault_at", "served_by"),
+    [(True, "direct", "direct"), (False, "relay-upstream", "relay")],
+    ids=["direct", "relay"],
+)
+def test_a_lone_surrogate_is_served_as_u_fffd_whichever_path_serves_it(
+    lambdas: Lambdas, telemetry: TelemetryOutput, direct_verified: bool, fault_at: str, served_by: str
 ) -> None:
-    lambdas.ready()
-    fault = parse_fault("respond", status=200, body=theaters_with_a_cut_name())
-    lambdas.simulator.faults.set(f"direct:{RouteKey.CGV_THEATERS}", fault)
-
-    answer = lambdas.lookup_endpoint(THEATERS)
-
-    assert answer.status == 200, answer.body
-    assert SHOWN_NAME in theater_names(answer.body["data"])
-    assert lambdas.used() == {f"direct:{RouteKey.CGV_THEATERS}": 1}
-    assert unexpected_errors(telemetry) == []
-
-
-def test_a_lone_surrogate_reaching_the_relay_is_served_as_u_fffd(
-    lambdas: Lambdas, telemetry: TelemetryOutput
-) -> None:
-    lambdas.write_verdicts(direct=False)
+    lambdas.write_verdicts(direct=direct_verified)
     lambdas.loaded(lambdas.deploy())
     fault = parse_fault("respond", status=200, body=theaters_with_a_cut_name())
-    lambdas.simulator.faults.set(f"relay-upstream:{RouteKey.CGV_THEATERS}", fault)
+    lambdas.simulator.faults.set(f"{fault_at}:{RouteKey.CGV_THEATERS}", fault)
 
     answer = lambdas.lookup_endpoint(THEATERS)
 
     assert answer.status == 200, answer.body
     assert SHOWN_NAME in theater_names(answer.body["data"])
-    assert lambdas.used() == {f"relay:{RouteKey.CGV_THEATERS}": 1}
+    assert lambdas.used() == {f"{served_by}:{RouteKey.CGV_THEATERS}": 1}
     assert unexpected_errors(telemetry) == []
 
 

@@ -122,9 +122,14 @@ def served(make_relay: RelayFactory) -> Iterator[tuple[RelayUnderTest, Backgroun
         background.stop()
 
 
+def _connect(background: BackgroundRelay, opened: ExitStack) -> socket.socket:
+    """A new connection to the relay, closed when `opened` unwinds."""
+    return opened.enter_context(socket.create_connection(("127.0.0.1", background.port), timeout=5))
+
+
 def _in_progress(background: BackgroundRelay, relay: RelayUnderTest, opened: ExitStack) -> socket.socket:
     """A connection whose request is in progress: its head sent, its body still to come."""
-    sock = opened.enter_context(socket.create_connection(("127.0.0.1", background.port), timeout=5))
+    sock = _connect(background, opened)
     head = f"POST {path_of(RouteKey.DTRYX_MOVIES)} HTTP/1.1\r\nHost: relay\r\n{bearer_for(DTRYX)}"
     before = relay.app.relays[DTRYX].outstanding
     sock.sendall(f"{head}Content-Length: 100\r\n\r\n{{".encode())
@@ -136,10 +141,9 @@ def test_with_every_connection_busy_a_new_one_is_closed_and_logged_once_per_inte
     served: tuple[RelayUnderTest, BackgroundRelay],
 ) -> None:
     relay, background = served
-    address = ("127.0.0.1", background.port)
     with ExitStack() as opened:
         busy = [_in_progress(background, relay, opened) for _ in range(2)]
-        beyond = [opened.enter_context(socket.create_connection(address, timeout=5)) for _ in range(10)]
+        beyond = [_connect(background, opened) for _ in range(10)]
         assert eventually(lambda: all(closed_by_relay(sock) for sock in beyond))
         assert eventually(lambda: len(_refusals(relay)) == 2)
         assert [(line["refused"], line["limit"]) for line in _refusals(relay)] == [(1, 2), (9, 2)]
@@ -150,16 +154,15 @@ def test_the_connection_idle_the_longest_goes_first_and_an_answer_makes_one_idle
     served: tuple[RelayUnderTest, BackgroundRelay],
 ) -> None:
     relay, background = served
-    address = ("127.0.0.1", background.port)
     with ExitStack() as opened:
-        first, second = (opened.enter_context(socket.create_connection(address, timeout=5)) for _ in "12")
+        first, second = (_connect(background, opened) for _ in "12")
         assert eventually(lambda: background.open_connections == 2)  # both idle, `first` the longer
         first.sendall(f"GET /health HTTP/1.1\r\nHost: relay\r\n{bearer_for(OY)}\r\n".encode())
         answer = http.client.HTTPResponse(first)
         answer.begin()
         answer.read()
         assert (answer.status, answer.getheader("connection")) == (200, None)  # kept alive, idle again
-        newcomer = opened.enter_context(socket.create_connection(address, timeout=5))
+        newcomer = _connect(background, opened)
         assert eventually(lambda: closed_by_relay(second))  # idle since it opened: longer than `first`
         assert not closed_by_relay(first)
         assert not closed_by_relay(newcomer)

@@ -3,9 +3,9 @@ both caps, one upstream call for identical misses at once."""
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from functions.services.response_cache import ResponseCache, Unshared
 from tests.support.clock import ManualClock
+from tests.support.held_call import HeldCall
 
 MINUTE_MS = 60_000
 
@@ -134,47 +135,37 @@ def test_the_caps_and_the_byte_count_hold_under_any_sequence(
         assert answers.bytes == sum(entry.size for entry in answers._entries.values())
 
 
+def lead_and_follow(
+    answers: ResponseCache, leader_fetch: HeldCall[Any], followers: int = 1
+) -> list[Future[Any]]:
+    """The leader's miss, its fetch held while `followers` ask for the same key, then let go: every caller's
+    outcome, the leader's first."""
+    with ThreadPoolExecutor(max_workers=1 + followers) as pool:
+        leader = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, leader_fetch)
+        assert leader_fetch.started.wait(timeout=10)
+        others = [pool.submit(answers.get_or_fetch, "q", MINUTE_MS, Upstream()) for _ in range(followers)]
+        leader_fetch.release()
+    return [leader, *others]
+
+
+def upstream_failure() -> str:
+    raise RuntimeError("upstream failed")
+
+
 def test_identical_misses_at_once_make_one_upstream_call() -> None:
-    answers = cache()
-    started, release = threading.Event(), threading.Event()
-    calls = 0
+    slow = HeldCall(lambda: "shared")
+    served = [future.result() for future in lead_and_follow(cache(), slow, followers=4)]
 
-    def slow() -> str:
-        nonlocal calls
-        calls += 1
-        started.set()
-        release.wait(timeout=10)
-        return "shared"
-
-    with ThreadPoolExecutor(max_workers=5) as pool:
-        leader = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, slow)
-        assert started.wait(timeout=10)
-        followers = [pool.submit(answers.get_or_fetch, "q", MINUTE_MS, slow) for _ in range(4)]
-        release.set()
-        served = [leader.result(timeout=10), *(future.result(timeout=10) for future in followers)]
-
-    assert calls == 1
+    assert slow.calls == 1
     assert {answer.body for answer in served} == {"shared"}
     assert [answer.hit for answer in served].count(False) == 1
 
 
 def test_after_a_failed_leader_each_waiting_caller_fetches_for_itself() -> None:
-    answers = cache()
-    started, release = threading.Event(), threading.Event()
-
-    def failing() -> str:
-        started.set()
-        release.wait(timeout=10)
-        raise RuntimeError("upstream failed")
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        leader = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, failing)
-        assert started.wait(timeout=10)
-        follower = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, Upstream())
-        release.set()
-        with pytest.raises(RuntimeError):
-            leader.result(timeout=10)
-        assert follower.result(timeout=10).body == "answer-1"
+    leader, follower = lead_and_follow(cache(), HeldCall(upstream_failure))
+    with pytest.raises(RuntimeError):
+        leader.result()
+    assert follower.result().body == "answer-1"
 
 
 def test_an_unshared_answer_goes_to_its_caller_only_and_is_never_stored() -> None:
@@ -189,18 +180,6 @@ def test_an_unshared_answer_goes_to_its_caller_only_and_is_never_stored() -> Non
 
 
 def test_a_caller_waiting_for_an_unshared_answer_fetches_for_itself() -> None:
-    answers = cache()
-    started, release = threading.Event(), threading.Event()
-
-    def partial_answer() -> Unshared:
-        started.set()
-        release.wait(timeout=10)
-        return Unshared("partial")
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        leader = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, partial_answer)
-        assert started.wait(timeout=10)
-        follower = pool.submit(answers.get_or_fetch, "q", MINUTE_MS, Upstream())
-        release.set()
-        assert leader.result(timeout=10).body == "partial"
-        assert follower.result(timeout=10).body == "answer-1"
+    leader, follower = lead_and_follow(cache(), HeldCall(lambda: Unshared("partial")))
+    assert leader.result().body == "partial"
+    assert follower.result().body == "answer-1"

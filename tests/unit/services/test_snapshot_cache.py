@@ -20,6 +20,7 @@ from functions.services.snapshot_cache import (
 from tests.support.clock import ManualClock
 from tests.support.core_fakes import T0, route, snapshot_of
 from tests.support.executor import ClosedExecutor, ManualExecutor
+from tests.support.held_call import HeldCall
 
 OLD = snapshot_of(route(RouteKey.CU_STOCK, direct=False))
 NEW = snapshot_of(route(RouteKey.CU_STOCK, direct=True))
@@ -120,16 +121,7 @@ def test_steady_traffic_never_finds_its_snapshot_stale(gaps: list[int]) -> None:
 
 def test_single_flight_under_concurrent_callers() -> None:
     clock = ManualClock(T0)
-    gate, load_started = threading.Event(), threading.Event()
-    calls = 0
-
-    def gated_load() -> Snapshot:
-        nonlocal calls
-        calls += 1
-        load_started.set()
-        assert gate.wait(timeout=10)
-        return NEW
-
+    gated_load = HeldCall(lambda: NEW)
     pool = ThreadPoolExecutor(max_workers=4)
     cache = SnapshotCache(gated_load, clock=clock, executor=pool)
     callers = 16
@@ -147,12 +139,12 @@ def test_single_flight_under_concurrent_callers() -> None:
         thread.join(timeout=10)
     # Every caller returned while the load was still held at the gate: nobody waited for it.
     assert not any(thread.is_alive() for thread in threads)
-    assert load_started.wait(timeout=10)
+    assert gated_load.started.wait(timeout=10)
     assert cache.peek() is None
 
-    gate.set()
+    gated_load.release()
     pool.shutdown(wait=True)
-    assert calls == 1
+    assert gated_load.calls == 1
     cached = held(cache)
     assert cached.snapshot == NEW
 
@@ -289,22 +281,14 @@ def test_prefetch_tolerates_a_failing_load() -> None:
 
 
 def test_prefetch_gives_up_after_its_timeout_and_the_load_still_lands() -> None:
-    gate = threading.Event()
-    calls = 0
-
-    def gated_load() -> Snapshot:
-        nonlocal calls
-        calls += 1
-        assert gate.wait(timeout=10)
-        return NEW
-
+    gated_load = HeldCall(lambda: NEW)
     pool = ThreadPoolExecutor(max_workers=2)
     cache = SnapshotCache(gated_load, clock=ManualClock(T0), executor=pool)
     assert not cache.prefetch(timeout_s=0.05)
     assert cache.peek() is None
 
     cache.refresh_if_due()  # the prefetch's load is still in flight: no second load
-    gate.set()
+    gated_load.release()
     pool.shutdown(wait=True)
     assert cache.peek() is not None
-    assert calls == 1
+    assert gated_load.calls == 1
