@@ -126,6 +126,17 @@ def _last_checks(name: str, check: str, by: str) -> LogsQuery:
     )
 
 
+def _most_first(
+    name: str, functions: tuple[str, ...], filters: list[str], stats: str, count: str
+) -> LogsQuery:
+    """A tally: the log lines `filters` keep, counted as `stats` says, the largest `count` first."""
+    return LogsQuery(
+        name,
+        functions,
+        logs.QueryString(filter_statements=filters, stats_statements=[stats], sort=f"{count} desc"),
+    )
+
+
 LOGS_QUERIES = (
     LogsQuery(
         "why-did-a-route-go-relay",
@@ -143,36 +154,28 @@ LOGS_QUERIES = (
             limit=200,
         ),
     ),
-    LogsQuery(
+    _most_first(
         "failures-by-reason",
         ("api", "mcp", "probe", "ops"),
-        logs.QueryString(
-            filter_statements=['message in ["direct failed", "probe check failed", "relay check failed"]'],
-            stats_statements=["count(*) as failures by message, route, group, reason"],
-            sort="failures desc",
-        ),
+        ['message in ["direct failed", "probe check failed", "relay check failed"]'],
+        "count(*) as failures by message, route, group, reason",
+        "failures",
     ),
-    LogsQuery(
+    _most_first(
         "direct-failures-by-route",
         ("api", "mcp"),
-        logs.QueryString(
-            filter_statements=['message = "direct failed"'],
-            stats_statements=[
-                "count(*) as failures, latest(reason) as lastReason, max(@timestamp) as lastFailed by route"
-            ],
-            sort="failures desc",
-        ),
+        ['message = "direct failed"'],
+        "count(*) as failures, latest(reason) as lastReason, max(@timestamp) as lastFailed by route",
+        "failures",
     ),
     _last_checks("probe-checks-by-route", "probe check", "route"),
     _last_checks("relay-checks", "relay check", "group"),
-    LogsQuery(
+    _most_first(
         "store-errors-by-operation",
         ("api", "mcp", "probe", "ops"),
-        logs.QueryString(
-            filter_statements=["message in [" + ", ".join(f'"{line}"' for line in STORE_FAILURE_LINES) + "]"],
-            stats_statements=["count(*) as errors, max(@timestamp) as last by operation, error_type"],
-            sort="errors desc",
-        ),
+        ["message in [" + ", ".join(f'"{line}"' for line in STORE_FAILURE_LINES) + "]"],
+        "count(*) as errors, max(@timestamp) as last by operation, error_type",
+        "errors",
     ),
     LogsQuery(
         "override-changes",
@@ -184,35 +187,29 @@ LOGS_QUERIES = (
             limit=200,
         ),
     ),
-    LogsQuery(
+    _most_first(
         "503s-by-route",
         ("api", "mcp"),
-        logs.QueryString(
-            filter_statements=['message = "route unavailable"'],
-            stats_statements=["count(*) as answers503 by route"],
-            sort="answers503 desc",
-        ),
+        ['message = "route unavailable"'],
+        "count(*) as answers503 by route",
+        "answers503",
     ),
-    LogsQuery(
+    _most_first(
         "relay-lookups-by-route",
         ("api", "mcp"),
-        logs.QueryString(
-            filter_statements=[
-                'message in ["route decided", "relay fallback"]',
-                'not (message = "route decided" and path = "direct")',
-            ],
-            stats_statements=["count(*) as relayLookups by route, message"],
-            sort="relayLookups desc",
-        ),
+        [
+            'message in ["route decided", "relay fallback"]',
+            'not (message = "route decided" and path = "direct")',
+        ],
+        "count(*) as relayLookups by route, message",
+        "relayLookups",
     ),
-    LogsQuery(
+    _most_first(
         "answer-cache-per-lookup",
         ("api", "mcp"),
-        logs.QueryString(
-            filter_statements=['message = "answer cache"'],
-            stats_statements=["count(*) as answers by lookup, outcome"],
-            sort="answers desc",
-        ),
+        ['message = "answer cache"'],
+        "count(*) as answers by lookup, outcome",
+        "answers",
     ),
 )
 SEE_WHICH_ROUTE = "`route-health ops routes` shows each route and relay now"

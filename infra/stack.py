@@ -169,27 +169,25 @@ class RouteHealthStack(cdk.Stack):
             "ApiUrl names the distribution only in the true branch of Fn::If(EdgeCacheOn), which "
             "CloudFormation evaluates only when the distribution exists (EdgeCache=off: the execute-api URL).",
         )
-        cdk.CfnOutput(
-            self,
-            "ExecuteApiUrl",
-            value=self.api.url,
-            description="The HTTP API's own URL, without the edge (EdgeCache=off: ApiUrl is this URL)",
-            condition=parameters.edge,
+        edge_outputs = (  # only while EdgeCache=on
+            (
+                "ExecuteApiUrl",
+                self.api.url,
+                "The HTTP API's own URL, without the edge (EdgeCache=off: ApiUrl is this URL)",
+            ),
+            (
+                "EdgeDistributionDomainName",
+                self.edge.domain_name,
+                "The distribution's cloudfront.net name: the CNAME target of EdgeDomainName",
+            ),
+            (
+                "EdgeDistributionId",
+                self.edge.distribution.distribution_id,
+                "The distribution, for its metrics and for invalidations",
+            ),
         )
-        cdk.CfnOutput(
-            self,
-            "EdgeDistributionDomainName",
-            value=self.edge.domain_name,
-            description="The distribution's cloudfront.net name: the CNAME target of EdgeDomainName",
-            condition=parameters.edge,
-        )
-        cdk.CfnOutput(
-            self,
-            "EdgeDistributionId",
-            value=self.edge.distribution.distribution_id,
-            description="The distribution, for its metrics and for invalidations",
-            condition=parameters.edge,
-        )
+        for name, value, description in edge_outputs:
+            cdk.CfnOutput(self, name, value=value, description=description, condition=parameters.edge)
 
     @staticmethod
     def _apply_tracing(parameters: StackParameters, functions: Iterable[lambda_.Function]) -> None:

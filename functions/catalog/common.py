@@ -6,7 +6,7 @@ import re
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -194,6 +194,33 @@ class AppEnvelope(UpstreamModel):
     @abstractmethod
     def failure(data: dict[str, Any]) -> str | None:
         """What the retailer's own status code says is wrong; None when nothing."""
+
+
+RowT = TypeVar("RowT", bound=UpstreamModel)
+
+
+class SearchDocuments(UpstreamModel, Generic[RowT]):
+    Document: list[RowT]
+    totalCount: Count | None = None
+
+
+class SearchCollection(UpstreamModel, Generic[RowT]):
+    Documentset: SearchDocuments[RowT]
+
+
+class SearchEngineResult(UpstreamModel, Generic[RowT]):
+    """The search engine's answer that GS25's and 7-Eleven's searches share:
+    `Collection[].Documentset.Document[]`, each collection with its own `totalCount`."""
+
+    Collection: list[SearchCollection[RowT]]
+
+    def documents(self) -> list[RowT]:
+        return [doc for collection in self.Collection for doc in collection.Documentset.Document]
+
+    def total_count(self) -> int | None:
+        """The collections' counts added up; None when none has one."""
+        counts = [c.Documentset.totalCount for c in self.Collection if c.Documentset.totalCount is not None]
+        return sum(counts) if counts else None
 
 
 # --- answers: the `data` of the lookup API, built by the normalizers ---------------------------------

@@ -12,7 +12,6 @@ from functions.catalog import contract
 from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     YN,
-    Count,
     Latitude,
     Longitude,
     NonEmptyStr,
@@ -21,6 +20,7 @@ from functions.catalog.common import (
     NumericOrBlank,
     OptionalCode,
     Quantity,
+    SearchEngineResult,
     SearchText,
     Stock,
     StrictParams,
@@ -141,21 +141,8 @@ class ProductDocument(UpstreamModel):
     field: ProductField
 
 
-class DocumentSetModel(UpstreamModel):
-    Document: list[ProductDocument]
-    totalCount: Count | None = None
-
-
-class SearchCollection(UpstreamModel):
-    Documentset: DocumentSetModel
-
-
-class QueryResult(UpstreamModel):
-    Collection: list[SearchCollection]
-
-
 class ProductSearchResponse(UpstreamModel):
-    SearchQueryResult: QueryResult
+    SearchQueryResult: SearchEngineResult[ProductDocument]
 
 
 class StockStoreRow(UpstreamModel):
@@ -216,10 +203,8 @@ class Gs25Stock(TypedDict):
 
 # --- normalizers ----------------------------------------------------------------------------------
 def normalize_products(body: ProductSearchResponse) -> Gs25Products:
-    collections = body.SearchQueryResult.Collection
-    counts = [c.Documentset.totalCount for c in collections if c.Documentset.totalCount is not None]
     return {
-        "totalCount": sum(counts) if counts else None,
+        "totalCount": body.SearchQueryResult.total_count(),
         "products": [
             {
                 "itemCode": doc.field.itemCode,
@@ -228,8 +213,7 @@ def normalize_products(body: ProductSearchResponse) -> Gs25Products:
                 "rating": doc.field.starPoint,
                 "stockCheckable": yn(doc.field.stockCheckYn),
             }
-            for collection in collections
-            for doc in collection.Documentset.Document
+            for doc in body.SearchQueryResult.documents()
         ],
     }
 

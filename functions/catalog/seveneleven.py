@@ -3,7 +3,7 @@ Its seven lookups' contracts end the module. The payload shapes accepted, and wh
 from: docs/upstreams/seveneleven.md."""
 
 from functools import partial
-from typing import Annotated, Any, Final, Generic, Literal, Self, TypeVar
+from typing import Annotated, Any, Final, Generic, Literal, Self
 
 from pydantic import (
     ConfigDict,
@@ -22,13 +22,14 @@ from functions.catalog import relay_rules as relay
 from functions.catalog.common import (
     AppEnvelope,
     Code,
-    Count,
     FiniteFloat,
     NonEmptyStr,
     Number,
     Numeric,
     NumericOrBlank,
     RequiredQuantity,
+    RowT,
+    SearchEngineResult,
     SearchText,
     Stock,
     StrictParams,
@@ -55,7 +56,6 @@ HEADERS = frozen_headers(
     }
 )
 
-RowT = TypeVar("RowT", bound=UpstreamModel)
 ListCount = Annotated[int, Field(ge=1, le=100)]
 # The five id/name pairs the original accepted in a store row (docs/upstreams/seveneleven.md, "Search rows").
 STORE_ID_NAME_PAIRS = (
@@ -222,24 +222,11 @@ class StoreRow(UpstreamModel):
         raise ValueError("store row without an id/name pair")
 
 
-class DocumentSetModel(UpstreamModel, Generic[RowT]):
-    Document: list[RowT]
-    totalCount: Count | None = None
-
-
-class SearchCollection(UpstreamModel, Generic[RowT]):
-    Documentset: DocumentSetModel[RowT]
-
-
-class QueryResult(UpstreamModel, Generic[RowT]):
-    Collection: list[SearchCollection[RowT]]
-
-
 class SearchData(UpstreamModel, Generic[RowT]):
     """Search answers: `SearchQueryResult.Collection[].Documentset.Document[]` or `content[]`, the two the
     original accepted (docs/upstreams/seveneleven.md, "Search rows")."""
 
-    SearchQueryResult: QueryResult[RowT] | None = None
+    SearchQueryResult: SearchEngineResult[RowT] | None = None
     content: list[RowT] | None = None
 
     @model_validator(mode="after")
@@ -250,15 +237,11 @@ class SearchData(UpstreamModel, Generic[RowT]):
 
     def rows(self) -> list[RowT]:
         if self.SearchQueryResult is not None:
-            return [doc for c in self.SearchQueryResult.Collection for doc in c.Documentset.Document]
+            return self.SearchQueryResult.documents()
         return list(self.content or [])
 
     def total_count(self) -> int | None:
-        if self.SearchQueryResult is None:
-            return None
-        counts = [c.Documentset.totalCount for c in self.SearchQueryResult.Collection]
-        known = [count for count in counts if count is not None]
-        return sum(known) if known else None
+        return None if self.SearchQueryResult is None else self.SearchQueryResult.total_count()
 
 
 class GoodsSearchResponse(SevenEnvelope):
