@@ -30,7 +30,7 @@ from functions.adapters.http import new_http_client
 from functions.adapters.relay import RelayConfigError, RelayEndpoint, RelayTransport
 from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, secret_source
 from functions.catalog import OperationSpec
-from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, RouteKey
+from functions.core import Clock, RelayGroup, RouteKey
 from functions.core.model import SECOND_MS
 from functions.handlers.daily_quota import LimitedLookups, limited_lookups
 from functions.handlers.init_collection import resume_after_init
@@ -203,11 +203,10 @@ class LookupFunction:
 @dataclass(eq=False)
 class ProbeFunction:
     """The probe and operator functions: the verdict store (None without a table) and the full check of every
-    route into it, each check bounded by `check_timeout_ms`."""
+    route into it."""
 
     upstreams: Upstreams
     store: DynamoVerdictStore | None
-    check_timeout_ms: int = DIRECT_TIMEOUT_MS
 
     def probe(
         self, specs: Mapping[RouteKey, OperationSpec[Any, Any]], *, slot_start: int, trigger: str
@@ -230,7 +229,6 @@ class ProbeFunction:
             trigger=trigger,
             events=MetricsProbeEvents(),
             rejected_writes=lambda: store.rejected_writes,
-            timeout_ms=self.check_timeout_ms,
         )
 
     def close(self) -> None:
@@ -358,14 +356,9 @@ def build_lookup_function(settings: ApiSettings, surroundings: Surroundings = DE
     return function
 
 
-def build_probe_function(
-    settings: CommonSettings,
-    surroundings: Surroundings = DEPLOYED,
-    *,
-    check_timeout_ms: int = DIRECT_TIMEOUT_MS,
-) -> ProbeFunction:
+def build_probe_function(settings: CommonSettings, surroundings: Surroundings = DEPLOYED) -> ProbeFunction:
     """The probe or operator function's parts."""
-    return ProbeFunction(surroundings.upstreams(settings), surroundings.store(settings), check_timeout_ms)
+    return ProbeFunction(surroundings.upstreams(settings), surroundings.store(settings))
 
 
 def _stale_write_rejected() -> None:
