@@ -18,7 +18,16 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from functions.core import PINNED_TO_RELAY, Path, Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride
+from functions.core import (
+    PINNED_TO_RELAY,
+    Path,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteKey,
+    RouteOverride,
+)
 from functions.handlers.metrics import METRICS
 from functions.services.snapshot_cache import SnapshotCache
 
@@ -150,6 +159,11 @@ class MetricsRelayEvents:
             extra={"route": RouteKey.GS25_STOCK.value},
         )
         emit_metric("Gs25SessionExpired", 1)
+
+
+def report_relay_configuration_invalid(group: RelayGroup, error: Exception) -> None:
+    """A relay whose URL or credentials cannot be used: its lookups answer 503 and its check `configuration`."""
+    logger.warning("relay configuration invalid", extra={"group": group.value, "problem": str(error)})
 
 
 class MetricsProbeEvents:
