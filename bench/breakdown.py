@@ -121,15 +121,9 @@ def _variants(services: Any, lookups: Any, through: Callable[[], Any]) -> Varian
             through,
             _patches((api, "lambda_handler", api.lambda_handler.__wrapped__)),  # type: ignore[attr-defined]
         ),
-        "no metrics at all (SnapshotAge, Lookups, the EMF line)": (
+        "no metrics at all (SnapshotAge, Lookups: their EMF lines)": (
             through,
-            _patches(
-                (telemetry, "emit_metric", lambda *_, **__: None), (api, "one_metrics_document", _unchanged)
-            ),
-        ),
-        "no EMF line written (metrics still collected)": (
-            through,
-            _patches((telemetry, "_write", lambda metrics: None)),
+            _patches((telemetry, "emit_metric", lambda *_, **__: None)),
         ),
         "no daily quota (check and headers)": (through, _patches((lookups, "limited_lookups", None))),
         "no router (decision, snapshot peek, events)": (

@@ -43,7 +43,7 @@ from functions.adapters.dynamo_store import (
 from functions.adapters.relay import RelayCredentials
 from functions.adapters.secrets import Secrets
 from functions.catalog import cgv
-from functions.core import DIRECT_PROBED, RelayGroup, RouteKey
+from functions.core import DIRECT_PROBED, DIRECT_TIMEOUT_MS, RelayGroup, RouteKey
 from functions.core.model import PINNED_TO_RELAY, PROBE_SLOT_MS
 from relay.logs import RelayLog
 from relay.server import system_clock
@@ -196,7 +196,7 @@ def _run() -> dict[str, Any]:
             f"{HANG_LIMIT_S:g} s, past the probe's 3 s deadline; requests the probe already abandoned "
             "still count at the simulator until then",
             "checks_per_run": {"direct": len(DIRECT_PROBED), "relay_health": len(RelayGroup)},
-            "timeout_ms_per_check": probe.check_timeout_ms,
+            "timeout_ms_per_check": DIRECT_TIMEOUT_MS,
         },
     }
 

@@ -18,6 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import boto3
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -43,7 +44,9 @@ if TYPE_CHECKING:
         UpdateTimeToLiveInputTypeDef,
     )
 
-    Item = Mapping[str, AttributeValueTypeDef]
+Plain = Mapping[str, Any]
+"""An item or a set of expression values as Python values (int, str, bool; a stored number reads as Decimal).
+boto3's TypeSerializer/TypeDeserializer convert them at the client call, and nowhere else."""
 
 T = TypeVar("T")
 
@@ -206,20 +209,20 @@ def _both(first: str, second: str) -> str:
     return f"{first} AND {second}"
 
 
-def _clock_values(now: int) -> dict[str, AttributeValueTypeDef]:
+def _clock_values(now: int) -> dict[str, Any]:
     """The values every condition may use: the writer's clock and the latest times it accepts as real."""
     return {
-        ":now": _n(now),
-        ":latest": _n(now + MAX_CLOCK_SKEW_MS),
-        ":latestBlockEnd": _n(now + MAX_CLOCK_SKEW_MS + COOLDOWN_MS),
-        ":number": {"S": "N"},
+        ":now": now,
+        ":latest": now + MAX_CLOCK_SKEW_MS,
+        ":latestBlockEnd": now + MAX_CLOCK_SKEW_MS + COOLDOWN_MS,
+        ":number": "N",  # the type name attribute_type() compares with, a string
     }
 
 
-def _used(values: Mapping[str, AttributeValueTypeDef], *expressions: str) -> dict[str, AttributeValueTypeDef]:
+def _used(values: Plain, *expressions: str) -> dict[str, AttributeValueTypeDef]:
     """Only the values the expressions name: DynamoDB rejects a request carrying an unused one."""
     names = {name for expression in expressions for name in re.findall(r":\w+", expression)}
-    return {name: value for name, value in values.items() if name in names}
+    return _attributes({name: value for name, value in values.items() if name in names})
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -230,7 +233,7 @@ class _Outcome:
     """A conditional write: applied or refused, and the item as it was before (empty if none or not asked)."""
 
     applied: bool
-    old: Item
+    old: Plain
 
 
 class DynamoVerdictStore:
@@ -264,12 +267,12 @@ class DynamoVerdictStore:
         request: QueryInputTypeDef = {
             "TableName": self._table_name,
             "KeyConditionExpression": f"{PARTITION_KEY} = :partition",
-            "ExpressionAttributeValues": {":partition": {"S": VERDICT_PARTITION}},
+            "ExpressionAttributeValues": _attributes({":partition": VERDICT_PARTITION}),
             "ConsistentRead": True,
         }
         while True:
             page = self._call("Query", partial(self._client.query, **request))
-            for item in page.get("Items", []):
+            for item in map(_plain, page.get("Items", [])):
                 route = _route_verdict(item)
                 if route is not None:
                     routes[route.key] = route
@@ -332,17 +335,13 @@ class DynamoVerdictStore:
                 self._remove_unsound(check.key, name, now=now)
 
     def _store_route_check(self, check: RouteCheck, *, direct: bool, condition: str, now: int) -> _Outcome:
-        values: dict[str, AttributeValueTypeDef] = {
-            ":direct": {"BOOL": direct},
-            ":checkedAt": _n(check.checked_at),
-            **_clock_values(now),
-        }
+        values = {":direct": direct, ":checkedAt": check.checked_at, **_clock_values(now)}
         update = "SET direct = :direct, checkedAt = :checkedAt"
         if check.reason is None:
             update += " REMOVE reason"
         else:
             update += ", reason = :reason"
-            values[":reason"] = {"S": Reason(check.reason).value}
+            values[":reason"] = Reason(check.reason).value
         return self._update_route(check.key, update, condition, values)
 
     def _remove_unsound(self, key: RouteKey, name: str, *, now: int) -> None:
@@ -352,20 +351,21 @@ class DynamoVerdictStore:
     def _write_relay_check(self, check: RelayCheck, *, now: int) -> None:
         if self._refused_ahead(check.checked_at, now):
             return
-        item: dict[str, AttributeValueTypeDef] = {
-            **_key(VERDICT_PARTITION, relay_sort_key(RelayGroup(check.group))),
-            "healthy": {"BOOL": check.healthy},
-            "checkedAt": _n(check.checked_at),
+        item: dict[str, Any] = {
+            PARTITION_KEY: VERDICT_PARTITION,
+            SORT_KEY: relay_sort_key(RelayGroup(check.group)),
+            "healthy": check.healthy,
+            "checkedAt": check.checked_at,
         }
         if check.reason is not None:
-            item["reason"] = {"S": Reason(check.reason).value}
-        values = {":checkedAt": _n(check.checked_at), **_clock_values(now)}
+            item["reason"] = Reason(check.reason).value
+        values = {":checkedAt": check.checked_at, **_clock_values(now)}
         self._count_if_refused(
             self._conditional(
                 "PutItem",
                 lambda: self._client.put_item(
                     TableName=self._table_name,
-                    Item=item,
+                    Item=_attributes(item),
                     ConditionExpression=RELAY_CHECK_IS_NEWEST,
                     ExpressionAttributeValues=_used(values, RELAY_CHECK_IS_NEWEST),
                 ),
@@ -402,18 +402,16 @@ class DynamoVerdictStore:
             condition = _both(FAILURE_APPLIES, CHECKED_NO_LATER_THAN_FAILURE)
         else:
             condition = _both(FAILURE_APPLIES, CHECKED_AFTER_FAILURE)
-        values: dict[str, AttributeValueTypeDef] = {
-            ":false": {"BOOL": False},
-            ":unavailable": {"S": Reason.UNAVAILABLE.value},
-            ":failedAt": _n(at),
-            ":cooldownEnd": _n(at + COOLDOWN_MS),
+        values = {
+            ":false": False,
+            ":unavailable": Reason.UNAVAILABLE.value,
+            ":failedAt": at,
+            ":cooldownEnd": at + COOLDOWN_MS,
             **_clock_values(now),
         }
         return self._update_route(key, update, condition, values)
 
-    def _update_route(
-        self, key: RouteKey, update: str, condition: str, values: Mapping[str, AttributeValueTypeDef]
-    ) -> _Outcome:
+    def _update_route(self, key: RouteKey, update: str, condition: str, values: Plain) -> _Outcome:
         """One conditional UpdateItem of the key's verdict item (sending only the values its expressions name).
 
         The item as it was comes back, applied or not: it shows whether a second write or a repair is needed.
@@ -437,7 +435,9 @@ class DynamoVerdictStore:
         """Store the key's override, replacing any earlier one (the last operator to set it wins)."""
         self._call(
             "PutItem",
-            lambda: self._client.put_item(TableName=self._table_name, Item=_override_item(override)),
+            lambda: self._client.put_item(
+                TableName=self._table_name, Item=_attributes(_override_item(override))
+            ),
         )
 
     def clear_override(self, key: RouteKey, *, now: int) -> RouteOverride | None:
@@ -450,7 +450,7 @@ class DynamoVerdictStore:
                 ReturnValues="ALL_OLD",
             ),
         )
-        old = _route_override(response.get("Attributes") or {})
+        old = _route_override(_plain(response.get("Attributes") or {}))
         return old if old is not None and is_active(old, now) else None
 
     # -- probe slots ---------------------------------------------------------------------------------------------
@@ -461,13 +461,16 @@ class DynamoVerdictStore:
             "PutItem",
             lambda: self._client.put_item(
                 TableName=self._table_name,
-                Item={
-                    **_key(PROBE_PARTITION, slot_sort_key(slot_start)),
-                    "slotStart": _n(slot_start),
-                    "trigger": {"S": trigger},
-                    "claimedAt": _n(now),
-                    TTL_ATTRIBUTE: _n((now + PROBE_SLOT_RETENTION_MS) // SECOND_MS),
-                },
+                Item=_attributes(
+                    {
+                        PARTITION_KEY: PROBE_PARTITION,
+                        SORT_KEY: slot_sort_key(slot_start),
+                        "slotStart": slot_start,
+                        "trigger": trigger,
+                        "claimedAt": now,
+                        TTL_ATTRIBUTE: (now + PROBE_SLOT_RETENTION_MS) // SECOND_MS,
+                    }
+                ),
                 ConditionExpression=SLOT_UNCLAIMED,
             ),
         )
@@ -484,11 +487,11 @@ class DynamoVerdictStore:
                 TableName=self._table_name,
                 Key=_key(quota_partition(day), client),
                 UpdateExpression=f"ADD lookups :lookups SET {TTL_ATTRIBUTE} = :expiresAt",
-                ExpressionAttributeValues={":lookups": _n(lookups), ":expiresAt": _n(expires_at)},
+                ExpressionAttributeValues=_attributes({":lookups": lookups, ":expiresAt": expires_at}),
                 ReturnValues="UPDATED_NEW",
             ),
         )
-        total = _optional_number(response.get("Attributes", {}), "lookups")
+        total = _optional_number(_plain(response.get("Attributes", {})), "lookups")
         if total is None:
             raise StoreError("DynamoDB UpdateItem returned no total")
         return total
@@ -500,8 +503,8 @@ class DynamoVerdictStore:
         try:
             response = self._call(operation, write)
         except _ConditionFailed as refused:
-            return _Outcome(applied=False, old=refused.old)
-        return _Outcome(applied=True, old=response.get("Attributes") or {})
+            return _Outcome(applied=False, old=_plain(refused.old))
+        return _Outcome(applied=True, old=_plain(response.get("Attributes") or {}))
 
     def _count_if_refused(self, outcome: _Outcome) -> None:
         if not outcome.applied:
@@ -541,7 +544,7 @@ class DynamoVerdictStore:
 
 
 class _ConditionFailed(Exception):
-    def __init__(self, old: Item) -> None:
+    def __init__(self, old: Mapping[str, AttributeValueTypeDef]) -> None:
         super().__init__("conditional write refused")
         self.old = old
 
@@ -550,38 +553,47 @@ class _NoAnswer(StoreError):
     """DynamoDB did not answer (timeout, connection, credentials): every further call would fare the same."""
 
 
-# ---------------------------------------------------------------------------------------------------------
 # Item <-> core types. Unknown keys or malformed items are skipped: a missing verdict only means "use the relay".
 
+_SERIALIZER: Final = TypeSerializer()
+_DESERIALIZER: Final = TypeDeserializer()
 
 _ROUTE_KEYS: Final = frozenset(key.value for key in RouteKey)
 _OVERRIDE_MODES: Final = frozenset(mode.value for mode in OverrideMode)
 _RELAY_GROUPS: Final = frozenset(group.value for group in RelayGroup)
 _REASONS: Final = frozenset(reason.value for reason in Reason)
 
-# The DynamoDB type of each attribute an item must have, and of each it may have.
-_ROUTE_REQUIRED: Final = {"direct": "BOOL", "checkedAt": "N"}
-_ROUTE_OPTIONAL: Final = {"reason": "S", "failedAt": "N", "blockedUntil": "N"}
-_RELAY_REQUIRED: Final = {"healthy": "BOOL", "checkedAt": "N"}
-_RELAY_OPTIONAL: Final = {"reason": "S"}
-_OVERRIDE_REQUIRED: Final = {"mode": "S", "reason": "S", "createdAt": "N", TTL_ATTRIBUTE: "N"}
+# The Python type of each attribute an item must have, and of each it may have, as boto3 deserializes them.
+_ROUTE_REQUIRED: Final = {"direct": bool, "checkedAt": Decimal}
+_ROUTE_OPTIONAL: Final = {"reason": str, "failedAt": Decimal, "blockedUntil": Decimal}
+_RELAY_REQUIRED: Final = {"healthy": bool, "checkedAt": Decimal}
+_RELAY_OPTIONAL: Final = {"reason": str}
+_OVERRIDE_REQUIRED: Final = {"mode": str, "reason": str, "createdAt": Decimal, TTL_ATTRIBUTE: Decimal}
 
 
-def _well_formed(item: Item, required: Mapping[str, str], optional: Mapping[str, str]) -> bool:
+def _attributes(plain: Plain) -> dict[str, AttributeValueTypeDef]:
+    return {name: _SERIALIZER.serialize(value) for name, value in plain.items()}
+
+
+def _plain(item: Mapping[str, AttributeValueTypeDef]) -> dict[str, Any]:
+    return {name: _DESERIALIZER.deserialize(value) for name, value in item.items()}
+
+
+def _well_formed(item: Plain, required: Mapping[str, type], optional: Mapping[str, type]) -> bool:
     """The required attributes are present, and each known attribute present has its type."""
     if not all(name in item for name in required):
         return False
     expected = {**required, **optional}
-    return all(expected[name] in item[name] for name in expected.keys() & item.keys())
+    return all(isinstance(item[name], expected[name]) for name in expected.keys() & item.keys())
 
 
-def _live_block(item: Item, now: int) -> bool:
+def _live_block(item: Plain, now: int) -> bool:
     """The item holds a block that is running at `now` (one ending too far ahead is not real)."""
     blocked_until = _optional_number(item, "blockedUntil")
     return blocked_until is not None and now < blocked_until <= now + MAX_CLOCK_SKEW_MS + COOLDOWN_MS
 
 
-def _unsound_failure_attributes(item: Item, now: int) -> list[str]:
+def _unsound_failure_attributes(item: Plain, now: int) -> list[str]:
     """The item's failedAt/blockedUntil that are not a number, or further ahead than a writer may stamp."""
     latest = {"failedAt": now + MAX_CLOCK_SKEW_MS, "blockedUntil": now + MAX_CLOCK_SKEW_MS + COOLDOWN_MS}
     unsound = []
@@ -593,34 +605,25 @@ def _unsound_failure_attributes(item: Item, now: int) -> list[str]:
 
 
 def _key(partition: str, sort: str) -> dict[str, AttributeValueTypeDef]:
-    return {PARTITION_KEY: {"S": partition}, SORT_KEY: {"S": sort}}
+    return _attributes({PARTITION_KEY: partition, SORT_KEY: sort})
 
 
-def _n(value: int) -> AttributeValueTypeDef:
-    return {"N": str(int(value))}
+def _optional_number(item: Plain, name: str) -> int | None:
+    value = item.get(name)
+    return int(value) if isinstance(value, Decimal) else None
 
 
-def _optional_number(item: Item, name: str) -> int | None:
-    raw = item.get(name, {}).get("N")
-    if raw is None:
-        return None
-    try:
-        return int(Decimal(raw))
-    except (ArithmeticError, ValueError):
-        return None
-
-
-def _reason(item: Item) -> Reason | None:
-    raw = item.get("reason", {}).get("S")
+def _reason(item: Plain) -> Reason | None:
+    raw = item.get("reason")
     return Reason(raw) if raw in _REASONS else None
 
 
-def _sort_key_suffix(item: Item, prefix: str) -> str | None:
-    sort = item.get(SORT_KEY, {}).get("S", "")
-    return sort.removeprefix(prefix) if sort.startswith(prefix) else None
+def _sort_key_suffix(item: Plain, prefix: str) -> str | None:
+    sort = item.get(SORT_KEY)
+    return sort.removeprefix(prefix) if isinstance(sort, str) and sort.startswith(prefix) else None
 
 
-def _route_verdict(item: Item) -> RouteVerdict | None:
+def _route_verdict(item: Plain) -> RouteVerdict | None:
     parsed = _verdict_basics(item, ROUTE_PREFIX, _ROUTE_KEYS, _ROUTE_REQUIRED, _ROUTE_OPTIONAL, "direct")
     if parsed is None:
         return None
@@ -636,7 +639,7 @@ def _route_verdict(item: Item) -> RouteVerdict | None:
     )
 
 
-def _relay_check(item: Item) -> RelayCheck | None:
+def _relay_check(item: Plain) -> RelayCheck | None:
     parsed = _verdict_basics(item, RELAY_PREFIX, _RELAY_GROUPS, _RELAY_REQUIRED, _RELAY_OPTIONAL, "healthy")
     if parsed is None:
         return None
@@ -645,48 +648,44 @@ def _relay_check(item: Item) -> RelayCheck | None:
 
 
 def _verdict_basics(
-    item: Item,
+    item: Plain,
     prefix: str,
     names: frozenset[str],
-    required: Mapping[str, str],
-    optional: Mapping[str, str],
+    required: Mapping[str, type],
+    optional: Mapping[str, type],
     flag: str,
 ) -> tuple[str, bool, int] | None:
     """A well-formed verdict item's name, its boolean `flag` and its `checkedAt`; None for any other item."""
     name = _sort_key_suffix(item, prefix)
     if name not in names or not _well_formed(item, required, optional):
         return None
-    value = item.get(flag, {}).get("BOOL")
-    checked_at = _optional_number(item, "checkedAt")
-    if value is None or checked_at is None:
-        return None
-    return name, value, checked_at
+    return name, item[flag], int(item["checkedAt"])
 
 
-def _override_item(override: RouteOverride) -> dict[str, AttributeValueTypeDef]:
+def _override_item(override: RouteOverride) -> dict[str, Any]:
     # The expiry is a whole second (functions/core/overrides.py), so the TTL attribute holds it exactly.
     return {
-        **_key(VERDICT_PARTITION, override_sort_key(RouteKey(override.key))),
-        "mode": {"S": OverrideMode(override.mode).value},
-        "reason": {"S": override.reason},
-        "createdAt": _n(override.created_at),
-        TTL_ATTRIBUTE: _n(override.expires_at // SECOND_MS),
+        PARTITION_KEY: VERDICT_PARTITION,
+        SORT_KEY: override_sort_key(RouteKey(override.key)),
+        "mode": OverrideMode(override.mode).value,
+        "reason": override.reason,
+        "createdAt": override.created_at,
+        TTL_ATTRIBUTE: override.expires_at // SECOND_MS,
     }
 
 
-def _route_override(item: Item) -> RouteOverride | None:
+def _route_override(item: Plain) -> RouteOverride | None:
     name = _sort_key_suffix(item, OVERRIDE_PREFIX)
-    if name not in _ROUTE_KEYS or not _well_formed(item, _OVERRIDE_REQUIRED, {}):
-        return None
-    mode = item["mode"].get("S")
-    created_at = _optional_number(item, "createdAt")
-    expires_at_s = _optional_number(item, TTL_ATTRIBUTE)
-    if mode not in _OVERRIDE_MODES or created_at is None or expires_at_s is None:
+    if (
+        name not in _ROUTE_KEYS
+        or not _well_formed(item, _OVERRIDE_REQUIRED, {})
+        or item["mode"] not in _OVERRIDE_MODES
+    ):
         return None
     return RouteOverride(
         key=RouteKey(name),
-        mode=OverrideMode(mode),
-        reason=item["reason"].get("S", ""),
-        created_at=created_at,
-        expires_at=expires_at_s * SECOND_MS,
+        mode=OverrideMode(item["mode"]),
+        reason=item["reason"],
+        created_at=int(item["createdAt"]),
+        expires_at=int(item[TTL_ATTRIBUTE]) * SECOND_MS,
     )

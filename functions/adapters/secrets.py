@@ -93,7 +93,7 @@ class Secrets(BaseModel):
     cgv_relay_token: SecretStr | None = Field(default=None, alias="CGV_RELAY_TOKEN")
     cgv_access_client_id: SecretStr | None = Field(default=None, alias="CGV_ACCESS_CLIENT_ID")
     cgv_access_client_secret: SecretStr | None = Field(default=None, alias="CGV_ACCESS_CLIENT_SECRET")
-    """The CGV relay's own credentials: all unset, the CGV routes use the Dtryx relay's (`relay_settings_of`)."""
+    """The CGV relay's own credentials: all unset, the CGV routes use the Dtryx relay's (`relay_config.relay_settings_of`)."""
     cgv_signing_key: SecretStr | None = Field(default=None, alias="CGV_SIGNING_KEY")
     """The HMAC key of CGV's signed requests (direct only; never sent, only its signatures are)."""
     edge_origin_secret: SecretStr | None = Field(default=None, alias=EDGE_ORIGIN_SECRET_KEY)

@@ -46,7 +46,6 @@ from functions.handlers.telemetry import (
     emit_metric,
     emit_snapshot_age,
     logger,
-    one_metrics_document,
     report_unexpected_error,
 )
 from functions.services.lookup import Lookup
@@ -282,11 +281,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     # API Gateway's request id, as `correlation_paths.API_GATEWAY_HTTP` would find it, without evaluating
     # JMESPath on every lookup.
     logger.set_correlation_id((event.get("requestContext") or {}).get("requestId"))
-    with one_metrics_document():
-        return _handle(event, context)
-
-
-def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # The router starts the background snapshot refresh (single-flight) when a lookup finds it stale.
     function = LOOKUP_FUNCTION.get()
     emit_snapshot_age(function.snapshots)

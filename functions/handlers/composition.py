@@ -27,10 +27,11 @@ from functions.adapters.direct import DirectTransport
 from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.dynamo_store import dynamodb_client as new_dynamodb_client
 from functions.adapters.http import new_http_client
-from functions.adapters.relay import RelayConfigError, RelayEndpoint, RelayTransport
+from functions.adapters.relay import RelayTransport
+from functions.adapters.relay_config import relay_endpoints, relay_url
 from functions.adapters.secrets import Secrets, SecretSource, StaticSecrets, secret_source
 from functions.catalog import OperationSpec
-from functions.core import DIRECT_TIMEOUT_MS, Clock, RelayGroup, RouteKey
+from functions.core import Clock, RelayGroup, RouteKey
 from functions.core.model import SECOND_MS
 from functions.handlers.daily_quota import LimitedLookups, limited_lookups
 from functions.handlers.init_collection import resume_after_init
@@ -41,6 +42,7 @@ from functions.handlers.telemetry import (
     MetricsRoutingEvents,
     emit_metric,
     logger,
+    report_relay_configuration_invalid,
 )
 from functions.services.reporting import BackgroundFailureReporter
 from functions.services.response_cache import ResponseCache
@@ -122,7 +124,9 @@ class Upstreams:
         secrets = self.secrets
         with self._relays_lock:
             if self._relays is None or self._relays[0] is not secrets:
-                endpoints = relay_endpoints(self.settings, secrets)
+                endpoints = relay_endpoints(
+                    self.settings.relay_urls, secrets, on_invalid=report_relay_configuration_invalid
+                )
                 transport = RelayTransport(
                     self.relay_client, endpoints, clock=self.clock, events=MetricsRelayEvents()
                 )
@@ -130,7 +134,7 @@ class Upstreams:
             return self._relays[1]
 
     def relay_configured(self, group: RelayGroup) -> bool:
-        return relay_url(self.settings, group, self.secrets) is not None
+        return relay_url(group, self.settings.relay_urls, self.secrets) is not None
 
     def before_snapshot(self) -> None:
         """SnapStart, before Lambda snapshots this initialized container: background work finishes (no thread
@@ -203,11 +207,10 @@ class LookupFunction:
 @dataclass(eq=False)
 class ProbeFunction:
     """The probe and operator functions: the verdict store (None without a table) and the full check of every
-    route into it, each check bounded by `check_timeout_ms`."""
+    route into it."""
 
     upstreams: Upstreams
     store: DynamoVerdictStore | None
-    check_timeout_ms: int = DIRECT_TIMEOUT_MS
 
     def probe(
         self, specs: Mapping[RouteKey, OperationSpec[Any, Any]], *, slot_start: int, trigger: str
@@ -230,52 +233,10 @@ class ProbeFunction:
             trigger=trigger,
             events=MetricsProbeEvents(),
             rejected_writes=lambda: store.rejected_writes,
-            timeout_ms=self.check_timeout_ms,
         )
 
     def close(self) -> None:
         self.upstreams.close()
-
-
-# --- relay configuration -----------------------------------------------------------------------------
-
-_RELAY_URL_FIELD: Mapping[RelayGroup, str] = {
-    RelayGroup.OLIVEYOUNG: "oy_relay_url",
-    RelayGroup.CONVENIENCE: "convenience_relay_url",
-    RelayGroup.DTRYX: "dtryx_relay_url",
-    RelayGroup.CGV: "cgv_relay_url",
-}
-
-
-def relay_settings_of(group: RelayGroup, settings: CommonSettings, secrets: Secrets) -> RelayGroup:
-    """Whose relay settings `group` uses: its own, but CGV with none of its own (no `CGV_RELAY_URL`, token
-    or Access key) uses the Dtryx relay's, whose process serves it. Always one group's set, never a mix."""
-    if group is RelayGroup.CGV and settings.cgv_relay_url is None and not secrets.has_own_relay(group):
-        return RelayGroup.DTRYX
-    return group
-
-
-def relay_url(settings: CommonSettings, group: RelayGroup, secrets: Secrets) -> str | None:
-    url: str | None = getattr(settings, _RELAY_URL_FIELD[relay_settings_of(group, settings, secrets)])
-    return url
-
-
-def relay_endpoints(
-    settings: CommonSettings, secrets: Secrets
-) -> dict[RelayGroup, RelayEndpoint | RelayConfigError]:
-    """Each group with a relay URL: its endpoint, or why it is unusable (its verdict is then `configuration`)."""
-    endpoints: dict[RelayGroup, RelayEndpoint | RelayConfigError] = {}
-    for group in RelayGroup:
-        url = relay_url(settings, group, secrets)
-        if url is None:
-            continue
-        credentials = secrets.relay(relay_settings_of(group, settings, secrets)).credentials()
-        try:
-            endpoints[group] = RelayEndpoint.parse(group, url, credentials)
-        except RelayConfigError as error:
-            logger.warning("relay configuration invalid", extra={"group": group.value, "problem": str(error)})
-            endpoints[group] = error
-    return endpoints
 
 
 # --- building --------------------------------------------------------------------------------------
@@ -358,14 +319,9 @@ def build_lookup_function(settings: ApiSettings, surroundings: Surroundings = DE
     return function
 
 
-def build_probe_function(
-    settings: CommonSettings,
-    surroundings: Surroundings = DEPLOYED,
-    *,
-    check_timeout_ms: int = DIRECT_TIMEOUT_MS,
-) -> ProbeFunction:
+def build_probe_function(settings: CommonSettings, surroundings: Surroundings = DEPLOYED) -> ProbeFunction:
     """The probe or operator function's parts."""
-    return ProbeFunction(surroundings.upstreams(settings), surroundings.store(settings), check_timeout_ms)
+    return ProbeFunction(surroundings.upstreams(settings), surroundings.store(settings))
 
 
 def _stale_write_rejected() -> None:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from functions.core import RelayGroup
 from functions.services.quota import FLUSH_INTERVAL_MS
 
 Seconds = Annotated[float, Field(gt=0, le=60)]
@@ -52,6 +53,17 @@ class CommonSettings(BaseModel):
     dtryx_relay_url: str | None = Field(default=None, alias="DTRYX_RELAY_URL")
     cgv_relay_url: str | None = Field(default=None, alias="CGV_RELAY_URL")
     """Unset, with no CGV relay credentials either: CGV goes through the Dtryx relay's URL and credentials."""
+
+    @property
+    def relay_urls(self) -> dict[RelayGroup, str | None]:
+        """Each relay group's base URL (functions/adapters/relay_config.py makes the endpoints)."""
+        return {
+            RelayGroup.OLIVEYOUNG: self.oy_relay_url,
+            RelayGroup.CONVENIENCE: self.convenience_relay_url,
+            RelayGroup.DTRYX: self.dtryx_relay_url,
+            RelayGroup.CGV: self.cgv_relay_url,
+        }
+
     # Read by Powertools itself (logs, metrics, traces); required here so that a function deployed without
     # them fails INIT naming the variable, instead of writing metrics nowhere.
     service_name: str = Field(alias="POWERTOOLS_SERVICE_NAME", min_length=1)

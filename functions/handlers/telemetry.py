@@ -2,32 +2,32 @@
 observability").
 
 Powertools' own environment variables name the service, namespace and log level. Metrics are only those
-`functions.handlers.metrics` declares. Each metric carries its own dimensions, which one Powertools EMF
-document cannot express (every metric there takes every dimension set), so `emit_metric` writes the documents
-itself: a line per metric, or one line per lookup inside `one_metrics_document()`. Nothing here ever receives a
+`functions.handlers.metrics` declares, each one Powertools `single_metric` line with its own dimensions (a
+Powertools `Metrics` document gives every metric in it every dimension set, which would add series; what a
+line per metric costs: docs/benchmarks.md, "Metrics: Powertools' lines"). Nothing here ever receives a
 secret: callers pass route keys, codes and numbers.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
-import os
-import threading
-import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.metrics.exceptions import SchemaValidationError
+from aws_lambda_powertools.metrics import single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
-from aws_lambda_powertools.shared import constants
-from pydantic_core import to_json
 
-from functions.core import PINNED_TO_RELAY, Path, Reason, RelayCheck, RouteCheck, RouteKey, RouteOverride
+from functions.core import (
+    PINNED_TO_RELAY,
+    Path,
+    Reason,
+    RelayCheck,
+    RelayGroup,
+    RouteCheck,
+    RouteKey,
+    RouteOverride,
+)
 from functions.handlers.metrics import METRICS
 from functions.services.snapshot_cache import SnapshotCache
 
@@ -37,44 +37,8 @@ if TYPE_CHECKING:  # the lookup function never loads the probe's code
 logger = Logger()
 
 
-class _Metric(NamedTuple):
-    name: str
-    unit: str
-    value: float
-    dimensions: dict[str, str]
-    """Its own dimensions; Powertools' `service` is added when the line is written."""
-
-
-class _Document:
-    """The metrics of one `one_metrics_document()`: added from its thread and from the threads that run in a
-    copy of its context (a lookup's members); once written, a late one is written on its own line."""
-
-    def __init__(self) -> None:
-        self._metrics: list[_Metric] | None = []
-        self._lock = threading.Lock()
-
-    def add(self, metric: _Metric) -> bool:
-        with self._lock:
-            if self._metrics is None:
-                return False
-            self._metrics.append(metric)
-            return True
-
-    def close(self) -> list[_Metric]:
-        with self._lock:
-            metrics, self._metrics = self._metrics or [], None
-            return metrics
-
-
-_open_document: ContextVar[_Document | None] = ContextVar("open_metrics_document", default=None)
-"""This context's open `one_metrics_document()` (background threads never see it: they write at once)."""
-
-_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
-
-
 def emit_metric(name: str, value: float, **dimensions: str) -> None:
-    """A metric of the table, with Powertools' `service` plus the given dimensions, as EMF: written at once, or
-    with the others of the open `one_metrics_document()`.
+    """A metric of the table as one EMF line, with Powertools' `service` plus the given dimensions.
 
     A name or dimension value outside the table is a bug: it is logged and not emitted (it would add series
     nobody budgeted), and never raised into the lookup that reported it.
@@ -87,80 +51,10 @@ def emit_metric(name: str, value: float, **dimensions: str) -> None:
     ):
         logger.error("undeclared metric not emitted", extra={"metric": name, "dimensions": dimensions})
         return
-    metric = _Metric(name, definition.unit.value, value, dimensions)
-    document = _open_document.get()
-    if document is None or not document.add(metric):
-        _write([metric])
-
-
-@contextmanager
-def one_metrics_document() -> Iterator[None]:
-    """Metrics emitted on this thread in the block are written at its end as one EMF line (more only when a
-    metric name or a dimension repeats with another value): a lookup pays for one line instead of three."""
-    document = _Document()
-    token = _open_document.set(document)
-    try:
-        yield
-    finally:
-        _open_document.reset(token)
-        _write(document.close())
-
-
-def _write(metrics: list[_Metric]) -> None:
-    # On a lookup's request path: the environment is read once per line, and the directives of a set of
-    # metrics (names, units, dimensions) are laid out once and reused; only values and time change.
-    if not metrics or is_metrics_disabled():
+    if is_metrics_disabled():  # single_metric writes its line even then (Powertools 3.37)
         return
-    namespace = os.environ.get(constants.METRICS_NAMESPACE_ENV)
-    if not namespace:  # as Powertools' own metrics: the namespace is not optional
-        raise SchemaValidationError("Must contain a metric namespace.")
-    service = os.environ.get(constants.SERVICE_NAME_ENV)
-    shape = tuple((m.name, m.unit, tuple(m.dimensions.items())) for m in metrics)
-    timestamp = time.time_ns() // 1_000_000
-    for directives, dimensions, members in _layout(namespace, service, shape):
-        # pydantic-core's encoder: a fifth of the standard library's per call, which builds its encoder each time.
-        fields = to_json({**dimensions, **{metrics[i].name: metrics[i].value for i in members}}).decode()
-        print(f'{{"_aws":{{"Timestamp":{timestamp},"CloudWatchMetrics":{directives}}},{fields[1:]}')
-
-
-_Shape = tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]
-"""Each metric's name, unit and own dimensions, in the order emitted."""
-
-
-@functools.lru_cache(maxsize=128)
-def _layout(
-    namespace: str, service: str | None, shape: _Shape
-) -> list[tuple[str, dict[str, str], list[int]]]:
-    """The EMF documents of `shape`: each one's directives (JSON), dimension values and metrics (indexes).
-
-    A metric joins the first document that has no value of its name yet and whose dimensions agree with its
-    own; each document has a directive per dimension set.
-    """
-    documents: list[tuple[list[dict[str, Any]], dict[str, str], list[int]]] = []
-    for index, (name, unit, own) in enumerate(shape):
-        dimensions = {"service": service, **dict(own)} if service else dict(own)
-        document = next(
-            (
-                d
-                for d in documents
-                if all(shape[i][0] != name for i in d[2])
-                and all(d[1].get(key, value) == value for key, value in dimensions.items())
-            ),
-            None,
-        )
-        if document is None:
-            document = ([], {}, [])
-            documents.append(document)
-        directives, values, members = document
-        keys = list(dimensions)
-        directive = next((d for d in directives if d["Dimensions"] == [keys]), None)
-        if directive is None:
-            directive = {"Namespace": namespace, "Dimensions": [keys], "Metrics": []}
-            directives.append(directive)
-        directive["Metrics"].append({"Name": name, "Unit": unit})
-        values.update(dimensions)
-        members.append(index)
-    return [(_COMPACT_JSON.encode(directives), values, members) for directives, values, members in documents]
+    with single_metric(name=name, unit=definition.unit, value=value, default_dimensions=dimensions):
+        pass
 
 
 def emit_snapshot_age(snapshots: SnapshotCache | None) -> None:
@@ -267,6 +161,11 @@ class MetricsRelayEvents:
         emit_metric("Gs25SessionExpired", 1)
 
 
+def report_relay_configuration_invalid(group: RelayGroup, error: Exception) -> None:
+    """A relay whose URL or credentials cannot be used: its lookups answer 503 and its check `configuration`."""
+    logger.warning("relay configuration invalid", extra={"group": group.value, "problem": str(error)})
+
+
 class MetricsProbeEvents:
     """A probe run's results as log lines and metrics (implements functions.services.ports.ProbeEvents).
 
@@ -295,10 +194,9 @@ class MetricsProbeEvents:
     def run_finished(self, summary: ProbeSummary) -> None:
         logger.info("probe run finished", extra={"probe": summary.to_dict()})
         checked = [check for check in summary.routes if check.key not in PINNED_TO_RELAY]
-        with one_metrics_document():
-            emit_metric("RoutesFailingDirect", sum(not check.direct for check in checked))
-            emit_metric("RelaysUnhealthy", sum(not check.healthy for check in summary.relays))
-            emit_metric("ProbeRunDuration", summary.duration_ms)
+        emit_metric("RoutesFailingDirect", sum(not check.direct for check in checked))
+        emit_metric("RelaysUnhealthy", sum(not check.healthy for check in summary.relays))
+        emit_metric("ProbeRunDuration", summary.duration_ms)
 
     def store_failed(self, operation: str, error_type: str) -> None:
         logger.error("verdict store failed", extra={"operation": operation, "error_type": error_type})

@@ -140,10 +140,6 @@ class DailyQuota:
             self._last_flush_at = None
             self._last_error_at = None
 
-    def tracked_clients(self) -> int:
-        with self._lock:
-            return len(self._settled) + len(self._pending)
-
     # -- counting (under the lock) -----------------------------------------------------------------------
 
     def _start_day(self, day: int) -> None:

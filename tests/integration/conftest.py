@@ -32,7 +32,7 @@ from functions.adapters.dynamo_store import DynamoVerdictStore, dynamodb_client,
 from functions.adapters.relay import RelayCredentials
 from functions.adapters.secrets import Secrets
 from functions.catalog import cgv
-from functions.core import DIRECT_PROBED, DIRECT_TIMEOUT_MS, RelayCheck, RelayGroup, RouteCheck, RouteKey
+from functions.core import DIRECT_PROBED, RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.handlers import api, composition, ops, probe
 from functions.handlers.composition import LookupFunction, ProbeFunction
 from functions.handlers.ops import ROUTES_PATH
@@ -133,7 +133,6 @@ class Lambdas:
         secrets: Secrets = TEST_SECRETS,
         table: bool = True,
         dynamodb: Any = None,
-        check_timeout_ms: int = DIRECT_TIMEOUT_MS,
         **settings: str,
     ) -> LookupFunction:
         """Each function's real parts on moto (or `dynamodb`), their HTTP reaching the simulator; `settings` by
@@ -150,9 +149,7 @@ class Lambdas:
         )
         lookups = composition.build_lookup_function(ApiSettings.from_environment(**values), surroundings)
         self.operator_function, self.probe_function = (
-            composition.build_probe_function(
-                kind.from_environment(**values), surroundings, check_timeout_ms=check_timeout_ms
-            )
+            composition.build_probe_function(kind.from_environment(**values), surroundings)
             for kind in (OpsSettings, ProbeSettings)
         )
         composition.LOOKUP_FUNCTION.install(lookups)

@@ -8,12 +8,17 @@ from typing import Any
 import pytest
 
 from functions.adapters.relay import RelayConfigError, RelayEndpoint
+from functions.adapters.relay_config import relay_endpoints
 from functions.adapters.secrets import Secrets, SecretsError, StaticSecrets
 from functions.core import DIRECT_PROBED, Path, Reason, RelayGroup, RouteKey, group_of
 from functions.handlers import composition
 from functions.handlers.composition import LookupFunction
 from functions.handlers.settings import ApiSettings, ProbeSettings
-from functions.handlers.telemetry import MetricsRoutingEvents, emit_snapshot_age
+from functions.handlers.telemetry import (
+    MetricsRoutingEvents,
+    emit_snapshot_age,
+    report_relay_configuration_invalid,
+)
 from sandbox.embedded_aws import EmbeddedAws
 from tests.integration.conftest import TABLE_NAME, TEST_SECRET_VALUES, TEST_SECRETS, Lambdas
 from tests.support.telemetry import TelemetryOutput
@@ -87,10 +92,16 @@ def test_invalid_relay_configuration_is_a_configuration_verdict(lambdas: Lambdas
         assert path_chosen(lookups, group) == "relay"  # set up, if unusable: its lookups answer 503
 
 
-def _cgv_relay(lookups: LookupFunction) -> RelayEndpoint | RelayConfigError | None:
-    return composition.relay_endpoints(lookups.upstreams.settings, lookups.upstreams.secrets).get(
-        RelayGroup.CGV
+def endpoints(
+    lookups: LookupFunction, secrets: Secrets
+) -> dict[RelayGroup, RelayEndpoint | RelayConfigError]:
+    return relay_endpoints(
+        lookups.upstreams.settings.relay_urls, secrets, on_invalid=report_relay_configuration_invalid
     )
+
+
+def _cgv_relay(lookups: LookupFunction) -> RelayEndpoint | RelayConfigError | None:
+    return endpoints(lookups, lookups.upstreams.secrets).get(RelayGroup.CGV)
 
 
 def test_without_settings_of_its_own_cgv_uses_the_dtryx_relays_as_a_whole(lambdas: Lambdas) -> None:
@@ -101,7 +112,7 @@ def test_without_settings_of_its_own_cgv_uses_the_dtryx_relays_as_a_whole(lambda
     lookups = lambdas.deploy(secrets=secrets)
     cgv, dtryx = (
         _cgv_relay(lookups),
-        composition.relay_endpoints(lookups.upstreams.settings, secrets)[RelayGroup.DTRYX],
+        endpoints(lookups, secrets)[RelayGroup.DTRYX],
     )
     assert isinstance(cgv, RelayEndpoint)
     assert isinstance(dtryx, RelayEndpoint)
@@ -137,9 +148,7 @@ def test_any_cgv_setting_of_its_own_replaces_the_whole_dtryx_set(
         assert str(cgv) == expected
         check = lookups.upstreams.relays.check_health(RelayGroup.CGV, timeout_ms=500, now=lambdas.clock())
         assert (check.healthy, check.reason) == (False, Reason.CONFIGURATION)
-    assert isinstance(
-        composition.relay_endpoints(lookups.upstreams.settings, secrets)[RelayGroup.DTRYX], RelayEndpoint
-    )
+    assert isinstance(endpoints(lookups, secrets)[RelayGroup.DTRYX], RelayEndpoint)
 
 
 def test_a_full_cgv_set_of_its_own_is_used(lambdas: Lambdas) -> None:

@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
+from functions.catalog import CATALOG
 from functions.core import DIRECT_PROBED, PROBE_SLOT_MS, Reason, RelayCheck, RelayGroup, RouteCheck, RouteKey
 from functions.core.errors import StoreError
 from functions.handlers import probe
 from functions.handlers.composition import StoreNotConfigured
-from functions.services.probe_run import MAX_IN_FLIGHT, slot_start_of
+from functions.handlers.telemetry import MetricsProbeEvents
+from functions.services.probe_run import MAX_IN_FLIGHT, run_probe, slot_start_of
 from tests.integration.conftest import TEST_SECRETS, Lambdas
 from tests.support.secret_values import secret_values
 from tests.support.telemetry import TelemetryOutput
@@ -86,21 +88,35 @@ def test_upstream_faults_become_verdicts(lambdas: Lambdas) -> None:
 
 
 def test_a_run_where_every_upstream_hangs_is_bounded_by_the_check_timeout(lambdas: Lambdas) -> None:
-    lambdas.deploy(check_timeout_ms=200)
+    # The probe function's own transports and store, each check bounded by 200 ms instead of the deployed
+    # DIRECT_TIMEOUT_MS (3 s), so that every check can hang without a long test.
+    lambdas.deploy()
     for key in DIRECT_PROBED:
         lambdas.simulator.faults.set(f"direct:{key}", "timeout")
     for group in RelayGroup:
         lambdas.simulator.faults.set(f"relay:{group}", "timeout")
+    function = lambdas.probe_function
+    assert function.store is not None
 
     started = time.monotonic()
-    result = lambdas.probe(SCHEDULED)
+    summary = run_probe(
+        specs=CATALOG,
+        direct=function.upstreams.direct,
+        relays=function.upstreams.relays,
+        store=function.store,
+        clock=lambdas.clock,
+        slot_start=slot_start_of(SCHEDULED),
+        trigger="test",
+        events=MetricsProbeEvents(),
+        timeout_ms=200,
+    )
     elapsed_s = time.monotonic() - started
 
     checks = len(DIRECT_PROBED) + len(RelayGroup)
     # rounds of MAX_IN_FLIGHT checks x timeout, plus generous overhead
     assert elapsed_s <= math.ceil(checks / MAX_IN_FLIGHT) * 0.2 + 3.0
-    assert {route["reason"] for key, route in result["routes"].items() if key != "gs25-stock"} == {"timeout"}
-    assert {relay["reason"] for relay in result["relays"].values()} == {"timeout"}
+    assert {check.reason for check in summary.routes if check.key in DIRECT_PROBED} == {Reason.TIMEOUT}
+    assert {check.reason for check in summary.relays} == {Reason.TIMEOUT}
 
 
 def test_metrics_are_emitted_and_no_secret_reaches_a_log_or_a_retailer(

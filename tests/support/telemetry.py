@@ -30,8 +30,7 @@ class TelemetryOutput:
         return "".join(self._stdout) + self._log_stream.getvalue()
 
     def metrics(self) -> list[dict[str, Any]]:
-        """Each metric of each EMF line as {"namespace", "name", "value", "dimensions"} (a line may hold
-        several directives, one per dimension set: `one_metrics_document`)."""
+        """Each metric of each EMF line as {"namespace", "name", "value", "dimensions"}."""
         found = []
         for line in self.text().splitlines():
             if not line.startswith("{") or '"_aws"' not in line:

@@ -7,7 +7,6 @@ import json
 import logging
 import re
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,6 @@ from functions.handlers.telemetry import (
     MetricsRoutingEvents,
     count_error_answer,
     emit_metric,
-    one_metrics_document,
 )
 from functions.handlers.telemetry import logger as telemetry_logger
 from functions.services.ports import MemberOutcome, ProbeSummary
@@ -142,7 +140,7 @@ def test_each_probe_check_is_a_log_line_with_its_route_or_group_and_reason(telem
     assert telemetry.metrics() == []  # the run's counts come with its end
 
 
-def test_a_probe_run_counts_failing_routes_and_unhealthy_relays_in_one_document(telemetry):
+def test_a_probe_run_counts_failing_routes_and_unhealthy_relays(telemetry):
     routes = (
         RouteCheck(RouteKey.CU_STOCK, direct=False, checked_at=1, reason=Reason.HTTP_403),
         RouteCheck(RouteKey.OY_GOODS_INFO, direct=False, checked_at=1, reason=Reason.TIMEOUT),
@@ -162,7 +160,6 @@ def test_a_probe_run_counts_failing_routes_and_unhealthy_relays_in_one_document(
     values = {m["name"]: m["value"] for m in telemetry.metrics()}
     assert values == {"RoutesFailingDirect": 2, "RelaysUnhealthy": 1, "ProbeRunDuration": 1234}
     assert all(m["dimensions"] == {"service": "route-health"} for m in telemetry.metrics())
-    assert len(_emf_lines(telemetry)) == 1
 
 
 @pytest.mark.parametrize(
@@ -194,78 +191,36 @@ def _emf_lines(telemetry: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in telemetry.text().splitlines() if '"_aws"' in line]
 
 
-def test_one_document_takes_a_second_line_only_for_a_repeated_name_or_another_dimension_value(telemetry):
-    with one_metrics_document():
-        emit_metric("Lookups", 1, Path="direct")
-        emit_metric("SnapshotAge", 1500)
-        emit_metric("Lookups", 1, Path="relay")  # the name again: the first line has its value
-        emit_metric("ResponseCache", 1, Outcome="hit")
+def test_each_metric_carries_its_own_dimensions_only(telemetry):
+    # Another metric's dimension on it would be a series nobody budgeted.
+    emit_metric("Lookups", 1, Path="direct")
+    emit_metric("SnapshotAge", 1500)
+    emit_metric("Lookups", 1, Path="relay")
+    emit_metric("ResponseCache", 1, Outcome="hit")
 
-    first, second = _emf_lines(telemetry)
-    assert {
-        (tuple(d["Dimensions"][0]), d["Metrics"][0]["Name"]) for d in first["_aws"]["CloudWatchMetrics"]
-    } == {
-        (("service", "Path"), "Lookups"),
-        (("service",), "SnapshotAge"),
-        (("service", "Outcome"), "ResponseCache"),
-    }
-    assert (first["Path"], first["Lookups"], first["SnapshotAge"], first["Outcome"]) == (
-        "direct",
-        1,
-        1500,
-        "hit",
-    )
-    assert [d["Metrics"] for d in second["_aws"]["CloudWatchMetrics"]] == [
-        [{"Name": "Lookups", "Unit": "Count"}]
+    emitted = [(m["name"], m["dimensions"], m["value"]) for m in telemetry.metrics()]
+    service = {"service": "route-health"}
+    assert emitted == [
+        ("Lookups", {**service, "Path": "direct"}, 1),
+        ("SnapshotAge", service, 1500),
+        ("Lookups", {**service, "Path": "relay"}, 1),
+        ("ResponseCache", {**service, "Outcome": "hit"}, 1),
     ]
-    assert (second["Path"], second["Lookups"]) == ("relay", 1)
-    assert "SnapshotAge" not in second
+    assert {m["namespace"] for m in telemetry.metrics()} == {"RouteHealth"}
 
 
-def test_documents_of_the_same_metrics_carry_their_own_values_time_and_service(telemetry, monkeypatch):
-    # Their layout is reused; what changes between lookups must not be.
-    monkeypatch.setattr(time, "time_ns", lambda: 1_000_000_000_000 * 1_000_000)
-    with one_metrics_document():
-        emit_metric("SnapshotAge", 1)
-    monkeypatch.setattr(time, "time_ns", lambda: 2_000_000_000_000 * 1_000_000)
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "another-service")
-    with one_metrics_document():
-        emit_metric("SnapshotAge", 2)
-
-    first, second = _emf_lines(telemetry)
-    assert (first["SnapshotAge"], first["_aws"]["Timestamp"], first["service"]) == (
-        1,
-        1_000_000_000_000,
-        "route-health",
-    )
-    assert (second["SnapshotAge"], second["_aws"]["Timestamp"], second["service"]) == (
-        2,
-        2_000_000_000_000,
-        "another-service",
-    )
-
-
-def test_metrics_of_threads_in_a_copy_of_the_context_join_the_document_until_it_is_written(telemetry):
-    # A lookup's members run in copies of its context (functions/services/lookup.py, `each`).
-    late: list[contextvars.Context] = []
-    with one_metrics_document():
-        emit_metric("SnapshotAge", 1)
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            for path in ("direct", "relay"):
-                pool.submit(contextvars.copy_context().run, emit_metric, "Lookups", 1, Path=path)
-        late.append(contextvars.copy_context())
-    # A member that outlives its request writes a line of its own rather than into a written document.
-    thread = threading.Thread(target=late[0].run, args=(emit_metric, "DirectFailure", 1))
+def test_metrics_from_a_lookups_member_threads_and_after_it_are_all_written(telemetry):
+    # A lookup's members run in copies of its context (functions/services/lookup.py, `each`), and a member
+    # may outlive its request.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for path in ("direct", "relay"):
+            pool.submit(contextvars.copy_context().run, emit_metric, "Lookups", 1, Path=path)
+    thread = threading.Thread(target=emit_metric, args=("DirectFailure", 1))
     thread.start()
     thread.join()
 
-    lines = _emf_lines(telemetry)
-    assert len(lines) == 3  # the document (a second line for the repeated name), then the late metric
-    names = [
-        metric["Name"] for line in lines for d in line["_aws"]["CloudWatchMetrics"] for metric in d["Metrics"]
-    ]
-    assert sorted(names[:3]) == ["Lookups", "Lookups", "SnapshotAge"]
-    assert names[3:] == ["DirectFailure"]
+    emitted = sorted((m["name"], m["dimensions"].get("Path")) for m in telemetry.metrics())
+    assert emitted == [("DirectFailure", None), ("Lookups", "direct"), ("Lookups", "relay")]
 
 
 def test_a_lookups_members_are_one_log_line_with_each_ones_outcome_and_time(telemetry):
@@ -282,25 +237,12 @@ def test_a_lookups_members_are_one_log_line_with_each_ones_outcome_and_time(tele
     assert telemetry.metrics() == []  # no series per member: the router counts their calls
 
 
-def test_no_document_while_metrics_are_disabled(telemetry, monkeypatch):
+def test_no_line_while_metrics_are_disabled(telemetry, monkeypatch):
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    with one_metrics_document():
-        emit_metric("SnapshotAge", 1)
-        emit_metric("Lookups", 1, Path="direct")
+    emit_metric("SnapshotAge", 1)
+    emit_metric("Lookups", 1, Path="direct")
 
     assert _emf_lines(telemetry) == []
-
-
-def test_a_document_is_one_line_of_compact_json_with_its_fields_in_order(telemetry, monkeypatch):
-    # The bytes CloudWatch parses: the fields (service, own dimensions, values) follow `_aws` in emission order.
-    monkeypatch.setattr(time, "time_ns", lambda: 1_000_000_000_000 * 1_000_000)
-    with one_metrics_document():
-        emit_metric("SnapshotAge", 1500.5)
-        emit_metric("Lookups", 1, Path="direct")
-
-    [line] = [line for line in telemetry.text().splitlines() if '"_aws"' in line]
-    assert line == json.dumps(json.loads(line), separators=(",", ":"))
-    assert line.endswith(',"service":"route-health","Path":"direct","SnapshotAge":1500.5,"Lookups":1}')
 
 
 def test_at_debug_level_a_route_decision_is_logged_with_its_rule(telemetry):

@@ -132,12 +132,11 @@ def test_a_forgotten_quota_starts_afresh_and_a_flush_from_before_changes_nothing
     admitted(one.quota, BOB, 1, clock)  # unflushed
 
     one.quota.forget()
-    assert one.quota.tracked_clients() == 0
 
     admitted(one.quota, ALICE, 1, clock)  # counted afresh; a new flush is queued
     one.executor.run_pending()  # both fail: only the new count goes back to the next flush
     assert admitted(one.quota, ALICE, 2, clock) == [True, False]
-    assert one.quota.tracked_clients() == 1  # BOB's old count is gone
+    assert admitted(one.quota, BOB, 3, clock) == [True, True, False]  # BOB's old count is gone
 
 
 def test_clients_are_counted_apart() -> None:
@@ -275,7 +274,6 @@ def test_the_least_recently_seen_flushed_client_is_forgotten_first() -> None:
     assert admitted(one.quota, ALICE, 1, clock) == [False]  # seen again: now the most recent
 
     admitted(one.quota, "carol", 1, clock)  # full: Bob (flushed, least recently seen) makes room
-    assert one.quota.tracked_clients() == 2
     assert admitted(one.quota, ALICE, 1, clock) == [False]
     one.executor.run_pending()
 
@@ -303,7 +301,7 @@ def test_when_every_tracked_client_has_unflushed_counts_a_new_one_passes_uncount
     admitted(quota, BOB, 1, clock)
     assert admitted(quota, "mallory", 2, clock) == [True, True]  # fails open, never drops Alice's or Bob's
     assert len(untracked) == 2
-    assert quota.tracked_clients() == 2
+    assert admitted(quota, ALICE, 1, clock) == admitted(quota, BOB, 1, clock) == [False]  # both still counted
 
     executor.run_pending()  # Alice's count is in the store now: she may be forgotten
     clock.advance(FLUSH_INTERVAL_MS)
@@ -321,7 +319,7 @@ def test_a_new_day_forgets_the_old_one_and_a_late_flush_of_it_changes_nothing() 
     clock.advance(1_000)
     assert admitted(one.quota, ALICE, 2, clock) == [True, False]
     one.executor.run_pending()  # the old day's flush lands after midnight
-    assert one.quota.tracked_clients() == 1
+    assert admitted(one.quota, ALICE, 1, clock) == [False]  # the new day's count stands
     assert store.totals == {(korea_day(LAST_SECOND_KST), ALICE): 1}
 
 
