@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
 
 import pytest
@@ -87,7 +85,7 @@ def test_upstream_faults_become_verdicts(lambdas: Lambdas) -> None:
     assert lambdas.store.read_snapshot().routes[RouteKey.CU_STOCK].reason is Reason.HTTP_403
 
 
-def test_a_run_where_every_upstream_hangs_is_bounded_by_the_check_timeout(lambdas: Lambdas) -> None:
+def test_a_run_where_every_upstream_hangs_ends_each_check_as_a_timeout(lambdas: Lambdas) -> None:
     # The probe function's own transports and store, each check bounded by 200 ms instead of the deployed
     # DIRECT_TIMEOUT_MS (3 s), so that every check can hang without a long test.
     lambdas.deploy()
@@ -98,7 +96,6 @@ def test_a_run_where_every_upstream_hangs_is_bounded_by_the_check_timeout(lambda
     function = lambdas.probe_function
     assert function.store is not None
 
-    started = time.monotonic()
     summary = run_probe(
         specs=CATALOG,
         direct=function.upstreams.direct,
@@ -110,11 +107,8 @@ def test_a_run_where_every_upstream_hangs_is_bounded_by_the_check_timeout(lambda
         events=MetricsProbeEvents(),
         timeout_ms=200,
     )
-    elapsed_s = time.monotonic() - started
-
-    checks = len(DIRECT_PROBED) + len(RelayGroup)
-    # rounds of MAX_IN_FLIGHT checks x timeout, plus generous overhead
-    assert elapsed_s <= math.ceil(checks / MAX_IN_FLIGHT) * 0.2 + 3.0
+    # Every check ended by its own bound (the simulator's hang outlasts the test otherwise); how long that
+    # took is the bench's to measure, not a test's.
     assert {check.reason for check in summary.routes if check.key in DIRECT_PROBED} == {Reason.TIMEOUT}
     assert {check.reason for check in summary.relays} == {Reason.TIMEOUT}
 
