@@ -34,7 +34,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from functions.catalog import LOOKUPS
 from functions.catalog.contract import LookupQuery, description_of, retailer_of
 from functions.core import ApiError, ErrorCode, LookupCancelled
-from functions.core.errors import field_errors
+from functions.core.errors import NOT_STORED, error_envelope, error_headers, field_errors
 from functions.core.input_rules import broken_rules_message
 from functions.core.model import SECOND_MS
 from functions.core.quota import QuotaDecision
@@ -67,22 +67,14 @@ app = APIGatewayHttpResolver(
 # --- answers -------------------------------------------------------------------------------------
 
 
-NOT_STORED = {"Cache-Control": "no-store"}
-"""Every answer but a lookup's 200: an error is never reused, by any cache."""
-
-
 def _error(error: ApiError) -> Response[str]:
+    count_error_answer(error.code)  # every error answer is made here (the daily limit's 429 too)
     return Response(
         status_code=error.status,
         content_type=content_types.APPLICATION_JSON,
-        body=_error_json(error),
-        headers={**error.headers(), **NOT_STORED},
+        body=to_json(error_envelope(error)).decode(),
+        headers=error_headers(error),
     )
-
-
-def _error_json(error: ApiError) -> str:
-    count_error_answer(error.code)  # every error answer's body is made here
-    return to_json(error.envelope()).decode()
 
 
 def _lookup() -> Lookup:
@@ -136,7 +128,7 @@ def _answer(query: LookupQuery) -> Response[str]:
     headers = (
         {"Cache-Control": freshness.cache_control(age_s=cached.age_ms // SECOND_MS)}
         if cached.reusable
-        else NOT_STORED
+        else dict(NOT_STORED)
     )
     return Response(
         status_code=200, content_type=content_types.APPLICATION_JSON, body=cached.body, headers=headers
@@ -311,18 +303,12 @@ def _daily_quota(function: LookupFunction, event: dict[str, Any]) -> QuotaDecisi
 
 
 def _daily_limit_exceeded(quota: QuotaDecision) -> dict[str, Any]:
-    """The 429 in the API's error envelope, as API Gateway (payload 2.0) expects it from the function."""
-    error = ApiError(ErrorCode.DAILY_RATE_LIMIT_EXCEEDED, retry_after=quota.retry_after_s)
-    headers = {
-        "Content-Type": content_types.APPLICATION_JSON,
-        **rate_limit_headers(quota),
-        **error.headers(),
-        **NOT_STORED,
-    }
-    body = _error_json(error)
+    """The 429 as every error is answered, as API Gateway (payload 2.0) expects it from the function."""
+    answer = _error(ApiError(ErrorCode.DAILY_RATE_LIMIT_EXCEEDED, retry_after=quota.retry_after_s))
+    headers = {"Content-Type": content_types.APPLICATION_JSON, **rate_limit_headers(quota), **answer.headers}
     return {
-        "statusCode": error.status,
-        "body": body,
+        "statusCode": answer.status_code,
+        "body": answer.body,
         "isBase64Encoded": False,
         "headers": headers,
         "cookies": [],

@@ -158,7 +158,8 @@ def _error_responses(
         extra = {"fields": {"type": "array", "items": {"$ref": REF.format(model="FieldError")}}}
         schema = _failure(codes, **(extra if field_errors and "INVALID_INPUT" in codes else {}))
         status_headers = dict(headers)
-        if status == 429:
+        if status == 429:  # `retryAfter` with the `Retry-After` header, when there is one
+            schema["properties"]["error"]["properties"]["retryAfter"] = {"type": "integer", "minimum": 1}
             schema = {"oneOf": [schema, GATEWAY_MESSAGE]}
             status_headers.update(RETRY_AFTER)
         if status == 401:

@@ -22,7 +22,7 @@ from functions import catalog
 from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.secrets import SecretsError
 from functions.core import PROBE_SLOT_MS, ApiError, ErrorCode, RouteKey, Snapshot, StoreError
-from functions.core.errors import FieldError, field_errors
+from functions.core.errors import NOT_STORED, FieldError, error_envelope, error_headers, field_errors
 from functions.core.overrides import OverrideRefused, new_override, with_active_overrides
 from functions.core.quota import client_of
 from functions.handlers.composition import OPERATOR_FUNCTION, ProbeFunction, prepare_at_init
@@ -58,9 +58,7 @@ def probe_routes() -> Response[Any]:
         return _json(200, {"success": True, "data": data})
     retry_after = max(1, math.ceil((summary.slot_start + PROBE_SLOT_MS - now) / 1000))
     slot_taken = ApiError(ErrorCode.PROBE_SLOT_TAKEN, retry_after=retry_after)
-    body = slot_taken.envelope()
-    body["error"]["retryAfter"] = retry_after
-    return _json(slot_taken.status, {**body, "data": data}, slot_taken.headers())
+    return _json(slot_taken.status, error_envelope(slot_taken, data=data), error_headers(slot_taken))
 
 
 @app.put(OVERRIDE_PATH)
@@ -185,9 +183,7 @@ def _not_found(_: Exception) -> Response[Any]:
 
 
 def _error(error: ApiError) -> Response[Any]:
-    # RFC 9110: a 401 names the scheme it wants (the x-health-check-key header works too).
-    challenge = {"WWW-Authenticate": "Bearer"} if error.status == 401 else {}
-    return _json(error.status, error.envelope(), {**error.headers(), **challenge})
+    return _json(error.status, error_envelope(error), error_headers(error))
 
 
 def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Response[Any]:
@@ -196,7 +192,7 @@ def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | Non
         content_type=content_types.APPLICATION_JSON,
         body=dict(body),
         # Verdicts change by the minute and are the operator's alone: never kept by any cache.
-        headers={**(headers or {}), "Cache-Control": "no-store"},
+        headers={**(headers or {}), **NOT_STORED},
     )
 
 
