@@ -60,7 +60,7 @@ def lookup_errors(query: type[LookupQuery]) -> _Errors:
 
 
 def operator_errors(method: Literal["get", "post", "put", "delete"]) -> _Errors:
-    """What `functions/handlers/ops.py` can answer (PROBE_SLOT_TAKEN is its own 429 shape)."""
+    """What `functions/handlers/operator_api.py` can answer (PROBE_SLOT_TAKEN is its own 429 shape)."""
     errors = _Errors()
     if method != "get":
         errors.add(ErrorCode.INVALID_INPUT)
