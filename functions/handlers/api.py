@@ -25,6 +25,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
@@ -38,8 +39,10 @@ from functions.core.errors import NOT_STORED, error_envelope, error_headers, fie
 from functions.core.input_rules import broken_rules_message
 from functions.core.model import SECOND_MS
 from functions.core.quota import QuotaDecision
+from functions.handlers import documented
 from functions.handlers.composition import LOOKUP_FUNCTION, LookupFunction, prepare_at_init
 from functions.handlers.daily_quota import rate_limit_headers
+from functions.handlers.documented import error_responses
 from functions.handlers.telemetry import (
     LogLookupEvents,
     count_error_answer,
@@ -194,6 +197,18 @@ def _handler(query: type[LookupQuery]) -> Callable[..., Response[str]]:
     return handler
 
 
+def _responses(query: type[LookupQuery]) -> dict[int, OpenAPIResponse]:
+    """Its 200 (`data` is its answer type: `functions/handlers/openapi.py`) and exactly its contract's errors."""
+    notes = "".join(f". {note}" for note in query.freshness_notes)
+    fresh: OpenAPIResponseHeader = {
+        "schema": {"type": "string"},
+        "description": f"`{query.freshness.cache_control()}` (max-age less the answer's age when it was kept "
+        f"in the function's cache){notes}",
+    }
+    ok: OpenAPIResponse = {"description": "The normalized data", "headers": {"Cache-Control": fresh}}
+    return {200: ok, **error_responses(query.errors(), fields=True, headers=documented.NOT_STORED)}
+
+
 for _query in LOOKUPS:
     app.get(
         _query.path.replace("{", "<").replace("}", ">"),
@@ -201,6 +216,7 @@ for _query in LOOKUPS:
         description=description_of(_query),
         tags=[retailer_of(_query)],
         operation_id=operation_id(_query),
+        responses=_responses(_query),
     )(_handler(_query))
 
 
@@ -208,21 +224,24 @@ for _query in LOOKUPS:
 
 
 @cache
-def _openapi_document() -> str:
-    # Built on the first request for it: the document's schemas would cost every INIT.
+def openapi_json(limited_prefixes: tuple[str, ...]) -> str:
+    """The document, where `limited_prefixes` count against the daily limit. Built on the first request for
+    it: the document's schemas would cost every INIT."""
     from functions.handlers.openapi import openapi_document
 
-    return json.dumps(openapi_document(app), ensure_ascii=False, separators=(",", ":"))
+    document = openapi_document(app, limited_prefixes)
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
 
 @app.get(OPENAPI_PATH, include_in_schema=False)
-def openapi_json() -> Response[str]:
+def openapi_answer() -> Response[str]:
+    limited = LOOKUP_FUNCTION.get().limited_lookups  # the live settings: none with the limit off
     # It changes only with a deploy: a few minutes of reuse are harmless.
     headers = {"Cache-Control": "public, max-age=300"}
     return Response(
         status_code=200,
         content_type=content_types.APPLICATION_JSON,
-        body=_openapi_document(),
+        body=openapi_json(() if limited is None else limited.prefixes),
         headers=headers,
     )
 

@@ -23,9 +23,18 @@ from functions.adapters.dynamo_store import DynamoVerdictStore
 from functions.adapters.secrets import SecretsError
 from functions.core import PROBE_SLOT_MS, ApiError, ErrorCode, RouteKey, Snapshot, StoreError
 from functions.core.errors import NOT_STORED, FieldError, error_envelope, error_headers
-from functions.core.overrides import OverrideRefused, new_override, with_active_overrides
+from functions.core.overrides import PINNED_NEVER_DIRECT, OverrideRefused, new_override, with_active_overrides
 from functions.core.quota import client_of
 from functions.handlers.composition import OPERATOR_FUNCTION, ProbeFunction
+from functions.handlers.documented import (
+    GATEWAY_MESSAGE,
+    REF,
+    RETRY_AFTER,
+    error_responses,
+    failure,
+    json_answer,
+    success,
+)
 from functions.handlers.operator_auth import presented_secret, secrets_match
 from functions.handlers.telemetry import audit_override_change, logger, report_unexpected_error
 from functions.handlers.viewer import client_address
@@ -36,15 +45,83 @@ OVERRIDE_PATH = "/api/health/routes/<key>/override"
 
 app = APIGatewayHttpResolver(enable_validation=True)
 
+OPERATOR_TAG = "Operator"
+OPERATOR_SECURITY: list[dict[str, list[str]]] = [{"healthCheckKey": []}, {"bearer": []}]
+"""Either header works: `x-health-check-key: <secret>` or `Authorization: Bearer <secret>`."""
+EVERY_ROUTES_ERRORS = (
+    ErrorCode.UNAUTHORIZED_HEALTH_CHECK,
+    ErrorCode.INTERNAL_ERROR,
+    ErrorCode.HEALTH_CHECK_SECRET_NOT_CONFIGURED,
+    ErrorCode.ROUTE_HEALTH_NOT_CONFIGURED,
+    ErrorCode.ROUTE_HEALTH_FAILED,
+)
 
-@app.get(ROUTES_PATH)
+
+def _operation(
+    name: str, summary: str, data: str, *errors: ErrorCode, fields: bool = False
+) -> dict[str, Any]:
+    """The route's document: its 200 answers `data` (a model of `functions/handlers/wire.py`), and its
+    errors; only PUT's carry body `fields`."""
+    codes = sorted({*errors, *EVERY_ROUTES_ERRORS}, key=list(ErrorCode).index)
+    ok = json_answer(success({"$ref": REF.format(data)}), summary)
+    responses = {200: ok, **error_responses(((code, code.status) for code in codes), fields=fields)}
+    return {
+        "operation_id": name,
+        "summary": summary,
+        "tags": [OPERATOR_TAG],
+        "security": OPERATOR_SECURITY,
+        "responses": responses,
+    }
+
+
+PROBE = _operation(
+    "probeRoutes",
+    "Probe every route and relay now (once per 5-minute slot)",
+    "RouteHealth",
+    ErrorCode.INVALID_INPUT,
+)
+PROBE["description"] = "Takes no body and no query parameters. Answers the verdicts after the probe."
+PROBE["responses"][429] = json_answer(
+    {
+        "oneOf": [
+            failure(
+                [ErrorCode.PROBE_SLOT_TAKEN.value], retry_after=True, data={"$ref": REF.format("RouteHealth")}
+            ),
+            GATEWAY_MESSAGE,
+        ]
+    },
+    "PROBE_SLOT_TAKEN: this 5-minute slot was already probed; the current verdicts are in `data`",
+    RETRY_AFTER,
+)
+SET = _operation(
+    "setRouteOverride",
+    "Force a route to its relay or direct, for a while",
+    "RouteOverride",
+    ErrorCode.INVALID_INPUT,
+    ErrorCode.UNKNOWN_ROUTE_KEY,
+    fields=True,
+)
+SET["description"] = f"Replaces any earlier override of the key. {PINNED_NEVER_DIRECT.note}"
+CLEAR = _operation(
+    "clearRouteOverride",
+    "End a route's override now",
+    "RouteOverride",
+    ErrorCode.INVALID_INPUT,
+    ErrorCode.UNKNOWN_ROUTE_KEY,
+    ErrorCode.NO_OVERRIDE,
+)
+
+
+@app.get(
+    ROUTES_PATH, **_operation("getRouteHealth", "The stored verdicts and active overrides", "RouteHealth")
+)
 def read_routes() -> Response[Any]:
     function = OPERATOR_FUNCTION.get()
     store = _authorized_store(function)
     return _json(200, {"success": True, "data": _shown(store.read_snapshot(), function.upstreams.clock())})
 
 
-@app.post(ROUTES_PATH)
+@app.post(ROUTES_PATH, **PROBE)
 def probe_routes() -> Response[Any]:
     # The probe's code and the retailers' specs load here, on the first POST: reads and overrides never need
     # them (nor does the lookup function, which reads this resolver's routes for its document).
@@ -62,7 +139,7 @@ def probe_routes() -> Response[Any]:
     return _json(slot_taken.status, error_envelope(slot_taken, data=data), error_headers(slot_taken))
 
 
-@app.put(OVERRIDE_PATH)
+@app.put(OVERRIDE_PATH, **SET)
 def set_override(key: RouteKey, request: Annotated[OverrideRequestBody, Body()]) -> Response[Any]:
     function = OPERATOR_FUNCTION.get()
     overrides = _authorized_store(function)
@@ -77,7 +154,7 @@ def set_override(key: RouteKey, request: Annotated[OverrideRequestBody, Body()])
     return _json(200, {"success": True, "data": RouteOverride.of(override).to_json()})
 
 
-@app.delete(OVERRIDE_PATH)
+@app.delete(OVERRIDE_PATH, **CLEAR)
 def clear_override(key: RouteKey) -> Response[Any]:
     function = OPERATOR_FUNCTION.get()
     overrides = _authorized_store(function)
