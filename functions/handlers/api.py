@@ -191,6 +191,7 @@ def _handler(query: type[LookupQuery]) -> Callable[..., Response[str]]:
         return _answer(validated)
 
     handler.__name__ = handler.__qualname__ = query.name
+    # Not `Annotated[query, Query()]`: Powertools 3.37 documents a model's fields by basic type only, no path ones.
     handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [_parameter(name, field, in_path=name in in_path) for name, field in query.model_fields.items()]
     )
