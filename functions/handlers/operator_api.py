@@ -208,7 +208,7 @@ def _authorized_store(function: ProbeFunction) -> DynamoVerdictStore:
 
 def invalid_request(error: ValidationException) -> Response[Any]:
     """A key that is no route key (404) or a body that is not an `OverrideRequestBody` (400, each field's
-    error; one that is no JSON object, or of another content type, with field null)."""
+    error; one that is no JSON object with field null)."""
     errors = [item for item in error.errors() if item["loc"][:1] != ("path",)]  # the key: checked first
     fields = [_body_field(_field_name(item["loc"][1:]), str(item["msg"])) for item in errors]
     return _after_the_routes_checks(_invalid_body(fields))

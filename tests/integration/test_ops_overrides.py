@@ -202,12 +202,14 @@ def test_the_secret_and_the_key_are_checked_before_the_body(ops: Any, body: obje
     assert (status, answer["error"]["code"]) == (404, "UNKNOWN_ROUTE_KEY")
 
 
-def test_a_body_of_another_content_type_is_400_on_the_body(ops: Any) -> None:
-    status, answer = ops(
-        "PUT", body=json.dumps(RELAY_FOR_AN_HOUR), headers={**OPERATOR_AUTH, "content-type": "text/plain"}
-    )
-    assert (status, answer["error"]["code"]) == (400, "INVALID_INPUT")
-    assert [field["field"] for field in answer["error"]["fields"]] == [None]
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+def test_the_body_is_read_as_json_whatever_its_content_type(ops: Any, content_type: str) -> None:
+    headers = {**OPERATOR_AUTH, "content-type": content_type}
+    assert ops("PUT", body=json.dumps(RELAY_FOR_AN_HOUR), headers=headers)[0] == 200
+    status, answer = ops("PUT", body="mode=force-relay", headers=headers)
+    assert (status, [field["field"] for field in answer["error"]["fields"]]) == (400, [None])
 
 
 def test_without_a_store_overrides_are_503_not_configured(lambdas: Lambdas) -> None:
