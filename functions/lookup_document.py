@@ -10,20 +10,23 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
+from functions.handlers.settings import DAILY_LIMITED_PREFIXES
+
 PUBLIC_METHOD = "get"
 """Lookups are GETs; the operator's GET is not public (it has `security`) and is left out."""
 
 
-def lookup_document() -> dict[str, Any]:
-    """The lookup function's OpenAPI document: what `GET /api/openapi.json` serves, as a dict.
+def lookup_document(limited_prefixes: tuple[str, ...] = DAILY_LIMITED_PREFIXES) -> dict[str, Any]:
+    """The lookup function's OpenAPI document: what `GET /api/openapi.json` serves with these paths counting
+    against the daily limit (by default, the default settings'), as a dict.
 
     The only place the other surfaces reach into the REST edge. Loads the document builder and the data
     models, so callers build it once (the MCP function at INIT).
     """
-    from functions.handlers.api import app
-    from functions.handlers.openapi import openapi_document
+    from functions.handlers.api import openapi_json
 
-    return openapi_document(app)
+    document: dict[str, Any] = json.loads(openapi_json(limited_prefixes))
+    return document
 
 
 class MissingArgument(ValueError):

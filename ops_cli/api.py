@@ -84,7 +84,7 @@ class OpsApi:
         return self._answer(response)
 
     def set_override(self, key: str, mode: OverrideMode, reason: str, ttl_seconds: int) -> Answer:
-        body = OverrideRequestBody(mode=mode, reason=reason, ttl_seconds=ttl_seconds)
+        body = OverrideRequestBody.model_validate({"mode": mode, "reason": reason, "ttlSeconds": ttl_seconds})
         return self._answer(self._request("PUT", _override_path(key), json=body.to_json()))
 
     def clear_override(self, key: str) -> Answer | None:

@@ -5,8 +5,8 @@ An endpoint's query model is its contract: `@lookup(name, path, summary, descrip
 operation name, path, summary, description (with `cross_rules`, its rules across parameters) and how long its
 answers stay fresh (`Freshness`); its fields (with every constraint) are its parameters; `answer_type()` is its
 `data` (the return type of its operation's normalizer, or of its own `fetch`); the errors any lookup can answer
-with are `functions.core.errors.ErrorCode`'s lookup codes (`functions/handlers/openapi.py` documents which
-status each takes). REST routes, the OpenAPI document, MCP tools and the CLI are derived from `functions.catalog.LOOKUPS`; `fetch` is
+with are `functions.core.errors.ErrorCode`'s lookup codes (`LookupQuery.errors`: which ones, at which status;
+each REST route declares them). REST routes, the OpenAPI document, MCP tools and the CLI are derived from `functions.catalog.LOOKUPS`; `fetch` is
 what the endpoint does: the operations it becomes.
 
 An endpoint that is one operation (`OperationQuery`) says which one and maps its fields onto the operation's
@@ -227,6 +227,17 @@ class LookupQuery(BaseModel):
         """Whether this answer may be stored and served again: not one that lacks part of what was asked (a
         comparison with a retailer in `errors`), which is answered `no-store` (`freshness_notes` says so)."""
         return True
+
+    @classmethod
+    def errors(cls) -> list[tuple[ErrorCode, int]]:
+        """Every error it can answer with, at its status: `ErrorCode`'s lookup codes (UPSTREAM_REJECTED also
+        with the upstream's 422), INVALID_INPUT only when it takes parameters, and neither NOT_FOUND (a path no
+        lookup has) nor DAILY_RATE_LIMIT_EXCEEDED (the edge's, on the paths the settings limit)."""
+        left_out = {ErrorCode.NOT_FOUND, ErrorCode.DAILY_RATE_LIMIT_EXCEEDED}
+        if not cls.model_fields:
+            left_out.add(ErrorCode.INVALID_INPUT)
+        codes = [(code, code.status) for code in ErrorCode if code.lookup and code not in left_out]
+        return [*codes, (ErrorCode.UPSTREAM_REJECTED, 422)]
 
     members: ClassVar[tuple[type[LookupQuery], ...]] = ()
     """The lookups this one runs as its own steps (the comparison runs the retailers' product searches); their

@@ -1,5 +1,6 @@
-"""The error model: every code an answer can carry (with its status and message), the one exception that
-answers with one, and the envelope it is answered in (docs/design.md, "HTTP API").
+"""The error model: every code an answer can carry (with its status and message) and the one exception that
+answers with one, and the one envelope and headers every surface answers an error with (docs/design.md,
+"HTTP API").
 
 Errors carry only fixed codes and messages, never upstream text or secrets. Every raise makes a fresh object:
 one raised again would chain each raise's frames (events, bodies) onto its traceback.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any, Self
+from typing import Any, Final, Self
 
 from functions.core.model import Reason
 
@@ -33,15 +34,15 @@ class ErrorCode(StrEnum):
     """With the upstream's own status: 400 or 422."""
     NOT_FOUND = "NOT_FOUND", 404, "No such endpoint."
     UPSTREAM_NOT_FOUND = "UPSTREAM_NOT_FOUND", 404, "The upstream service has no such item."
-    RELAY_QUOTA_EXCEEDED = (
-        "RELAY_QUOTA_EXCEEDED",
-        429,
-        "The relay's request quota is used up; try again later.",
-    )
     DAILY_RATE_LIMIT_EXCEEDED = (
         "DAILY_RATE_LIMIT_EXCEEDED",
         429,
         "This client has used its lookups for today; the limit resets at midnight in Korea.",
+    )
+    RELAY_QUOTA_EXCEEDED = (
+        "RELAY_QUOTA_EXCEEDED",
+        429,
+        "The relay's request quota is used up; try again later.",
     )
     INTERNAL_ERROR = "INTERNAL_ERROR", 500, "Something went wrong; try again later."
     UPSTREAM_BAD_RESPONSE = (
@@ -107,8 +108,8 @@ def field_errors(location: str, errors: Iterable[Mapping[str, Any]]) -> list[Fie
 
 
 class ApiError(Exception):
-    """An answer `{"success": false, "error": {"code", "message", "fields"?}}` with the code's status, unless
-    `status` says otherwise (an upstream's 422) and `Retry-After` when `retry_after` is set."""
+    """An error answer with the code's status, unless `status` says otherwise (an upstream's 422), and
+    `Retry-After` when `retry_after` is set (`error_envelope` and `error_headers` write it out)."""
 
     def __init__(
         self,
@@ -126,15 +127,31 @@ class ApiError(Exception):
         self.retry_after = retry_after
         self.fields = None if fields is None else [dict(field) for field in fields]
 
-    def envelope(self) -> dict[str, Any]:
-        """The answer's body; `fields` only when there are field errors."""
-        error: dict[str, Any] = {"code": self.code.value, "message": self.message}
-        if self.fields is not None:
-            error["fields"] = self.fields
-        return {"success": False, "error": error}
 
-    def headers(self) -> dict[str, str]:
-        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
+NOT_STORED: Final = {"Cache-Control": "no-store"}
+"""Every answer but a lookup's 200: an error or an operator's answer is never reused, by any cache."""
+
+
+def error_envelope(error: ApiError, **more: Any) -> dict[str, Any]:
+    """The error body of REST lookups (the daily limit's 429 too), the operator API and MCP's error results:
+    `{"success": false, "error": {"code", "message", "fields"?, "retryAfter"?}}`, `fields` when there are field
+    errors, `retryAfter` (seconds) whenever the answer has a `Retry-After`; `more` adds keys beside `error`
+    (PROBE_SLOT_TAKEN's `data`)."""
+    body: dict[str, Any] = {"code": error.code.value, "message": error.message}
+    if error.fields is not None:
+        body["fields"] = error.fields
+    if error.retry_after is not None:
+        body["retryAfter"] = error.retry_after
+    return {"success": False, "error": body, **more}
+
+
+def error_headers(error: ApiError) -> dict[str, str]:
+    """`Retry-After` when the caller should wait, the scheme a 401 wants (RFC 9110; the x-health-check-key
+    header works too), and never stored."""
+    headers = {} if error.retry_after is None else {"Retry-After": str(error.retry_after)}
+    if error.status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return {**headers, **NOT_STORED}
 
 
 class StoreError(Exception):

@@ -25,6 +25,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
 from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
@@ -34,12 +35,14 @@ from pydantic_core import PydanticSerializationError, to_json
 from functions.catalog import LOOKUPS
 from functions.catalog.contract import LookupQuery, description_of, retailer_of
 from functions.core import ApiError, ErrorCode, LookupCancelled
-from functions.core.errors import field_errors
+from functions.core.errors import NOT_STORED, error_envelope, error_headers, field_errors
 from functions.core.input_rules import broken_rules_message
 from functions.core.model import SECOND_MS
 from functions.core.quota import QuotaDecision
+from functions.handlers import documented
 from functions.handlers.composition import LOOKUP_FUNCTION, LookupFunction, prepare_at_init
 from functions.handlers.daily_quota import rate_limit_headers
+from functions.handlers.documented import error_responses
 from functions.handlers.telemetry import (
     LogLookupEvents,
     count_error_answer,
@@ -66,22 +69,14 @@ app = APIGatewayHttpResolver(
 # --- answers -------------------------------------------------------------------------------------
 
 
-NOT_STORED = {"Cache-Control": "no-store"}
-"""Every answer but a lookup's 200: an error is never reused, by any cache."""
-
-
 def _error(error: ApiError) -> Response[str]:
+    count_error_answer(error.code)  # every error answer is made here (the daily limit's 429 too)
     return Response(
         status_code=error.status,
         content_type=content_types.APPLICATION_JSON,
-        body=_error_json(error),
-        headers={**error.headers(), **NOT_STORED},
+        body=to_json(error_envelope(error)).decode(),
+        headers=error_headers(error),
     )
-
-
-def _error_json(error: ApiError) -> str:
-    count_error_answer(error.code)  # every error answer's body is made here
-    return to_json(error.envelope()).decode()
 
 
 def _lookup() -> Lookup:
@@ -135,7 +130,7 @@ def _answer(query: LookupQuery) -> Response[str]:
     headers = (
         {"Cache-Control": freshness.cache_control(age_s=cached.age_ms // SECOND_MS)}
         if cached.reusable
-        else NOT_STORED
+        else dict(NOT_STORED)
     )
     return Response(
         status_code=200, content_type=content_types.APPLICATION_JSON, body=cached.body, headers=headers
@@ -195,10 +190,23 @@ def _handler(query: type[LookupQuery]) -> Callable[..., Response[str]]:
         return _answer(validated)
 
     handler.__name__ = handler.__qualname__ = query.name
+    # Not `Annotated[query, Query()]`: Powertools 3.37 documents a model's fields by basic type only, no path ones.
     handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [_parameter(name, field, in_path=name in in_path) for name, field in query.model_fields.items()]
     )
     return handler
+
+
+def _responses(query: type[LookupQuery]) -> dict[int, OpenAPIResponse]:
+    """Its 200 (`data` is its answer type: `functions/handlers/openapi.py`) and exactly its contract's errors."""
+    notes = "".join(f". {note}" for note in query.freshness_notes)
+    fresh: OpenAPIResponseHeader = {
+        "schema": {"type": "string"},
+        "description": f"`{query.freshness.cache_control()}` (max-age less the answer's age when it was kept "
+        f"in the function's cache){notes}",
+    }
+    ok: OpenAPIResponse = {"description": "The normalized data", "headers": {"Cache-Control": fresh}}
+    return {200: ok, **error_responses(query.errors(), fields=True, headers=documented.NOT_STORED)}
 
 
 for _query in LOOKUPS:
@@ -208,6 +216,7 @@ for _query in LOOKUPS:
         description=description_of(_query),
         tags=[retailer_of(_query)],
         operation_id=operation_id(_query),
+        responses=_responses(_query),
     )(_handler(_query))
 
 
@@ -215,21 +224,24 @@ for _query in LOOKUPS:
 
 
 @cache
-def _openapi_document() -> str:
-    # Built on the first request for it: the document's schemas would cost every INIT.
+def openapi_json(limited_prefixes: tuple[str, ...]) -> str:
+    """The document, where `limited_prefixes` count against the daily limit. Built on the first request for
+    it: the document's schemas would cost every INIT."""
     from functions.handlers.openapi import openapi_document
 
-    return json.dumps(openapi_document(app), ensure_ascii=False, separators=(",", ":"))
+    document = openapi_document(app, limited_prefixes)
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
 
 @app.get(OPENAPI_PATH, include_in_schema=False)
-def openapi_json() -> Response[str]:
+def openapi_answer() -> Response[str]:
+    limited = LOOKUP_FUNCTION.get().limited_lookups  # the live settings: none with the limit off
     # It changes only with a deploy: a few minutes of reuse are harmless.
     headers = {"Cache-Control": "public, max-age=300"}
     return Response(
         status_code=200,
         content_type=content_types.APPLICATION_JSON,
-        body=_openapi_document(),
+        body=openapi_json(() if limited is None else limited.prefixes),
         headers=headers,
     )
 
@@ -305,18 +317,12 @@ def _daily_quota(function: LookupFunction, event: dict[str, Any]) -> QuotaDecisi
 
 
 def _daily_limit_exceeded(quota: QuotaDecision) -> dict[str, Any]:
-    """The 429 in the API's error envelope, as API Gateway (payload 2.0) expects it from the function."""
-    error = ApiError(ErrorCode.DAILY_RATE_LIMIT_EXCEEDED, retry_after=quota.retry_after_s)
-    headers = {
-        "Content-Type": content_types.APPLICATION_JSON,
-        **rate_limit_headers(quota),
-        **error.headers(),
-        **NOT_STORED,
-    }
-    body = _error_json(error)
+    """The 429 as every error is answered, as API Gateway (payload 2.0) expects it from the function."""
+    answer = _error(ApiError(ErrorCode.DAILY_RATE_LIMIT_EXCEEDED, retry_after=quota.retry_after_s))
+    headers = {"Content-Type": content_types.APPLICATION_JSON, **rate_limit_headers(quota), **answer.headers}
     return {
-        "statusCode": error.status,
-        "body": body,
+        "statusCode": answer.status_code,
+        "body": answer.body,
         "isBase64Encoded": False,
         "headers": headers,
         "cookies": [],

@@ -89,7 +89,9 @@ OptionalTime = StrictInt | SkipJsonSchema[None]
 
 class OverrideRequestBody(_Wire):
     """The body of PUT: the reason is shown to every operator (never a secret), without the whitespace around
-    it."""
+    it. Read by its wire names only, also by Powertools' validation (which has no `by_name=False`)."""
+
+    model_config = ConfigDict(validate_by_name=False)
 
     mode: OverrideMode
     reason: Annotated[

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from pydantic_core import from_json, to_json
 
 from functions.core import ApiError, ErrorCode
-from functions.core.errors import FieldError
+from functions.core.errors import FieldError, error_envelope
 from functions.lookup_document import LookupOperation, MissingArgument
 from functions.mcp.arguments import wrong_types
 from functions.mcp.protocol import ServerDescription
@@ -107,16 +107,13 @@ def tool_result(response: Mapping[str, Any]) -> dict[str, Any]:
             "structuredContent": data,
             "isError": False,
         }
-    error = dict(envelope["error"])
-    retry_after = (response.get("headers") or {}).get("Retry-After")
-    if retry_after is not None:
-        error["retryAfter"] = int(retry_after)
-    return error_result(status, error)
+    return error_result(status, envelope["error"])
 
 
 def invalid_input_result(fields: Sequence[FieldError]) -> dict[str, Any]:
     """`INVALID_INPUT` as REST answers it, for arguments refused before any lookup."""
-    return error_result(400, ApiError(ErrorCode.INVALID_INPUT, fields=list(fields)).envelope()["error"])
+    refused = ApiError(ErrorCode.INVALID_INPUT, fields=list(fields))
+    return error_result(refused.status, error_envelope(refused)["error"])
 
 
 def error_result(status: int, error: Mapping[str, Any]) -> dict[str, Any]:

@@ -69,11 +69,12 @@ def test_over_the_limit_is_429_before_any_validation_or_upstream_call_and_counte
 
     refused = alice(lambdas, "/api/gs25/products", {"keyword": "코카콜라"})
     assert refused.status == 429
-    assert refused.body == error_body(
+    seconds_to_midnight = MIDNIGHT_KST_S - lambdas.clock() // 1000
+    spent = error_body(
         "DAILY_RATE_LIMIT_EXCEEDED",
         "This client has used its lookups for today; the limit resets at midnight in Korea.",
     )
-    seconds_to_midnight = MIDNIGHT_KST_S - lambdas.clock() // 1000
+    assert refused.body == {**spent, "error": {**spent["error"], "retryAfter": seconds_to_midnight}}
     assert refused.headers == {
         "Content-Type": "application/json",
         "X-RateLimit-Limit": "2",

@@ -9,7 +9,7 @@ from openapi_schema_validator import OAS31Validator
 from functions.adapters.secrets import Secrets
 from functions.core import RouteKey
 from functions.handlers import api
-from functions.handlers.openapi import ROUTES_PATH
+from functions.handlers.ops import ROUTES_PATH
 from tests.integration.conftest import Answer, Lambdas
 from tests.support.catalog_fixtures import ENDPOINT_OF, ENDPOINTS, Endpoint
 from tests.support.openapi import served_document, template_of

@@ -143,6 +143,10 @@ def test_an_unknown_route_key_is_404(ops: Any, method: str) -> None:
         ({**RELAY_FOR_AN_HOUR, "reason": "two\nlines"}, ["reason"]),
         ({**RELAY_FOR_AN_HOUR, "reason": 7}, ["reason"]),
         ({**RELAY_FOR_AN_HOUR, "until": "tomorrow"}, ["until"]),
+        (
+            {"mode": "force-relay", "reason": "r", "ttl_seconds": 60},
+            ["ttlSeconds", "ttl_seconds"],
+        ),  # wire names
     ],
 )
 def test_a_bad_body_is_400_with_the_field_errors_and_stores_nothing(
@@ -188,6 +192,24 @@ def test_overrides_need_the_operator_secret(ops: Any, method: str) -> None:
         status, body = ops(method, body=RELAY_FOR_AN_HOUR if method == "PUT" else None, headers=headers)
         assert (status, body["error"]["code"]) == (401, "UNAUTHORIZED_HEALTH_CHECK")
     assert no_override_shown(ops("GET", "/api/health/routes")[1]["data"])
+
+
+@pytest.mark.parametrize("body", ["not json", {"mode": "sideways"}, RELAY_FOR_AN_HOUR])
+def test_the_secret_and_the_key_are_checked_before_the_body(ops: Any, body: object) -> None:
+    status, answer = ops("PUT", body=body, headers={"Authorization": "Bearer wrong"})
+    assert (status, answer["error"]["code"]) == (401, "UNAUTHORIZED_HEALTH_CHECK")
+    status, answer = ops("PUT", "/api/health/routes/daiso-stock/override", body)
+    assert (status, answer["error"]["code"]) == (404, "UNKNOWN_ROUTE_KEY")
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+def test_the_body_is_read_as_json_whatever_its_content_type(ops: Any, content_type: str) -> None:
+    headers = {**OPERATOR_AUTH, "content-type": content_type}
+    assert ops("PUT", body=json.dumps(RELAY_FOR_AN_HOUR), headers=headers)[0] == 200
+    status, answer = ops("PUT", body="mode=force-relay", headers=headers)
+    assert (status, [field["field"] for field in answer["error"]["fields"]]) == (400, [None])
 
 
 def test_without_a_store_overrides_are_503_not_configured(lambdas: Lambdas) -> None:

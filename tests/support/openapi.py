@@ -8,11 +8,12 @@ from functools import cache
 from typing import Any
 
 from functions.handlers import api
+from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 
 
 @cache
 def served_document() -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(api._openapi_document())
+    document: dict[str, Any] = json.loads(api.openapi_json(DAILY_LIMITED_PREFIXES))  # the default settings
     return document
 
 

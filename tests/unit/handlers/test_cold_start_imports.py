@@ -36,7 +36,7 @@ def test_no_function_imports_pydantic_settings_or_the_xray_sdk(function: str) ->
 
 
 def test_the_lookup_function_loads_the_openapi_builder_only_to_serve_the_document() -> None:
-    script = "import sys\nimport functions.handlers.api as api\nLOADED\napi._openapi_document()\nLOADED"
+    script = "import sys\nimport functions.handlers.api as api\nLOADED\napi.openapi_json(())\nLOADED"
 
     at_init, after_document = _loaded(script, NOT_IN_THE_LOOKUP_FUNCTION)
 

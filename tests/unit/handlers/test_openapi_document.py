@@ -15,10 +15,13 @@ from functions.catalog.gs25 import ITEM_CODE_OR_KEYWORD
 from functions.catalog.seveneleven import SEARCH_WINDOW
 from functions.core.input_rules import CONTROL, DASHED_DATE, visible_text
 from functions.core.overrides import PINNED_NEVER_DIRECT, REASON_PATTERN
+from functions.handlers import operator_api
 from functions.handlers.metrics import LOOKUP_ERROR_CODES
-from functions.handlers.openapi import OVERRIDE_PATH, ROUTES_PATH
 from tests.support.catalog_fixtures import ENDPOINTS
 from tests.support.openapi import operations, served_document, template_of
+
+ROUTES_PATH = operator_api.ROUTES_PATH
+OVERRIDE_PATH = operator_api.OVERRIDE_PATH.replace("<key>", "{key}")  # as OpenAPI writes it
 
 
 def test_the_document_is_a_valid_openapi_3_1_document():

@@ -239,6 +239,7 @@ def test_read_newer_still_refuses_a_wrong_type(field: str, value: object) -> Non
 
 
 def test_the_override_request_is_sent_as_it_is_read() -> None:
-    body = OverrideRequestBody(mode=OverrideMode.FORCE_RELAY, reason="점검", ttl_seconds=600).to_json()
+    request = {"mode": OverrideMode.FORCE_RELAY, "reason": "점검", "ttlSeconds": 600}
+    body = OverrideRequestBody.model_validate(request).to_json()
     assert body == {"mode": "force-relay", "reason": "점검", "ttlSeconds": 600}
     assert OverrideRequestBody.model_validate_json(json.dumps(body), by_name=False).ttl_seconds == 600

@@ -33,6 +33,7 @@ from functions.catalog.seveneleven import (
 )
 from functions.catalog.spec import OperationSpec
 from functions.core import ApiError, RelayGroup, RouteKey, group_of
+from functions.core.errors import error_headers
 from functions.services.lookup import MAX_RELAY_CALLS_PER_LOOKUP, RELAY_CALLS_SPENT, Lookup
 from functions.services.routing import Router
 from sandbox.simulator.payloads import realistic_payload, request_fields
@@ -487,7 +488,7 @@ def test_the_same_fallback_over_the_relay_stops_at_the_lookups_relay_calls_and_s
         CgvTimetableQuery(theaterCode="0211", playDate="20260304").fetch(lookup)
     error = raised.value
     assert (error.status, error.code, error.message) == (429, "RELAY_QUOTA_EXCEEDED", RELAY_CALLS_SPENT)
-    assert (error.retry_after, error.headers()) == (None, {})
+    assert (error.retry_after, error_headers(error)) == (None, {"Cache-Control": "no-store"})
     assert len(transport.calls) == lookup.relay_calls == MAX_RELAY_CALLS_PER_LOOKUP
     assert transport.keys[:2] == [RouteKey.CGV_TIMETABLE, RouteKey.CGV_MOVIES]
     one_film = CgvTimetableQuery(theaterCode="0211", playDate="20260304", movieCode="30000985")

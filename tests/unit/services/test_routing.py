@@ -23,7 +23,7 @@ from functions.core import (
     UpstreamRejected,
     group_of,
 )
-from functions.core.errors import ErrorCode
+from functions.core.errors import ErrorCode, error_envelope
 from functions.services.reporting import BackgroundFailureReporter
 from functions.services.routing import Router
 from functions.services.snapshot_cache import SnapshotCache
@@ -238,7 +238,7 @@ def test_a_direct_route_without_its_signing_key_and_without_a_relay_says_what_is
             KEY, ScriptedCall(clock, RouteFailure(Reason.CONFIGURATION)), ScriptedCall(clock, "-")
         )
     assert raised.value.status == 503
-    assert "CGV_SIGNING_KEY" in raised.value.envelope()["error"]["message"]
+    assert "CGV_SIGNING_KEY" in error_envelope(raised.value)["error"]["message"]
 
 
 def test_a_direct_route_without_its_signing_key_falls_back_to_the_relay(
