@@ -456,16 +456,16 @@ def _today(lookup: contract.OperationRunner) -> str:
     return compact_today(lookup.clock())
 
 
-@contract.lookup(
-    "cgv_theaters",
-    "/api/cgv/theaters",
-    "CGV theaters",
-    "Finds CGV (씨지브이) cinemas: all of them, or those whose name has the words of `keyword` (e.g. 강남), or "
-    "one region's (`regionCode`, e.g. 01 for Seoul); `limit` caps the rows. The `theaterCode` of a result is "
-    "what cgvMovies and cgvTimetable ask for. CGV 극장 검색.",
-    freshness=contract.Freshness(86400, 300, stale_if_error=86400),
-)
+@contract.lookup("cgv_theaters", "/api/cgv/theaters")
 class CgvTheatersQuery(contract.LookupQuery):
+    """CGV theaters
+
+    Finds CGV (씨지브이) cinemas: all of them, or those whose name has the words of `keyword` (e.g. 강남),
+    or one region's (`regionCode`, e.g. 01 for Seoul); `limit` caps the rows. The `theaterCode` of a
+    result is what cgvMovies and cgvTimetable ask for. CGV 극장 검색.
+    """
+
+    freshness = contract.Freshness(86400, 300, stale_if_error=86400)
     keyword: contract.SearchText | None = Field(
         default=None, description="Words of the theater's name, e.g. 강남"
     )
@@ -486,16 +486,16 @@ class CgvTheatersQuery(contract.LookupQuery):
 
 # Without a theaterCode the theater is the best name match for `keyword`, else the first CGV lists (강남 if
 # it lists none); a keyword that names no theater answers no movies rather than another theater's.
-@contract.lookup(
-    "cgv_movies",
-    "/api/cgv/movies",
-    "Films showing at a CGV theater",
-    "Films showing at one CGV (씨지브이) cinema on one date: `theaterCode` (e.g. 0056, 강남), or the best "
-    "name match for `keyword`; `playDate` as YYYYMMDD (default: today in Korea). The `movieCode` of a result "
-    "is what cgvTimetable filters by. CGV 상영 영화.",
-    freshness=contract.Freshness(600, 60, stale_if_error=3600),
-)
+@contract.lookup("cgv_movies", "/api/cgv/movies")
 class CgvMoviesQuery(contract.LookupQuery):
+    """Films showing at a CGV theater
+
+    Films showing at one CGV (씨지브이) cinema on one date: `theaterCode` (e.g. 0056, 강남), or the best
+    name match for `keyword`; `playDate` as YYYYMMDD (default: today in Korea). The `movieCode` of a
+    result is what cgvTimetable filters by. CGV 상영 영화.
+    """
+
+    freshness = contract.Freshness(600, 60, stale_if_error=3600)
     theaterCode: TheaterCode | None = Field(default=None, description="CGV theater code, e.g. 0056 (강남)")
     playDate: PlayDate | None = Field(default=None, description="YYYYMMDD (default: today in Korea)")
     keyword: contract.SearchText | None = Field(
@@ -527,16 +527,16 @@ class CgvMoviesQuery(contract.LookupQuery):
 # any screening, each movie's timetable at up to five theaters (강남 first) until one has screenings. Every
 # call shares the lookup's time budget (504 past it) and its relay calls (functions/services/lookup.py: 429
 # past them, never a timetable cut short), which bound these fallbacks.
-@contract.lookup(
-    "cgv_timetable",
-    "/api/cgv/timetable",
-    "CGV screenings and seats for one date",
-    "Showtimes and remaining seats at one CGV (씨지브이) cinema (`theaterCode`, default: the first CGV lists) "
-    "on one date (`playDate`, YYYYMMDD, default: today in Korea), optionally only one film (`movieCode`, from "
-    "cgvMovies); `limit` caps the rows. CGV 상영 시간표와 잔여 좌석.",
-    freshness=contract.Freshness(180, 30),
-)
+@contract.lookup("cgv_timetable", "/api/cgv/timetable")
 class CgvTimetableQuery(contract.LookupQuery):
+    """CGV screenings and seats for one date
+
+    Showtimes and remaining seats at one CGV (씨지브이) cinema (`theaterCode`, default: the first CGV
+    lists) on one date (`playDate`, YYYYMMDD, default: today in Korea), optionally only one film
+    (`movieCode`, from cgvMovies); `limit` caps the rows. CGV 상영 시간표와 잔여 좌석.
+    """
+
+    freshness = contract.Freshness(180, 30)
     theaterCode: TheaterCode | None = Field(
         default=None, description="CGV theater code, e.g. 0056 (default: the first CGV lists)"
     )

@@ -203,25 +203,25 @@ Retailers = Annotated[
 ]
 
 
-@contract.lookup(
-    "compare_products",
-    "/api/compare/products",
-    "Compare a product's price across retailers",
-    "Searches CU, GS25, 7-Eleven and Olive Young (`retailers`: comma-separated, any of "
-    f"{', '.join(RETAILER_NAMES)}; default all four) for `keyword` (a product name; Korean matches best, "
-    "e.g. 코카콜라) at once, each through its own product search, and lists each retailer's first `limit` "
-    "rows by price, cheapest first (`bestPrice`); rows without a price (GS25's search has none) come last and "
-    "rows of equal price follow the order of `retailers`. A retailer that fails or does not answer in time is "
-    "listed in `errors` with its error code while the others' rows are answered; the answer is an error only "
-    "when no retailer answers. 편의점·올리브영 상품 가격 비교.",
-    freshness=contract.Freshness(600, 60),
-)
+@contract.lookup("compare_products", "/api/compare/products")
 class CompareProductsQuery(contract.LookupQuery):
+    """Compare a product's price across retailers
+
+    Searches CU, GS25, 7-Eleven and Olive Young (`retailers`: comma-separated, any of cu, gs25,
+    seveneleven, oliveyoung; default all four) for `keyword` (a product name; Korean matches best, e.g.
+    코카콜라) at once, each through its own product search, and lists each retailer's first `limit` rows
+    by price, cheapest first (`bestPrice`); rows without a price (GS25's search has none) come last and
+    rows of equal price follow the order of `retailers`. A retailer that fails or does not answer in time
+    is listed in `errors` with its error code while the others' rows are answered; the answer is an error
+    only when no retailer answers. 편의점·올리브영 상품 가격 비교.
+    """
+
     keyword: contract.SearchText
     retailers: Retailers = ",".join(RETAILER_NAMES)
     limit: Annotated[int, Field(ge=1, le=20, description="Rows per retailer"), contract.WholeNumber] = 5
 
     members = tuple(member.search for member in MEMBERS.values())
+    freshness = contract.Freshness(600, 60)
     freshness_notes = ("An answer with a retailer in `errors` is not cached (`no-store`).",)
 
     def chosen(self) -> list[Retailer]:

@@ -1,9 +1,10 @@
 """What every lookup's contract shares (docs/design.md, "HTTP API"); each contract is written beside the spec
 of its operation, at the end of its retailer's module.
 
-An endpoint's query model is its contract: `@lookup(name, path, summary, description, freshness=...)` gives its
-operation name, path, summary, description (with `cross_rules`, its rules across parameters) and how long its
-answers stay fresh (`Freshness`); its fields (with every constraint) are its parameters; `answer_type()` is its
+An endpoint's query model is its contract: `@lookup(name, path)` gives its operation name and path; its
+docstring's first line is its summary and the paragraph after it its description (with `cross_rules`, its
+rules across parameters); `freshness` says how long its answers stay fresh (`Freshness`); its fields (with
+every constraint) are its parameters; `answer_type()` is its
 `data` (the return type of its operation's normalizer, or of its own `fetch`); the errors any lookup can answer
 with are `functions.core.errors.ErrorCode`'s lookup codes (`LookupQuery.errors`: which ones, at which status;
 each REST route declares them). REST routes, the OpenAPI document, MCP tools and the CLI are derived from `functions.catalog.LOOKUPS`; `fetch` is
@@ -17,6 +18,7 @@ one `OperationRunner` (the services' `Lookup`: one time budget) serves all of an
 
 from __future__ import annotations
 
+import inspect
 import re
 import typing
 from abc import abstractmethod
@@ -194,8 +196,8 @@ def _duration(seconds: int) -> str:
 
 
 class LookupQuery(BaseModel):
-    """One endpoint's query. An endpoint's query model documents the API: its docstring would show in the
-    OpenAPI document, so notes on one are comments."""
+    """One endpoint's query. An endpoint's query model documents the API: its docstring is the operation's
+    summary and description (`lookup`), so notes on one are comments."""
 
     # Deferred like the catalog's other models: the probe function loads the catalog at INIT too, and
     # a lookup's validator is built on its first request.
@@ -207,8 +209,9 @@ class LookupQuery(BaseModel):
     path: ClassVar[str]
     """`/api/cu/products`; a parameter in braces is a path parameter (`/api/oliveyoung/products/{goodsNo}`)."""
     summary: ClassVar[str]
+    """The first line of its docstring."""
     description: ClassVar[str]
-    """What it finds, where, and what its parameters mean, in English and Korean: assistants (MCP) and people
+    """The paragraph after its summary in its docstring, as one line: what it finds, where, and what its parameters mean, in English and Korean: assistants (MCP) and people
     (the CLI's help, the document) read it."""
     cross_rules: ClassVar[tuple[CrossRule, ...]] = ()
     """Its rules across parameters: a break of one raises a pydantic error whose type is the rule's name."""
@@ -272,12 +275,16 @@ DECLARED: list[type[LookupQuery]] = []
 Q = TypeVar("Q", bound=type[LookupQuery])
 
 
-def lookup(name: str, path: str, summary: str, description: str, *, freshness: Freshness) -> Callable[[Q], Q]:
-    """Declares a query model a lookup endpoint (see the module docstring)."""
+def lookup(name: str, path: str) -> Callable[[Q], Q]:
+    """Declares a query model a lookup endpoint (see the module docstring): its summary and description come
+    from its docstring, its `freshness` from its body."""
 
     def declare(query: Q) -> Q:
-        query.name, query.path, query.summary, query.description = name, path, summary, description
-        query.freshness = freshness
+        summary, _, description = inspect.cleandoc(query.__doc__ or "").partition("\n")
+        if not summary or not description.strip() or not hasattr(query, "freshness"):
+            raise TypeError(f"{query.__name__} needs a docstring (summary, description) and a freshness")
+        query.name, query.path = name, path
+        query.summary, query.description = summary, " ".join(description.split())
         DECLARED.append(query)
         return query
 

@@ -343,16 +343,16 @@ SPECS = (PRIME, STOCK, STORE)
 
 
 # The PocketCU client primes the stock-search display before every search; so do we.
-@contract.lookup(
-    "cu_products",
-    "/api/cu/products",
-    "CU product search",
-    "Searches CU (씨유) convenience-store products by `keyword` (a product name; Korean matches "
-    "best, e.g. 레쓰비), with prices and pickup, delivery and reservation options. "
-    "`offset`/`limit` page through results. CU 상품 검색.",
-    freshness=contract.Freshness(600, 60, stale_if_error=3600),
-)
+@contract.lookup("cu_products", "/api/cu/products")
 class CuProductsQuery(contract.LookupQuery):
+    """CU product search
+
+    Searches CU (씨유) convenience-store products by `keyword` (a product name; Korean matches best, e.g.
+    레쓰비), with prices and pickup, delivery and reservation options. `offset`/`limit` page through
+    results. CU 상품 검색.
+    """
+
+    freshness = contract.Freshness(600, 60, stale_if_error=3600)
     keyword: contract.SearchText
     offset: Annotated[int, Field(ge=0, le=9999), contract.WholeNumber] = 0
     limit: contract.PageSize = 20
@@ -373,17 +373,17 @@ class CuProductsQuery(contract.LookupQuery):
         return primed_search
 
 
-@contract.lookup(
-    "cu_stores",
-    "/api/cu/stores",
-    "CU stores near a point (with one item's stock)",
-    "Finds CU (씨유) stores near `lat`/`lon` (required; WGS84), optionally by name in "
-    "`keyword`; with `itemCd` (an `itemCode` from cuProducts) each store also shows that "
-    "item's stock. CU 매장 검색 및 매장별 재고.",
-    freshness=contract.Freshness(86400, 300, stale_if_error=86400),
-)
+@contract.lookup("cu_stores", "/api/cu/stores")
 class CuStoresQuery(contract.OperationQuery):
+    """CU stores near a point (with one item's stock)
+
+    Finds CU (씨유) stores near `lat`/`lon` (required; WGS84), optionally by name in `keyword`; with
+    `itemCd` (an `itemCode` from cuProducts) each store also shows that item's stock. CU 매장 검색 및
+    매장별 재고.
+    """
+
     key = RouteKey.CU_STORE
+    freshness = contract.Freshness(86400, 300, stale_if_error=86400)
     lat: contract.Latitude = Field(serialization_alias="latVal")
     lon: contract.Longitude = Field(serialization_alias="longVal")
     keyword: contract.SearchText | None = Field(default=None, serialization_alias="searchWord")

@@ -359,38 +359,38 @@ class DtryxCinemaQuery(contract.OperationQuery):
     cinemaCode: CinemaCode = Field(description="Six-digit cinema code, e.g. 000067")
 
 
-@contract.lookup(
-    "dtryx_movies",
-    "/api/dtryx/movies",
-    "Films now showing at a cinema",
-    "Films now showing at one cinema of the Dtryx booking system (Korean independent cinemas, "
-    "독립영화관): `brandCode` (e.g. indieart) and six-digit `cinemaCode` (e.g. 000067). 상영 중인 영화.",
-    freshness=contract.Freshness(600, 60, stale_if_error=3600),
-)
+@contract.lookup("dtryx_movies", "/api/dtryx/movies")
 class DtryxMoviesQuery(DtryxCinemaQuery):
+    """Films now showing at a cinema
+
+    Films now showing at one cinema of the Dtryx booking system (Korean independent cinemas, 독립영화관):
+    `brandCode` (e.g. indieart) and six-digit `cinemaCode` (e.g. 000067). 상영 중인 영화.
+    """
+
     key = RouteKey.DTRYX_MOVIES
+    freshness = contract.Freshness(600, 60, stale_if_error=3600)
 
 
-@contract.lookup(
-    "dtryx_play_dates",
-    "/api/dtryx/play-dates",
-    "Bookable screening dates",
-    "Dates with bookable screenings at one Dtryx cinema (`brandCode`, `cinemaCode`); a date "
-    "from here is the `playDate` of dtryxTimetable. 예매 가능한 상영일.",
-    freshness=contract.Freshness(600, 60, stale_if_error=3600),
-)
+@contract.lookup("dtryx_play_dates", "/api/dtryx/play-dates")
 class DtryxPlayDatesQuery(DtryxCinemaQuery):
+    """Bookable screening dates
+
+    Dates with bookable screenings at one Dtryx cinema (`brandCode`, `cinemaCode`); a date from here is
+    the `playDate` of dtryxTimetable. 예매 가능한 상영일.
+    """
+
     key = RouteKey.DTRYX_PLAY_DATES
+    freshness = contract.Freshness(600, 60, stale_if_error=3600)
 
 
-@contract.lookup(
-    "dtryx_timetable",
-    "/api/dtryx/timetable",
-    "Showtimes and seats for one date",
-    "Showtimes of one Dtryx cinema (`brandCode`, `cinemaCode`) on one date (`playDate`, "
-    "YYYY-MM-DD), with screens, start and end times and remaining seats. 상영 시간표와 잔여 좌석.",
-    freshness=contract.Freshness(180, 30),
-)
+@contract.lookup("dtryx_timetable", "/api/dtryx/timetable")
 class DtryxTimetableQuery(DtryxCinemaQuery):
+    """Showtimes and seats for one date
+
+    Showtimes of one Dtryx cinema (`brandCode`, `cinemaCode`) on one date (`playDate`, YYYY-MM-DD), with
+    screens, start and end times and remaining seats. 상영 시간표와 잔여 좌석.
+    """
+
     key = RouteKey.DTRYX_TIMETABLE
+    freshness = contract.Freshness(180, 30)
     playDate: contract.DashedDate

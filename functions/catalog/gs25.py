@@ -283,17 +283,16 @@ SPECS = (PRODUCTS, STOCK)
 # --- the API's contract ------------------------------------------------------------------------
 
 
-@contract.lookup(
-    "gs25_products",
-    "/api/gs25/products",
-    "GS25 product search",
-    "Searches GS25 (지에스25) convenience-store products by `keyword` (a product name; Korean "
-    "matches best, e.g. 코카콜라). The `itemCode` of a result is what gs25Stock asks for. GS25 상품 "
-    "검색.",
-    freshness=contract.Freshness(180, 60, stale_if_error=3600),
-)
+@contract.lookup("gs25_products", "/api/gs25/products")
 class Gs25ProductsQuery(contract.OperationQuery):
+    """GS25 product search
+
+    Searches GS25 (지에스25) convenience-store products by `keyword` (a product name; Korean matches best,
+    e.g. 코카콜라). The `itemCode` of a result is what gs25Stock asks for. GS25 상품 검색.
+    """
+
     key = RouteKey.GS25_PRODUCTS
+    freshness = contract.Freshness(180, 60, stale_if_error=3600)
     keyword: contract.SearchText = Field(serialization_alias="query")
 
 
@@ -301,17 +300,16 @@ ITEM_CODE_OR_KEYWORD = CrossRule("itemCodeOrKeyword", "give `itemCode` or `keywo
 
 
 # Pinned to the relay (the app session lives there): the router decides that, not this query.
-@contract.lookup(
-    "gs25_stock",
-    "/api/gs25/stock",
-    "GS25 stock per store near a point (`itemCode` or `keyword` required)",
-    "Stock of one GS25 product in stores near `lat`/`lon` (required; WGS84): give its "
-    "`itemCode` (from gs25Products) or a `keyword` naming it; at least one of the two. GS25 "
-    "매장별 재고.",
-    freshness=contract.Freshness(120, 30),
-)
+@contract.lookup("gs25_stock", "/api/gs25/stock")
 class Gs25StockQuery(contract.OperationQuery):
+    """GS25 stock per store near a point (`itemCode` or `keyword` required)
+
+    Stock of one GS25 product in stores near `lat`/`lon` (required; WGS84): give its `itemCode` (from
+    gs25Products) or a `keyword` naming it; at least one of the two. GS25 매장별 재고.
+    """
+
     key = RouteKey.GS25_STOCK
+    freshness = contract.Freshness(120, 30)
     cross_rules = (ITEM_CODE_OR_KEYWORD,)
     itemCode: contract.Code | None = Field(default=None, description="GS25 item code; or give `keyword`")
     keyword: contract.SearchText | None = Field(

@@ -410,16 +410,16 @@ GoodsNumber = GoodsCode
 """Olive Young goods numbers and master goods numbers (letters and digits only)."""
 
 
-@contract.lookup(
-    "oliveyoung_stores",
-    "/api/oliveyoung/stores",
-    "Olive Young stores",
-    "Finds Olive Young (올리브영) stores near `lat`/`lon` (default: Seoul City Hall), optionally "
-    "by name, area or store code in `keyword` (e.g. 명동, Gangnam). 올리브영 매장 검색.",
-    freshness=contract.Freshness(86400, 300, stale_if_error=86400),
-)
+@contract.lookup("oliveyoung_stores", "/api/oliveyoung/stores")
 class OliveyoungStoresQuery(contract.OperationQuery):
+    """Olive Young stores
+
+    Finds Olive Young (올리브영) stores near `lat`/`lon` (default: Seoul City Hall), optionally by name,
+    area or store code in `keyword` (e.g. 명동, Gangnam). 올리브영 매장 검색.
+    """
+
     key = RouteKey.OY_FIND_STORE
+    freshness = contract.Freshness(86400, 300, stale_if_error=86400)
     keyword: contract.SearchText | None = Field(
         default=None, serialization_alias="searchWords", description="Store name, area or store code"
     )
@@ -428,48 +428,46 @@ class OliveyoungStoresQuery(contract.OperationQuery):
     page: contract.Page = Field(default=1, serialization_alias="pageIdx")
 
 
-@contract.lookup(
-    "oliveyoung_products",
-    "/api/oliveyoung/products",
-    "Olive Young product search",
-    "Searches Olive Young's online catalogue by `keyword` (a product or brand name; Korean "
-    "matches best, e.g. 립밤), with prices, discounts and online stock. The `goodsNumber` of a "
-    "result is the `goodsNo` of oliveyoungGoodsInfo. 올리브영 상품 검색.",
-    freshness=contract.Freshness(300, 60, stale_if_error=3600),
-)
+@contract.lookup("oliveyoung_products", "/api/oliveyoung/products")
 class OliveyoungProductsQuery(contract.OperationQuery):
+    """Olive Young product search
+
+    Searches Olive Young's online catalogue by `keyword` (a product or brand name; Korean matches best,
+    e.g. 립밤), with prices, discounts and online stock. The `goodsNumber` of a result is the `goodsNo` of
+    oliveyoungGoodsInfo. 올리브영 상품 검색.
+    """
+
     key = RouteKey.OY_PRODUCT_SEARCH
+    freshness = contract.Freshness(300, 60, stale_if_error=3600)
     keyword: contract.SearchText
     page: contract.Page = 1
     size: contract.PageSize = 20
 
 
-@contract.lookup(
-    "oliveyoung_goods_info",
-    "/api/oliveyoung/products/{goodsNo}",
-    "Olive Young goods number -> master goods number (the `productId` of stock lookups)",
-    "Turns an Olive Young goods number (`goodsNo`, from a product search) into its master "
-    "goods number, the `productId` that oliveyoungStock asks for. 올리브영 상품번호 → 마스터 상품번호.",
-    freshness=contract.Freshness(600, 60, stale_if_error=3600),
-)
+@contract.lookup("oliveyoung_goods_info", "/api/oliveyoung/products/{goodsNo}")
 class OliveyoungGoodsQuery(contract.OperationQuery):
-    """A goods number (a path parameter) -> its master goods number."""
+    """Olive Young goods number -> master goods number (the `productId` of stock lookups)
+
+    Turns an Olive Young goods number (`goodsNo`, from a product search) into its master goods number, the
+    `productId` that oliveyoungStock asks for. 올리브영 상품번호 → 마스터 상품번호.
+    """
 
     key = RouteKey.OY_GOODS_INFO
+    freshness = contract.Freshness(600, 60, stale_if_error=3600)
     goodsNo: GoodsNumber
 
 
-@contract.lookup(
-    "oliveyoung_stock",
-    "/api/oliveyoung/stock",
-    "Olive Young stock per store",
-    "Stock of one Olive Young product (`productId`: its master goods number, from "
-    "oliveyoungGoodsInfo) in each store near `lat`/`lon` (default: Seoul City Hall), "
-    "optionally only stores matching `keyword`. 올리브영 매장별 재고.",
-    freshness=contract.Freshness(600, 60),
-)
+@contract.lookup("oliveyoung_stock", "/api/oliveyoung/stock")
 class OliveyoungStockQuery(contract.OperationQuery):
+    """Olive Young stock per store
+
+    Stock of one Olive Young product (`productId`: its master goods number, from oliveyoungGoodsInfo) in
+    each store near `lat`/`lon` (default: Seoul City Hall), optionally only stores matching `keyword`.
+    올리브영 매장별 재고.
+    """
+
     key = RouteKey.OY_STOCK_STORES
+    freshness = contract.Freshness(600, 60)
     productId: GoodsNumber = Field(description="Master goods number (see /api/oliveyoung/products/{goodsNo})")
     keyword: contract.SearchText | None = Field(
         default=None, serialization_alias="searchWords", description="Store name, area or store code"

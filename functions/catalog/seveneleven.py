@@ -626,17 +626,17 @@ SEARCH_WINDOW = CrossRule(
 )
 
 
-@contract.lookup(
-    "seveneleven_products",
-    "/api/seveneleven/products",
-    "7-Eleven product search",
-    "Searches 7-Eleven (세븐일레븐) products by `keyword` (a product name; Korean matches best, "
-    "e.g. 코카콜라), with prices, events (1+1, 2+1) and ratings. `page`/`size` page through "
-    "results. 세븐일레븐 상품 검색.",
-    freshness=contract.Freshness(180, 60, stale_if_error=3600),
-)
+@contract.lookup("seveneleven_products", "/api/seveneleven/products")
 class SevenElevenProductsQuery(contract.OperationQuery):
+    """7-Eleven product search
+
+    Searches 7-Eleven (세븐일레븐) products by `keyword` (a product name; Korean matches best, e.g.
+    코카콜라), with prices, events (1+1, 2+1) and ratings. `page`/`size` page through results. 세븐일레븐
+    상품 검색.
+    """
+
     key = RouteKey.SEVEN_GOODS
+    freshness = contract.Freshness(180, 60, stale_if_error=3600)
     cross_rules = (SEARCH_WINDOW,)
     keyword: contract.SearchText
     page: contract.Page = 1
@@ -666,30 +666,30 @@ class SevenElevenProductsQuery(contract.OperationQuery):
         }
 
 
-@contract.lookup(
-    "seveneleven_stores",
-    "/api/seveneleven/stores",
-    "7-Eleven store search",
-    "Finds 7-Eleven (세븐일레븐) stores by name or area in `keyword` (e.g. 강남), with their "
-    "location and services; `limit` caps the rows. 세븐일레븐 매장 검색.",
-    freshness=contract.Freshness(180, 60, stale_if_error=3600),
-)
+@contract.lookup("seveneleven_stores", "/api/seveneleven/stores")
 class SevenElevenStoresQuery(contract.OperationQuery):
+    """7-Eleven store search
+
+    Finds 7-Eleven (세븐일레븐) stores by name or area in `keyword` (e.g. 강남), with their location and
+    services; `limit` caps the rows. 세븐일레븐 매장 검색.
+    """
+
     key = RouteKey.SEVEN_STORE
+    freshness = contract.Freshness(180, 60, stale_if_error=3600)
     keyword: contract.SearchText = Field(serialization_alias="query")
     limit: contract.PageSize = Field(default=20, serialization_alias="listCount")
 
 
-@contract.lookup(
-    "seveneleven_popwords",
-    "/api/seveneleven/popwords",
-    "7-Eleven popular keywords",
-    "7-Eleven's (세븐일레븐) most searched keywords right now, ranked; `label` picks the list "
-    "(default `home`). 세븐일레븐 인기 검색어.",
-    freshness=contract.Freshness(300, 60, stale_if_error=3600),
-)
+@contract.lookup("seveneleven_popwords", "/api/seveneleven/popwords")
 class SevenElevenPopwordsQuery(contract.OperationQuery):
+    """7-Eleven popular keywords
+
+    7-Eleven's (세븐일레븐) most searched keywords right now, ranked; `label` picks the list (default
+    `home`). 세븐일레븐 인기 검색어.
+    """
+
     key = RouteKey.SEVEN_POPWORDS
+    freshness = contract.Freshness(300, 60, stale_if_error=3600)
     label: contract.Code = "home"
 
 
@@ -699,15 +699,15 @@ UNKNOWN_QUANTITY = -1
 # The item's stock metadata first (it names the stock request's codes), then one store's stock. One store per
 # request: asking for several at once is rejected upstream. A management quantity of -1 means the item's stock
 # is unknown: that is the answer, and no stock request is made (the relays refuse -1 in one).
-@contract.lookup(
-    "seveneleven_stock",
-    "/api/seveneleven/stock",
-    "7-Eleven stock of one item in one store",
-    "Stock of one 7-Eleven item (`itemCd`: an `itemCode` from sevenelevenProducts) in one "
-    "store (`storeCd`: a `storeCode` from sevenelevenStores). 세븐일레븐 매장 재고.",
-    freshness=contract.Freshness(600, 60),
-)
+@contract.lookup("seveneleven_stock", "/api/seveneleven/stock")
 class SevenElevenStockQuery(contract.LookupQuery):
+    """7-Eleven stock of one item in one store
+
+    Stock of one 7-Eleven item (`itemCd`: an `itemCode` from sevenelevenProducts) in one store (`storeCd`:
+    a `storeCode` from sevenelevenStores). 세븐일레븐 매장 재고.
+    """
+
+    freshness = contract.Freshness(600, 60)
     itemCd: contract.Code
     storeCd: contract.Code
 
@@ -746,36 +746,36 @@ class SevenElevenListingQuery(contract.OperationQuery):
     """`seven-pages`, `seven-issues` or `seven-exhibitions`: listings that take no parameters."""
 
 
-@contract.lookup(
-    "seveneleven_pages",
-    "/api/seveneleven/catalog/pages",
-    "7-Eleven product pages",
-    "7-Eleven's (세븐일레븐) product listing pages: the products the app shows on its catalogue "
-    "pages. No parameters. 세븐일레븐 상품 목록.",
-    freshness=contract.Freshness(300, 60, stale_if_error=3600),
-)
+@contract.lookup("seveneleven_pages", "/api/seveneleven/catalog/pages")
 class SevenElevenPagesQuery(SevenElevenListingQuery):
+    """7-Eleven product pages
+
+    7-Eleven's (세븐일레븐) product listing pages: the products the app shows on its catalogue pages. No
+    parameters. 세븐일레븐 상품 목록.
+    """
+
     key = RouteKey.SEVEN_PAGES
+    freshness = contract.Freshness(300, 60, stale_if_error=3600)
 
 
-@contract.lookup(
-    "seveneleven_issues",
-    "/api/seveneleven/catalog/issues",
-    "7-Eleven featured products",
-    "7-Eleven's (세븐일레븐) featured products of the moment. No parameters. 세븐일레븐 추천 상품.",
-    freshness=contract.Freshness(300, 60, stale_if_error=3600),
-)
+@contract.lookup("seveneleven_issues", "/api/seveneleven/catalog/issues")
 class SevenElevenIssuesQuery(SevenElevenListingQuery):
+    """7-Eleven featured products
+
+    7-Eleven's (세븐일레븐) featured products of the moment. No parameters. 세븐일레븐 추천 상품.
+    """
+
     key = RouteKey.SEVEN_ISSUES
+    freshness = contract.Freshness(300, 60, stale_if_error=3600)
 
 
-@contract.lookup(
-    "seveneleven_exhibitions",
-    "/api/seveneleven/catalog/exhibitions",
-    "7-Eleven promotions",
-    "7-Eleven's (세븐일레븐) current promotions, with their dates and number of products. No "
-    "parameters. 세븐일레븐 기획전.",
-    freshness=contract.Freshness(300, 60, stale_if_error=3600),
-)
+@contract.lookup("seveneleven_exhibitions", "/api/seveneleven/catalog/exhibitions")
 class SevenElevenExhibitionsQuery(SevenElevenListingQuery):
+    """7-Eleven promotions
+
+    7-Eleven's (세븐일레븐) current promotions, with their dates and number of products. No parameters.
+    세븐일레븐 기획전.
+    """
+
     key = RouteKey.SEVEN_EXHIBITIONS
+    freshness = contract.Freshness(300, 60, stale_if_error=3600)

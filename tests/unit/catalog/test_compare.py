@@ -71,6 +71,8 @@ def test_the_documented_pattern_lists_exactly_the_retailers() -> None:
     schema = CompareProductsQuery.model_json_schema()["properties"]["retailers"]
     assert choices_of(schema["pattern"]) == list(RETAILER_NAMES)
     assert schema["default"] == "cu,gs25,seveneleven,oliveyoung"
+    # The description (the class's docstring) names them too.
+    assert f"any of {', '.join(RETAILER_NAMES)};" in CompareProductsQuery.description
 
 
 @pytest.mark.parametrize("limit", [0, 21, -1, 2.5])
