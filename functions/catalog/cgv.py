@@ -16,8 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringConstraints
 from typing_extensions import TypedDict
 
-from functions.catalog import contract
-from functions.catalog.common import StrictParams, Tally, UpstreamModel, answer, frozen_headers
+from functions.catalog import common, contract
 from functions.catalog.dtryx import korea_today, real_compact_date
 from functions.catalog.relay_rules import WITHOUT_PARAMS, RelayInput
 from functions.catalog.spec import OperationSpec, RequestSigning
@@ -33,7 +32,9 @@ USER_AGENT = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
     "Chrome/140.0.0.0 Safari/537.36"
 )
-HEADERS = frozen_headers({"Accept": "application/json", "Accept-Language": "ko-KR", "User-Agent": USER_AGENT})
+HEADERS = common.frozen_headers(
+    {"Accept": "application/json", "Accept-Language": "ko-KR", "User-Agent": USER_AGENT}
+)
 SIGNING_KEY = "CGV_SIGNING_KEY"
 """The secret value holding the HMAC key."""
 
@@ -78,7 +79,7 @@ def compact_today(now_ms: int) -> str:
 
 
 # --- params (the relay's names; the query builders give CGV's) -----------------------------------------
-class SiteParams(StrictParams):
+class SiteParams(common.StrictParams):
     theaterCode: TheaterCode
     playDate: PlayDate
 
@@ -105,7 +106,7 @@ def _zero(value: object) -> object:
     return value
 
 
-class CgvResponse(UpstreamModel):
+class CgvResponse(common.UpstreamModel):
     """`statusCode` 0 and `data` a list of objects (empty is a valid answer); rows are read leniently."""
 
     statusCode: Annotated[int | float, BeforeValidator(_zero)]
@@ -116,33 +117,33 @@ class CgvResponse(UpstreamModel):
 CompactDate = Annotated[str, Field(pattern=r"^[0-9]{8}$", description="YYYYMMDD")]
 
 
-@answer
+@common.answer
 class CgvTheater(TypedDict):
     theaterCode: str
     theaterName: str
     regionCode: str | None
 
 
-@answer
+@common.answer
 class CgvTheaterFilters(TypedDict):
     keyword: str | None
     regionCode: str | None
 
 
-@answer
+@common.answer
 class CgvTheaters(TypedDict):
     filters: CgvTheaterFilters
     theaters: list[CgvTheater]
 
 
-@answer
+@common.answer
 class CgvMovie(TypedDict):
     movieCode: str
     movieName: str
     rating: str | None
 
 
-@answer
+@common.answer
 class CgvMovieFilters(TypedDict):
     theaterCode: Annotated[
         str | None, Field(description="The theater asked for or chosen; null when none matched")
@@ -150,7 +151,7 @@ class CgvMovieFilters(TypedDict):
     keyword: str | None
 
 
-@answer
+@common.answer
 class CgvMovies(TypedDict):
     playDate: CompactDate
     filters: CgvMovieFilters
@@ -163,7 +164,7 @@ class CgvMovies(TypedDict):
     movies: list[CgvMovie]
 
 
-@answer
+@common.answer
 class CgvScreening(TypedDict):
     scheduleId: str
     movieCode: Annotated[str, Field(description='"" when CGV names a screening by its product only')]
@@ -173,19 +174,19 @@ class CgvScreening(TypedDict):
     playDate: str
     startTime: Annotated[str, Field(description='HH:MM as a rule; as CGV sent it otherwise; "" when missing')]
     endTime: str
-    totalSeats: Annotated[Tally | None, Field(description="null: unknown (never 0)")]
+    totalSeats: Annotated[common.Tally | None, Field(description="null: unknown (never 0)")]
     remainingSeats: Annotated[
-        Tally | None, Field(description="null: unknown (never 0, which means sold out)")
+        common.Tally | None, Field(description="null: unknown (never 0, which means sold out)")
     ]
 
 
-@answer
+@common.answer
 class CgvTimetableFilters(TypedDict):
     theaterCode: str | None
     movieCode: str | None
 
 
-@answer
+@common.answer
 class CgvTimetable(TypedDict):
     playDate: CompactDate
     filters: CgvTimetableFilters

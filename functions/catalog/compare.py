@@ -14,8 +14,7 @@ from typing import Annotated, Any, Literal, NotRequired, cast, get_args
 from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
 from typing_extensions import TypedDict
 
-from functions.catalog import contract
-from functions.catalog.common import Number, answer
+from functions.catalog import common, contract
 from functions.catalog.cu import CuProducts, CuProductsQuery
 from functions.catalog.gs25 import Gs25Products, Gs25ProductsQuery
 from functions.catalog.oliveyoung import OliveyoungProducts, OliveyoungProductsQuery
@@ -39,19 +38,19 @@ search still running at the deadline (UPSTREAM_TIMEOUT)."""
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-@answer
+@common.answer
 class ComparedProduct(TypedDict):
     retailer: Retailer
     itemCode: str
     """The retailer's own code: CU's, GS25's and 7-Eleven's `itemCode`, Olive Young's `goodsNumber`."""
     itemName: str
-    price: Number | None
+    price: common.Number | None
     """The retailer's price in won; null where its search gives none (GS25's)."""
     imageUrl: NotRequired[str]
     """Where the retailer gives an image's address (7-Eleven)."""
 
 
-@answer
+@common.answer
 class RetailerError(TypedDict):
     retailer: Retailer
     code: Annotated[
@@ -61,7 +60,7 @@ class RetailerError(TypedDict):
     message: str
 
 
-@answer
+@common.answer
 class ComparedProducts(TypedDict):
     keyword: str
     retailers: list[Retailer]
@@ -77,7 +76,7 @@ class ComparedProducts(TypedDict):
 # --- the members: each retailer's product search -------------------------------------------------
 
 
-def _row(retailer: Retailer, code: str, name: str, price: Number | None) -> ComparedProduct:
+def _row(retailer: Retailer, code: str, name: str, price: common.Number | None) -> ComparedProduct:
     return {"retailer": retailer, "itemCode": code, "itemName": name, "price": price}
 
 
@@ -142,7 +141,7 @@ MEMBERS: Mapping[Retailer, Member] = {
 # --- the merge ---------------------------------------------------------------------------------------
 
 
-def _price_order(row: ComparedProduct) -> tuple[bool, Number]:
+def _price_order(row: ComparedProduct) -> tuple[bool, common.Number]:
     price = row["price"]
     return (price is None, 0 if price is None else price)
 

@@ -9,37 +9,14 @@ from typing import Annotated, Any, ClassVar, Literal, NotRequired, cast
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 from typing_extensions import TypedDict
 
-from functions.catalog import contract
+from functions.catalog import common, contract
 from functions.catalog import relay_rules as relay
-from functions.catalog.common import (
-    YN,
-    AppEnvelope,
-    Count,
-    NonEmptyStr,
-    Number,
-    Numeric,
-    OptionalCode,
-    OptionalText,
-    Quantity,
-    SearchText,
-    Stock,
-    StrictParams,
-    Tally,
-    UpstreamModel,
-    answer,
-    decimal_text,
-    defaults_from,
-    frozen_headers,
-    optional_float,
-    stock,
-    yn,
-)
 from functions.catalog.relay_rules import WITHOUT_PARAMS, RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 
 BASE_URL = "https://www.pocketcu.co.kr"
-HEADERS = frozen_headers(
+HEADERS = common.frozen_headers(
     {
         "Accept": "application/json, text/javascript, */*; q=0.01",
         "Content-Type": "application/json",
@@ -60,7 +37,7 @@ def _coordinate_text(limit: float) -> Any:
 
     def convert(value: object) -> str:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            value = decimal_text(value)
+            value = common.decimal_text(value)
         if not isinstance(value, str) or not _COORD_TEXT.fullmatch(value) or abs(float(value)) > limit:
             raise ValueError(f"expected a numeric string within ±{limit:g}")
         return value
@@ -73,8 +50,8 @@ LongText = Annotated[str, _coordinate_text(180)]
 
 
 # --- params ---------------------------------------------------------------------------------------
-class StockSearchParams(StrictParams):
-    searchWord: SearchText
+class StockSearchParams(common.StrictParams):
+    searchWord: common.SearchText
     prevSearchWord: Literal[""] = ""
     spellModifyUseYn: Literal["Y"] = "Y"
     offset: Annotated[int, Field(ge=0, le=9999)] = 0
@@ -82,7 +59,7 @@ class StockSearchParams(StrictParams):
     searchSort: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]{1,20}$")] = "recom"
 
 
-class StoreParams(StrictParams):
+class StoreParams(common.StrictParams):
     """The app's store request. Fixed fields default to the only values the upstream accepts."""
 
     latVal: LatText
@@ -99,17 +76,17 @@ class StoreParams(StrictParams):
     areaTplNo: Literal["0"] = "0"
     childMealPickUpYn: Literal["N"] = "N"
     isCurrentSearch: Literal["N"] = "N"
-    pageType: OptionalText = "search_improve"
-    searchWord: OptionalText = ""
+    pageType: common.OptionalText = "search_improve"
+    searchWord: common.OptionalText = ""
     isRecommend: Literal["", "Y", "N"] = ""
-    recommendId: OptionalCode = ""
-    jipCd: OptionalCode = ""
-    itemCd: OptionalCode = ""
-    item_cd: OptionalCode = ""
-    onItemNo: OptionalCode = ""
+    recommendId: common.OptionalCode = ""
+    jipCd: common.OptionalCode = ""
+    itemCd: common.OptionalCode = ""
+    item_cd: common.OptionalCode = ""
+    onItemNo: common.OptionalCode = ""
 
     _base_defaults_to_position = model_validator(mode="before")(
-        defaults_from(baseLatVal="latVal", baseLongVal="longVal")
+        common.defaults_from(baseLatVal="latVal", baseLongVal="longVal")
     )
 
 
@@ -149,7 +126,7 @@ class StoreRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-class CuResponse(AppEnvelope):
+class CuResponse(common.AppEnvelope):
     """Every CU body: the app envelope, and `resp_cd` "0000" when present ("3000": the lookup failed)."""
 
     @staticmethod
@@ -157,39 +134,39 @@ class CuResponse(AppEnvelope):
         return "resp_cd signals a failure" if data.get("resp_cd", "0000") != "0000" else None
 
 
-class AreaCategory(UpstreamModel):
-    menuCd: NonEmptyStr
-    menuNm: NonEmptyStr
+class AreaCategory(common.UpstreamModel):
+    menuCd: common.NonEmptyStr
+    menuNm: common.NonEmptyStr
 
 
 class PrimeResponse(CuResponse):
     areaCateList: list[AreaCategory]
 
 
-class StockFields(UpstreamModel):
-    item_cd: NonEmptyStr
-    item_nm: NonEmptyStr
-    hyun_maega: Numeric
+class StockFields(common.UpstreamModel):
+    item_cd: common.NonEmptyStr
+    item_nm: common.NonEmptyStr
+    hyun_maega: common.Numeric
     on_item_no: str | None = None
-    pickup_yn: YN | None = None
-    deliv_yn: YN | None = None
-    reserv_yn: YN | None = None
+    pickup_yn: common.YN | None = None
+    deliv_yn: common.YN | None = None
+    reserv_yn: common.YN | None = None
 
 
-class StockRow(UpstreamModel):
+class StockRow(common.UpstreamModel):
     fields: StockFields
 
 
-class StockResultInner(UpstreamModel):
+class StockResultInner(common.UpstreamModel):
     rows: list[StockRow]
-    total_count: Count | None = None
+    total_count: common.Count | None = None
 
 
-class StockResult(UpstreamModel):
+class StockResult(common.UpstreamModel):
     result: StockResultInner
 
 
-class StockData(UpstreamModel):
+class StockData(common.UpstreamModel):
     stockResult: StockResult
 
 
@@ -197,59 +174,59 @@ class StockSearchResponse(CuResponse):
     data: StockData
 
 
-class StoreRow(UpstreamModel):
-    storeCd: NonEmptyStr
-    storeNm: NonEmptyStr
-    latVal: Numeric | None = None
-    longVal: Numeric | None = None
-    distance: Numeric | None = None
-    stock: Quantity = None
-    deliveryYn: YN | None = None
-    deliveryPickYn: YN | None = None
-    jumpoPickYn: YN | None = None
-    reserveYn: YN | None = None
+class StoreRow(common.UpstreamModel):
+    storeCd: common.NonEmptyStr
+    storeNm: common.NonEmptyStr
+    latVal: common.Numeric | None = None
+    longVal: common.Numeric | None = None
+    distance: common.Numeric | None = None
+    stock: common.Quantity = None
+    deliveryYn: common.YN | None = None
+    deliveryPickYn: common.YN | None = None
+    jumpoPickYn: common.YN | None = None
+    reserveYn: common.YN | None = None
 
 
 class StoreResponse(CuResponse):
     storeList: list[StoreRow]
-    totalCnt: Count | None = None
+    totalCnt: common.Count | None = None
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-@answer
+@common.answer
 class CuProduct(TypedDict):
     itemCode: str
     itemName: str
-    price: Number
+    price: common.Number
     onlineItemNo: str | None
     pickup: bool | None
     delivery: bool | None
     reservation: bool | None
 
 
-@answer
+@common.answer
 class CuProducts(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     products: list[CuProduct]
 
 
-@answer
+@common.answer
 class CuStore(TypedDict):
     storeCode: str
     storeName: str
-    latitude: Number | None
-    longitude: Number | None
-    distance: Number | None
+    latitude: common.Number | None
+    longitude: common.Number | None
+    distance: common.Number | None
     delivery: bool | None
     deliveryPickup: bool | None
     storePickup: bool | None
     reservation: bool | None
-    stock: NotRequired[Annotated[Stock, Field(description="Only when `itemCd` was given")]]
+    stock: NotRequired[Annotated[common.Stock, Field(description="Only when `itemCd` was given")]]
 
 
-@answer
+@common.answer
 class CuStores(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     stores: list[CuStore]
 
 
@@ -268,9 +245,9 @@ def normalize_stock(body: StockSearchResponse) -> CuProducts:
                 "itemName": row.fields.item_nm,
                 "price": row.fields.hyun_maega,
                 "onlineItemNo": row.fields.on_item_no or None,
-                "pickup": yn(row.fields.pickup_yn),
-                "delivery": yn(row.fields.deliv_yn),
-                "reservation": yn(row.fields.reserv_yn),
+                "pickup": common.yn(row.fields.pickup_yn),
+                "delivery": common.yn(row.fields.deliv_yn),
+                "reservation": common.yn(row.fields.reserv_yn),
             }
             for row in result.rows
         ],
@@ -281,14 +258,14 @@ def _store(row: StoreRow) -> CuStore:
     return {
         "storeCode": row.storeCd,
         "storeName": row.storeNm,
-        "latitude": optional_float(row.latVal),
-        "longitude": optional_float(row.longVal),
+        "latitude": common.optional_float(row.latVal),
+        "longitude": common.optional_float(row.longVal),
         "distance": row.distance,
-        "delivery": yn(row.deliveryYn),
-        "deliveryPickup": yn(row.deliveryPickYn),
-        "storePickup": yn(row.jumpoPickYn),
-        "reservation": yn(row.reserveYn),
-        "stock": stock(row.stock),
+        "delivery": common.yn(row.deliveryYn),
+        "deliveryPickup": common.yn(row.deliveryPickYn),
+        "storePickup": common.yn(row.jumpoPickYn),
+        "reservation": common.yn(row.reserveYn),
+        "stock": common.stock(row.stock),
     }
 
 

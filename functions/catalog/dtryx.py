@@ -11,29 +11,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringConstraints
 from typing_extensions import TypedDict
 
-from functions.catalog import contract
-from functions.catalog.common import (
-    YN,
-    Count,
-    NonEmptyStr,
-    Number,
-    Numeric,
-    Quantity,
-    StrictParams,
-    Tally,
-    UpstreamModel,
-    answer,
-    frozen_headers,
-    known,
-    optional_text,
-    yn,
-)
+from functions.catalog import common, contract
 from functions.catalog.relay_rules import RelayInput
 from functions.catalog.spec import OperationSpec, same_body
 from functions.core import RouteKey
 
 BASE_URL = "https://api.dtryx.com/dtryx/cms/thirdparty/movie"
-HEADERS = frozen_headers({"Accept": "application/json"})
+HEADERS = common.frozen_headers({"Accept": "application/json"})
 
 MOVIES_ENDPOINT = "third-party-type2-movie-now"
 PLAY_DATES_ENDPOINT = "third-party-type2-timetable-play-date-list"
@@ -98,7 +82,7 @@ PlayDate = Annotated[date, BeforeValidator(_play_date)]
 
 
 # --- params ---------------------------------------------------------------------------------------
-class CinemaParams(StrictParams):
+class CinemaParams(common.StrictParams):
     brandCode: BrandCode
     cinemaCode: CinemaCode
 
@@ -123,38 +107,38 @@ class TimetableRelayInput(CinemaRelayInput):
 ClockTime = Annotated[str, StringConstraints(pattern=r"^[0-9]{2}:?[0-9]{2}$")]
 
 
-class DtryxResponse(UpstreamModel):
+class DtryxResponse(common.UpstreamModel):
     """`RetCode` must be "success" and `Recordset` an array of objects (rows typed by subclasses)."""
 
     RetCode: Literal["success"]
     RetMsg: str | None = None
-    RecordCount: Count | None = None
+    RecordCount: common.Count | None = None
 
 
-class MovieRow(UpstreamModel):
-    MovieCd: NonEmptyStr
-    MovieNm: NonEmptyStr
-    RunningTime: Numeric | None = None
+class MovieRow(common.UpstreamModel):
+    MovieCd: common.NonEmptyStr
+    MovieNm: common.NonEmptyStr
+    RunningTime: common.Numeric | None = None
 
 
-class PlayDateRow(UpstreamModel):
+class PlayDateRow(common.UpstreamModel):
     PlaySDT: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
-    HiddenYn: YN | None = None
-    RestYn: YN | None = None
+    HiddenYn: common.YN | None = None
+    RestYn: common.YN | None = None
 
 
-class ShowtimeRow(UpstreamModel):
-    MovieCd: NonEmptyStr
-    MovieNm: NonEmptyStr
-    CinemaCd: NonEmptyStr
-    ScreenCd: NonEmptyStr
+class ShowtimeRow(common.UpstreamModel):
+    MovieCd: common.NonEmptyStr
+    MovieNm: common.NonEmptyStr
+    CinemaCd: common.NonEmptyStr
+    ScreenCd: common.NonEmptyStr
     PlaySDT: str | None = None
     ShowSeq: str | int | None = None
     StartTime: ClockTime | None = None
     EndTime: ClockTime | None = None
-    TotalSeatCnt: Quantity = None
-    RemainSeatCnt: Quantity = None
-    RunningTime: Numeric | None = None
+    TotalSeatCnt: common.Quantity = None
+    RemainSeatCnt: common.Quantity = None
+    RunningTime: common.Numeric | None = None
 
 
 class MoviesResponse(DtryxResponse):
@@ -173,33 +157,33 @@ class TimetableResponse(DtryxResponse):
 HourMinute = Annotated[str, Field(pattern=r"^[0-9]{2}:[0-9]{2}$")]
 
 
-@answer
+@common.answer
 class DtryxMovie(TypedDict):
     movieCode: str
     movieName: str
-    runningTime: Annotated[Number | None, Field(description="Minutes")]
+    runningTime: Annotated[common.Number | None, Field(description="Minutes")]
     rating: str | None
 
 
-@answer
+@common.answer
 class DtryxMovies(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     movies: list[DtryxMovie]
 
 
-@answer
+@common.answer
 class DtryxPlayDate(TypedDict):
     date: Annotated[str, Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
     hidden: bool | None
     closed: bool | None
 
 
-@answer
+@common.answer
 class DtryxPlayDates(TypedDict):
     playDates: list[DtryxPlayDate]
 
 
-@answer
+@common.answer
 class DtryxShowtime(TypedDict):
     movieCode: str
     movieName: str
@@ -211,16 +195,16 @@ class DtryxShowtime(TypedDict):
     showSeq: str | None
     startTime: HourMinute | None
     endTime: HourMinute | None
-    totalSeats: Tally | None
-    remainingSeats: Tally | None
-    runningTime: Number | None
+    totalSeats: common.Tally | None
+    remainingSeats: common.Tally | None
+    runningTime: common.Number | None
     rating: str | None
     status: str | None
 
 
-@answer
+@common.answer
 class DtryxTimetable(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     showtimes: list[DtryxShowtime]
 
 
@@ -240,7 +224,7 @@ def normalize_movies(body: MoviesResponse) -> DtryxMovies:
                 "movieCode": row.MovieCd,
                 "movieName": row.MovieNm,
                 "runningTime": row.RunningTime,
-                "rating": optional_text((row.model_extra or {}).get("RatingNm")),
+                "rating": common.optional_text((row.model_extra or {}).get("RatingNm")),
             }
             for row in body.Recordset
         ],
@@ -250,7 +234,7 @@ def normalize_movies(body: MoviesResponse) -> DtryxMovies:
 def normalize_play_dates(body: PlayDatesResponse) -> DtryxPlayDates:
     return {
         "playDates": [
-            {"date": row.PlaySDT, "hidden": yn(row.HiddenYn), "closed": yn(row.RestYn)}
+            {"date": row.PlaySDT, "hidden": common.yn(row.HiddenYn), "closed": common.yn(row.RestYn)}
             for row in body.Recordset
         ]
     }
@@ -265,18 +249,18 @@ def normalize_timetable(body: TimetableResponse) -> DtryxTimetable:
                 "movieCode": row.MovieCd,
                 "movieName": row.MovieNm,
                 "cinemaCode": row.CinemaCd,
-                "cinemaName": optional_text(extra.get("CinemaNm")),
+                "cinemaName": common.optional_text(extra.get("CinemaNm")),
                 "screenCode": row.ScreenCd,
-                "screenName": optional_text(extra.get("ScreenNm")),
+                "screenName": common.optional_text(extra.get("ScreenNm")),
                 "playDate": row.PlaySDT,
                 "showSeq": None if row.ShowSeq is None else str(row.ShowSeq),
                 "startTime": _hh_mm(row.StartTime),
                 "endTime": _hh_mm(row.EndTime),
-                "totalSeats": known(row.TotalSeatCnt),
-                "remainingSeats": known(row.RemainSeatCnt),
+                "totalSeats": common.known(row.TotalSeatCnt),
+                "remainingSeats": common.known(row.RemainSeatCnt),
                 "runningTime": row.RunningTime,
-                "rating": optional_text(extra.get("RatingNm")),
-                "status": optional_text(extra.get("PlanStatus")),
+                "rating": common.optional_text(extra.get("RatingNm")),
+                "status": common.optional_text(extra.get("PlanStatus")),
             }
         )
     return {"totalCount": body.RecordCount, "showtimes": showtimes}

@@ -8,33 +8,8 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
-from functions.catalog import contract
+from functions.catalog import common, contract
 from functions.catalog import relay_rules as relay
-from functions.catalog.common import (
-    YN,
-    Latitude,
-    Longitude,
-    NonEmptyStr,
-    Number,
-    Numeric,
-    NumericOrBlank,
-    OptionalCode,
-    Quantity,
-    SearchEngineResult,
-    SearchText,
-    Stock,
-    StrictParams,
-    Tally,
-    UpstreamModel,
-    answer,
-    decimal_text,
-    defaults_from,
-    frozen_headers,
-    optional_float,
-    optional_text,
-    stock,
-    yn,
-)
 from functions.catalog.relay_rules import RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
@@ -42,7 +17,7 @@ from functions.core.input_rules import CrossRule
 
 SEARCH_API = "https://b2c-apigw.woodongs.com"
 BFF_API = "https://b2c-bff.woodongs.com"
-HEADERS = frozen_headers(
+HEADERS = common.frozen_headers(
     {
         "Accept": "application/json, text/plain, */*",
         "Content-Type": "application/json",
@@ -58,31 +33,31 @@ HEADERS = frozen_headers(
 
 
 # --- params ---------------------------------------------------------------------------------------
-class ProductSearchParams(StrictParams):
-    query: SearchText
+class ProductSearchParams(common.StrictParams):
+    query: common.SearchText
 
 
-class StoreStockParams(StrictParams):
+class StoreStockParams(common.StrictParams):
     """The store-stock query. Only the relay sends it (it needs the app's logged-in session)."""
 
     serviceCode: Literal["01", "02"] = "01"
-    realTimeStockYn: YN = "Y"
-    itemCode: OptionalCode | None = None
-    keyword: SearchText | None = None
-    storeCode: OptionalCode = ""
+    realTimeStockYn: common.YN = "Y"
+    itemCode: common.OptionalCode | None = None
+    keyword: common.SearchText | None = None
+    storeCode: common.OptionalCode = ""
     pageNumber: Annotated[int, Field(ge=0, le=9999)] = 1
     pageCount: Annotated[int, Field(ge=1, le=100)] = 20
-    myPositionYCoordination: Latitude
-    myPositionXCoordination: Longitude
-    centerPositionYCoordination: Latitude
-    centerPositionXCoordination: Longitude
+    myPositionYCoordination: common.Latitude
+    myPositionXCoordination: common.Longitude
+    centerPositionYCoordination: common.Latitude
+    centerPositionXCoordination: common.Longitude
     radiusCondition: Literal["1000"] = "1000"  # a query value, as the relay takes it back
     pickupStoreYn: Literal["N"] = "N"
     isSuperDlvyStoreSelected: Literal["N"] = "N"
     isGs25DlvyStoreSelected: Literal["N"] = "N"
 
     _centre_defaults_to_position = model_validator(mode="before")(
-        defaults_from(
+        common.defaults_from(
             centerPositionYCoordination="myPositionYCoordination",
             centerPositionXCoordination="myPositionXCoordination",
         )
@@ -98,7 +73,9 @@ class StoreStockParams(StrictParams):
         """The query as the app sends it: every value a string (coordinates as plain decimals), empty ones
         left out. The relay takes these same pairs as its JSON body and refuses numbers and empty values."""
         values = self.model_dump(exclude_none=True)
-        pairs = [(name, decimal_text(v) if isinstance(v, float) else str(v)) for name, v in values.items()]
+        pairs = [
+            (name, common.decimal_text(v) if isinstance(v, float) else str(v)) for name, v in values.items()
+        ]
         return [(name, text) for name, text in pairs if text]
 
 
@@ -129,74 +106,74 @@ class StoreStockRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-class ProductField(UpstreamModel):
-    itemCode: NonEmptyStr
-    itemName: NonEmptyStr
+class ProductField(common.UpstreamModel):
+    itemCode: common.NonEmptyStr
+    itemName: common.NonEmptyStr
     shortItemName: str | None = None
-    starPoint: NumericOrBlank = None
-    stockCheckYn: YN | None = None
+    starPoint: common.NumericOrBlank = None
+    stockCheckYn: common.YN | None = None
 
 
-class ProductDocument(UpstreamModel):
+class ProductDocument(common.UpstreamModel):
     field: ProductField
 
 
-class ProductSearchResponse(UpstreamModel):
-    SearchQueryResult: SearchEngineResult[ProductDocument]
+class ProductSearchResponse(common.UpstreamModel):
+    SearchQueryResult: common.SearchEngineResult[ProductDocument]
 
 
-class StockStoreRow(UpstreamModel):
+class StockStoreRow(common.UpstreamModel):
     """Nothing is required of a row (the original accepts `{"realStockQuantity": "0"}`); what is there is typed."""
 
     storeCode: str | None = None
     storeName: str | None = None
     storeAddress: str | None = None
-    storeXCoordination: Numeric | None = None
-    storeYCoordination: Numeric | None = None
-    realStockQuantity: Quantity = None
-    pickupStkQty: Quantity = None
-    dlvyStkQty: Quantity = None
-    isSoldOutYn: YN | None = None
+    storeXCoordination: common.Numeric | None = None
+    storeYCoordination: common.Numeric | None = None
+    realStockQuantity: common.Quantity = None
+    pickupStkQty: common.Quantity = None
+    dlvyStkQty: common.Quantity = None
+    isSoldOutYn: common.YN | None = None
     searchItemName: str | None = None
-    searchItemSellPrice: Numeric | None = None
+    searchItemSellPrice: common.Numeric | None = None
     propertyList: list[Any] | None = None
 
 
-class StoreStockResponse(UpstreamModel):
+class StoreStockResponse(common.UpstreamModel):
     stores: list[StockStoreRow]
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-@answer
+@common.answer
 class Gs25Product(TypedDict):
     itemCode: str
     itemName: str
     shortItemName: str | None
-    rating: Number | None
+    rating: common.Number | None
     stockCheckable: bool | None
 
 
-@answer
+@common.answer
 class Gs25Products(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     products: list[Gs25Product]
 
 
-@answer
+@common.answer
 class Gs25StockStore(TypedDict):
     storeCode: str | None
     storeName: str | None
     address: str | None
-    latitude: Number | None
-    longitude: Number | None
+    latitude: common.Number | None
+    longitude: common.Number | None
     itemName: str | None
-    price: Number | None
-    stock: Stock
-    pickupStock: Stock
-    deliveryStock: Stock
+    price: common.Number | None
+    stock: common.Stock
+    pickupStock: common.Stock
+    deliveryStock: common.Stock
 
 
-@answer
+@common.answer
 class Gs25Stock(TypedDict):
     stores: list[Gs25StockStore]
 
@@ -209,9 +186,9 @@ def normalize_products(body: ProductSearchResponse) -> Gs25Products:
             {
                 "itemCode": doc.field.itemCode,
                 "itemName": doc.field.itemName,
-                "shortItemName": optional_text(doc.field.shortItemName),
+                "shortItemName": common.optional_text(doc.field.shortItemName),
                 "rating": doc.field.starPoint,
-                "stockCheckable": yn(doc.field.stockCheckYn),
+                "stockCheckable": common.yn(doc.field.stockCheckYn),
             }
             for doc in body.SearchQueryResult.documents()
         ],
@@ -222,16 +199,16 @@ def normalize_stock(body: StoreStockResponse) -> Gs25Stock:
     return {
         "stores": [
             {
-                "storeCode": optional_text(row.storeCode),
-                "storeName": optional_text(row.storeName),
-                "address": optional_text(row.storeAddress),
-                "latitude": optional_float(row.storeYCoordination),
-                "longitude": optional_float(row.storeXCoordination),
-                "itemName": optional_text(row.searchItemName),
+                "storeCode": common.optional_text(row.storeCode),
+                "storeName": common.optional_text(row.storeName),
+                "address": common.optional_text(row.storeAddress),
+                "latitude": common.optional_float(row.storeYCoordination),
+                "longitude": common.optional_float(row.storeXCoordination),
+                "itemName": common.optional_text(row.searchItemName),
                 "price": row.searchItemSellPrice,
-                "stock": stock(row.realStockQuantity),
-                "pickupStock": stock(row.pickupStkQty),
-                "deliveryStock": stock(row.dlvyStkQty),
+                "stock": common.stock(row.realStockQuantity),
+                "pickupStock": common.stock(row.pickupStkQty),
+                "deliveryStock": common.stock(row.dlvyStkQty),
             }
             for row in body.stores
         ]

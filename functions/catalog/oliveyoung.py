@@ -7,31 +7,13 @@ from typing import Annotated, Generic, Literal, Self, TypeVar
 from pydantic import AfterValidator, Field, StrictBool, StrictStr, StringConstraints, model_validator
 from typing_extensions import TypedDict
 
-from functions.catalog import contract
-from functions.catalog.common import (
-    Latitude,
-    Longitude,
-    NonEmptyStr,
-    NonNegativeFloat,
-    NonNegativeNumber,
-    Number,
-    OptionalText,
-    SearchText,
-    Stock,
-    StrictParams,
-    Tally,
-    UpstreamModel,
-    answer,
-    defaults_from,
-    frozen_headers,
-    stock,
-)
+from functions.catalog import common, contract
 from functions.catalog.relay_rules import JsNumber, RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
 
 BASE_URL = "https://www.oliveyoung.co.kr"
-HEADERS = frozen_headers(
+HEADERS = common.frozen_headers(
     {
         "Accept": "application/json",
         "Content-Type": "application/json",
@@ -57,7 +39,7 @@ RemainQuantity = Annotated[int, Field(ge=0)] | None
 
 
 # The map centre defaults to the searcher's position (what the web client sends).
-_map_defaults_to_position = defaults_from(mapLat="lat", mapLon="lon")
+_map_defaults_to_position = common.defaults_from(mapLat="lat", mapLon="lon")
 
 
 def _percent(value: int | float) -> int | float:
@@ -67,39 +49,39 @@ def _percent(value: int | float) -> int | float:
 
 
 # --- params ---------------------------------------------------------------------------------------
-class FindStoreParams(StrictParams):
-    lat: Latitude
-    lon: Longitude
-    mapLat: Latitude
-    mapLon: Longitude
+class FindStoreParams(common.StrictParams):
+    lat: common.Latitude
+    lon: common.Longitude
+    mapLat: common.Latitude
+    mapLon: common.Longitude
     pageIdx: PageIndex = 1
-    searchWords: OptionalText = ""
-    pogKeys: OptionalText = ""
-    serviceKeys: OptionalText = ""
+    searchWords: common.OptionalText = ""
+    pogKeys: common.OptionalText = ""
+    serviceKeys: common.OptionalText = ""
 
     _map_centre = model_validator(mode="before")(_map_defaults_to_position)
 
 
-class ProductSearchParams(StrictParams):
-    keyword: SearchText
+class ProductSearchParams(common.StrictParams):
+    keyword: common.SearchText
     page: PageIndex = 1
     size: Annotated[int, Field(ge=1, le=100)] = 10
     sort: Annotated[str, StringConstraints(pattern=r"^[0-9]{2}$")] = "01"
     includeSoldOut: bool = True
 
 
-class GoodsInfoParams(StrictParams):
+class GoodsInfoParams(common.StrictParams):
     goodsNo: GoodsCode
 
 
-class StockStoresParams(StrictParams):
+class StockStoresParams(common.StrictParams):
     productId: GoodsCode
-    lat: Latitude
-    lon: Longitude
+    lat: common.Latitude
+    lon: common.Longitude
     pageIdx: PageIndex = 1
-    searchWords: OptionalText = ""
-    mapLat: Latitude
-    mapLon: Longitude
+    searchWords: common.OptionalText = ""
+    mapLat: common.Latitude
+    mapLon: common.Longitude
 
     _map_centre = model_validator(mode="before")(_map_defaults_to_position)
 
@@ -139,13 +121,13 @@ class StockStoresRelayInput(RelayInput):
 
 
 # --- responses ------------------------------------------------------------------------------------
-class StoreRow(UpstreamModel):
-    storeCode: NonEmptyStr
-    storeName: NonEmptyStr
+class StoreRow(common.UpstreamModel):
+    storeCode: common.NonEmptyStr
+    storeName: common.NonEmptyStr
     address: str | None = None
-    latitude: Latitude | None = None
-    longitude: Longitude | None = None
-    distance: NonNegativeFloat | None = None
+    latitude: common.Latitude | None = None
+    longitude: common.Longitude | None = None
+    distance: common.NonNegativeFloat | None = None
     pickupYn: bool | None = None
     openYn: bool | None = None
     salesStoreYn: bool | None = None
@@ -160,23 +142,23 @@ class StockStoreRow(StoreRow):
 StoreT = TypeVar("StoreT", bound=StoreRow)
 
 
-class StoreListData(UpstreamModel, Generic[StoreT]):
+class StoreListData(common.UpstreamModel, Generic[StoreT]):
     storeList: list[StoreT]
     totalCount: Annotated[int, Field(ge=0)] | None = None
 
 
-class ProductRow(UpstreamModel):
-    goodsNumber: NonEmptyStr
-    goodsName: NonEmptyStr
-    priceToPay: NonNegativeNumber
-    originalPrice: NonNegativeNumber
+class ProductRow(common.UpstreamModel):
+    goodsNumber: common.NonEmptyStr
+    goodsName: common.NonEmptyStr
+    priceToPay: common.NonNegativeNumber
+    originalPrice: common.NonNegativeNumber
     discountRate: Annotated[int | float, AfterValidator(_percent)]
     o2oStockFlag: bool
     o2oRemainQuantity: Annotated[int, Field(ge=0)]
     imagePath: str | None = None
 
 
-class ProductSearchData(UpstreamModel):
+class ProductSearchData(common.UpstreamModel):
     searchList: list[ProductRow] | None = None
     serachList: list[ProductRow] | None = None  # the upstream's own misspelling, seen in the wild
     totalCount: Annotated[int, Field(ge=0)] | None = None
@@ -192,15 +174,15 @@ class ProductSearchData(UpstreamModel):
         return self.searchList if self.searchList is not None else self.serachList or []
 
 
-class GoodsInfo(UpstreamModel):
-    masterGoodsNumber: NonEmptyStr
+class GoodsInfo(common.UpstreamModel):
+    masterGoodsNumber: common.NonEmptyStr
 
 
-class GoodsInfoData(UpstreamModel):
+class GoodsInfoData(common.UpstreamModel):
     goodsInfo: GoodsInfo
 
 
-class OliveyoungResponse(UpstreamModel):
+class OliveyoungResponse(common.UpstreamModel):
     """Every Olive Young body: `status` "SUCCESS" (anything else is a failure envelope) and its `data`."""
 
     status: Literal["SUCCESS"]
@@ -223,58 +205,58 @@ class StockStoresResponse(OliveyoungResponse):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-@answer
+@common.answer
 class OliveyoungStore(TypedDict):
     storeCode: str
     storeName: str
     address: str | None
-    latitude: Number | None
-    longitude: Number | None
-    distance: Number | None
+    latitude: common.Number | None
+    longitude: common.Number | None
+    distance: common.Number | None
     open: bool | None
     pickup: bool | None
 
 
-@answer
+@common.answer
 class OliveyoungStores(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     stores: list[OliveyoungStore]
 
 
-@answer
+@common.answer
 class OliveyoungProduct(TypedDict):
     goodsNumber: str
     goodsName: str
-    price: Number
-    originalPrice: Number
-    discountRate: Number
+    price: common.Number
+    originalPrice: common.Number
+    discountRate: common.Number
     imagePath: str | None
     todayDelivery: bool
-    onlineStock: Stock
+    onlineStock: common.Stock
 
 
-@answer
+@common.answer
 class OliveyoungProducts(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     nextPage: bool | int | None
     products: list[OliveyoungProduct]
 
 
-@answer
+@common.answer
 class OliveyoungGoods(TypedDict):
     masterGoodsNumber: Annotated[str, Field(description="The `productId` of /api/oliveyoung/stock")]
     goodsNumber: str | None
     goodsName: str | None
 
 
-@answer
+@common.answer
 class OliveyoungStockStore(OliveyoungStore):
-    stock: Stock
+    stock: common.Stock
 
 
-@answer
+@common.answer
 class OliveyoungStock(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     stores: list[OliveyoungStockStore]
 
 
@@ -316,7 +298,7 @@ def normalize_product_search(body: ProductSearchResponse) -> OliveyoungProducts:
                 "discountRate": row.discountRate,
                 "imagePath": row.imagePath,
                 "todayDelivery": row.o2oStockFlag,
-                "onlineStock": stock(row.o2oRemainQuantity),
+                "onlineStock": common.stock(row.o2oRemainQuantity),
             }
             for row in body.data.rows
         ],
@@ -337,7 +319,7 @@ def normalize_stock_stores(body: StockStoresResponse) -> OliveyoungStock:
     return {
         "totalCount": body.data.totalCount,
         "stores": [
-            {**_store(row), "stock": stock(_store_quantity(row), sold_here=row.salesStoreYn)}
+            {**_store(row), "stock": common.stock(_store_quantity(row), sold_here=row.salesStoreYn)}
             for row in body.data.storeList
         ],
     }

@@ -17,30 +17,8 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from typing_extensions import TypedDict
 
-from functions.catalog import contract
+from functions.catalog import common, contract
 from functions.catalog import relay_rules as relay
-from functions.catalog.common import (
-    AppEnvelope,
-    Code,
-    FiniteFloat,
-    NonEmptyStr,
-    Number,
-    Numeric,
-    NumericOrBlank,
-    RequiredQuantity,
-    RowT,
-    SearchEngineResult,
-    SearchText,
-    Stock,
-    StrictParams,
-    Tally,
-    UpstreamModel,
-    answer,
-    frozen_headers,
-    optional_float,
-    optional_text,
-    stock,
-)
 from functions.catalog.relay_rules import WITHOUT_PARAMS, RelayInput
 from functions.catalog.spec import OperationSpec
 from functions.core import RouteKey
@@ -48,7 +26,7 @@ from functions.core.errors import ApiError, ErrorCode
 from functions.core.input_rules import CrossRule
 
 BASE_URL = "https://new.7-elevenapp.co.kr"
-HEADERS = frozen_headers(
+HEADERS = common.frozen_headers(
     {
         "Accept": "application/json, text/plain, */*",
         "Content-Type": "application/json",
@@ -75,14 +53,14 @@ MAX_START_COUNT = 9999
 
 
 # --- params ---------------------------------------------------------------------------------------
-class GoodsSearchParams(StrictParams):
+class GoodsSearchParams(common.StrictParams):
     """Two body shapes are accepted upstream; exactly one must be given.
 
     (a) `collection`, `sort`, `startCount`, `listCount` (the probe's shape), or
     (b) `pageNo` (0-based), `pageSize` (what the web client sends: `sort` can yield empty results).
     """
 
-    query: SearchText
+    query: common.SearchText
     collection: Literal["goods"] | None = None
     sort: Literal["quantity/desc,itemOnm/asc"] | None = None
     startCount: Annotated[int, Field(ge=0, le=MAX_START_COUNT)] | None = None
@@ -101,28 +79,28 @@ class GoodsSearchParams(StrictParams):
         return self
 
 
-class StoreSearchParams(StrictParams):
+class StoreSearchParams(common.StrictParams):
     collection: Literal["store"] = "store"
-    query: SearchText
+    query: common.SearchText
     sort: Literal["Date/desc"] = "Date/desc"
     listCount: ListCount = 10
 
 
-class PopwordsParams(StrictParams):
-    label: Code = "home"
+class PopwordsParams(common.StrictParams):
+    label: common.Code = "home"
 
 
-class StockMetaParams(StrictParams):
-    itemCd: Code
+class StockMetaParams(common.StrictParams):
+    itemCd: common.Code
 
 
-class StockParams(StrictParams):
-    smCd: Code
-    stokMngCd: Code
+class StockParams(common.StrictParams):
+    smCd: common.Code
+    stokMngCd: common.Code
     # A known count only: the stock meta's -1 means unknown, and the relays refuse it here.
     stokMngQty: Annotated[int, Field(ge=0, le=9999)]
     stockApplicationRate: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}(\.[0-9]{1,4})?$")]
-    storeList: Annotated[list[Code], Field(min_length=1, max_length=200)]
+    storeList: Annotated[list[common.Code], Field(min_length=1, max_length=200)]
 
 
 # --- relay inputs ---------------------------------------------------------------------------------
@@ -180,7 +158,7 @@ def _unwrap_field(data: Any) -> Any:
     return data
 
 
-class SevenEnvelope(AppEnvelope):
+class SevenEnvelope(common.AppEnvelope):
     """The app envelope with its own `data` key (declared by subclasses) and `code` 200..299 when present."""
 
     @staticmethod
@@ -190,18 +168,18 @@ class SevenEnvelope(AppEnvelope):
         return None if ok else "code signals a failure"
 
 
-class GoodsRow(UpstreamModel):
-    itemCd: NonEmptyStr
-    itemOnm: NonEmptyStr
-    onlinePrice: Numeric | None = None
-    onlineCost: Numeric | None = None
-    avgEvalScore: NumericOrBlank = None
-    productReviewCnt: NumericOrBlank = None
+class GoodsRow(common.UpstreamModel):
+    itemCd: common.NonEmptyStr
+    itemOnm: common.NonEmptyStr
+    onlinePrice: common.Numeric | None = None
+    onlineCost: common.Numeric | None = None
+    avgEvalScore: common.NumericOrBlank = None
+    productReviewCnt: common.NumericOrBlank = None
 
     _unwrap = model_validator(mode="before")(_unwrap_field)
 
 
-class StoreRow(UpstreamModel):
+class StoreRow(common.UpstreamModel):
     """Store rows name their id/name pair in one of `STORE_ID_NAME_PAIRS`; one pair must be present."""
 
     _unwrap = model_validator(mode="before")(_unwrap_field)
@@ -222,12 +200,12 @@ class StoreRow(UpstreamModel):
         raise ValueError("store row without an id/name pair")
 
 
-class SearchData(UpstreamModel, Generic[RowT]):
+class SearchData(common.UpstreamModel, Generic[common.RowT]):
     """Search answers: `SearchQueryResult.Collection[].Documentset.Document[]` or `content[]`, the two the
     original accepted (docs/upstreams/seveneleven.md, "Search rows")."""
 
-    SearchQueryResult: SearchEngineResult[RowT] | None = None
-    content: list[RowT] | None = None
+    SearchQueryResult: common.SearchEngineResult[common.RowT] | None = None
+    content: list[common.RowT] | None = None
 
     @model_validator(mode="after")
     def _has_rows(self) -> Self:
@@ -235,7 +213,7 @@ class SearchData(UpstreamModel, Generic[RowT]):
             raise ValueError("no SearchQueryResult or content")
         return self
 
-    def rows(self) -> list[RowT]:
+    def rows(self) -> list[common.RowT]:
         if self.SearchQueryResult is not None:
             return self.SearchQueryResult.documents()
         return list(self.content or [])
@@ -252,17 +230,17 @@ class StoreSearchResponse(SevenEnvelope):
     data: SearchData[StoreRow]
 
 
-class PopwordItem(UpstreamModel):
+class PopwordItem(common.UpstreamModel):
     """A word object: its word under `keyword`, the one key the recorded payloads show
     (docs/upstreams/seveneleven.md, "Popular words")."""
 
-    keyword: NonEmptyStr
+    keyword: common.NonEmptyStr
 
 
 PopwordEntry = str | PopwordItem
 
 
-class PopwordLists(UpstreamModel):
+class PopwordLists(common.UpstreamModel):
     """An object `data`: its word list under one of `POPWORD_LIST_KEYS`."""
 
     keywords: list[PopwordEntry] | None = None
@@ -293,22 +271,22 @@ class PopwordsResponse(SevenEnvelope):
         return data
 
 
-class StockMetaResponse(UpstreamModel):
+class StockMetaResponse(common.UpstreamModel):
     """Not enveloped: the item's stock metadata at top level."""
 
-    itemCd: NonEmptyStr
-    smCd: NonEmptyStr
-    stokMngCd: NonEmptyStr
-    stokMngQty: RequiredQuantity
-    stockApplicationRate: str | int | FiniteFloat
+    itemCd: common.NonEmptyStr
+    smCd: common.NonEmptyStr
+    stokMngCd: common.NonEmptyStr
+    stokMngQty: common.RequiredQuantity
+    stockApplicationRate: str | int | common.FiniteFloat
 
 
-class StoreStock(UpstreamModel):
-    storeCd: NonEmptyStr
-    stock: RequiredQuantity
+class StoreStock(common.UpstreamModel):
+    storeCd: common.NonEmptyStr
+    stock: common.RequiredQuantity
 
 
-class StockData(UpstreamModel):
+class StockData(common.UpstreamModel):
     storeList: list[StoreStock]
 
 
@@ -316,11 +294,11 @@ class StockResponse(SevenEnvelope):
     data: StockData
 
 
-class Listing(UpstreamModel, Generic[RowT]):
+class Listing(common.UpstreamModel, Generic[common.RowT]):
     """An object listing: rows under `content` or `list` (docs/upstreams/seveneleven.md, "Listings")."""
 
-    content: list[RowT] | None = None
-    items: list[RowT] | None = Field(None, alias="list")
+    content: list[common.RowT] | None = None
+    items: list[common.RowT] | None = Field(None, alias="list")
 
     @model_validator(mode="after")
     def _has_rows(self) -> Self:
@@ -328,20 +306,20 @@ class Listing(UpstreamModel, Generic[RowT]):
             raise ValueError("no content or list")
         return self
 
-    def rows(self) -> list[RowT]:
+    def rows(self) -> list[common.RowT]:
         return list(self.content if self.content is not None else self.items or [])
 
 
-class AnyRow(UpstreamModel):
+class AnyRow(common.UpstreamModel):
     """Exhibitions are any objects; the client reads a few optional fields."""
 
 
-class ListingResponse(SevenEnvelope, Generic[RowT]):
+class ListingResponse(SevenEnvelope, Generic[common.RowT]):
     """A catalog listing: its rows as a bare list or as a `Listing`."""
 
-    data: list[RowT] | Listing[RowT]
+    data: list[common.RowT] | Listing[common.RowT]
 
-    def rows(self) -> list[RowT]:
+    def rows(self) -> list[common.RowT]:
         return self.data if isinstance(self.data, list) else self.data.rows()
 
 
@@ -354,77 +332,77 @@ class ExhibitionListingResponse(ListingResponse[AnyRow]):
 
 
 # --- answers (the lookup API's `data`) ---------------------------------------------------------------
-@answer
+@common.answer
 class SevenElevenProduct(TypedDict):
     itemCode: str
     itemName: str
-    price: Number | None
-    cost: Number | None
+    price: common.Number | None
+    cost: common.Number | None
     productNo: str | None
     imageUrl: str | None
     event: str | None
-    rating: Number | None
-    reviewCount: Number | None
+    rating: common.Number | None
+    reviewCount: common.Number | None
 
 
-@answer
+@common.answer
 class SevenElevenProducts(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     products: list[SevenElevenProduct]
 
 
-@answer
+@common.answer
 class SevenElevenStore(TypedDict):
     storeCode: str
     storeName: str
     address: str | None
-    latitude: Number | None
-    longitude: Number | None
+    latitude: common.Number | None
+    longitude: common.Number | None
     pickup: bool | None
     delivery: bool | None
     closed: bool | None
 
 
-@answer
+@common.answer
 class SevenElevenStores(TypedDict):
-    totalCount: Tally | None
+    totalCount: common.Tally | None
     stores: list[SevenElevenStore]
 
 
-@answer
+@common.answer
 class PopularKeyword(TypedDict):
     rank: Annotated[int, Field(ge=1)]
     keyword: str
 
 
-@answer
+@common.answer
 class SevenElevenPopwords(TypedDict):
     keywords: list[PopularKeyword]
 
 
-@answer
+@common.answer
 class SevenElevenStock(TypedDict):
     itemCode: str
     itemName: str | None
     storeCode: str
-    stock: Stock
+    stock: common.Stock
 
 
-@answer
+@common.answer
 class SevenElevenCatalogProducts(TypedDict):
     products: list[SevenElevenProduct]
 
 
-@answer
+@common.answer
 class SevenElevenExhibition(TypedDict):
     id: str | int | None
     name: str | None
     startDate: str | None
     endDate: str | None
-    productCount: Tally | None
+    productCount: common.Tally | None
 
 
-@answer
+@common.answer
 class SevenElevenExhibitions(TypedDict):
     exhibitions: list[SevenElevenExhibition]
 
@@ -444,8 +422,8 @@ def _product(row: GoodsRow) -> SevenElevenProduct:
         "price": row.onlinePrice,
         "cost": row.onlineCost,
         "productNo": str(product_no) if isinstance(product_no, str | int) and product_no != "" else None,
-        "imageUrl": optional_text(extra.get("repImgUrl")),
-        "event": optional_text(extra.get("eventGbnNm")),
+        "imageUrl": common.optional_text(extra.get("repImgUrl")),
+        "event": common.optional_text(extra.get("eventGbnNm")),
         "rating": row.avgEvalScore,
         "reviewCount": row.productReviewCnt,
     }
@@ -459,15 +437,17 @@ def normalize_store(body: StoreSearchResponse) -> SevenElevenStores:
     stores: list[SevenElevenStore] = []
     for row in body.data.rows():
         code, name = row.identity()
-        address = " ".join(part for part in (row.field("addr1"), row.field("addr2")) if optional_text(part))
+        address = " ".join(
+            part for part in (row.field("addr1"), row.field("addr2")) if common.optional_text(part)
+        )
         stores.append(
             {
                 "storeCode": code,
                 "storeName": name,
                 "address": address or None,
                 # `lat`/`lng`: the store row's coordinates (docs/upstreams/seveneleven.md, "Search rows").
-                "latitude": optional_float(row.field("lat")),
-                "longitude": optional_float(row.field("lng")),
+                "latitude": common.optional_float(row.field("lat")),
+                "longitude": common.optional_float(row.field("lng")),
                 "pickup": _yn_field(row, "pickupYn"),
                 "delivery": _yn_field(row, "dlvyYn"),
                 "closed": _yn_field(row, "closeYn"),
@@ -477,7 +457,7 @@ def normalize_store(body: StoreSearchResponse) -> SevenElevenStores:
 
 
 def _word(item: PopwordEntry) -> str | None:
-    return optional_text(item) if isinstance(item, str) else item.keyword
+    return common.optional_text(item) if isinstance(item, str) else item.keyword
 
 
 def normalize_popwords(body: PopwordsResponse) -> SevenElevenPopwords:
@@ -490,8 +470,8 @@ def normalize_stock_meta(body: StockMetaResponse) -> dict[str, Any]:
     extra = body.model_extra or {}
     return {
         "itemCd": body.itemCd,
-        "itemName": optional_text(extra.get("itemOnm")),
-        "productNo": optional_text(extra.get("prdNo")),
+        "itemName": common.optional_text(extra.get("itemOnm")),
+        "productNo": common.optional_text(extra.get("prdNo")),
         "smCd": body.smCd,
         "stokMngCd": body.stokMngCd,
         "stokMngQty": body.stokMngQty,
@@ -500,7 +480,11 @@ def normalize_stock_meta(body: StockMetaResponse) -> dict[str, Any]:
 
 
 def normalize_stock(body: StockResponse) -> dict[str, Any]:
-    return {"stores": [{"storeCode": row.storeCd, "stock": stock(row.stock)} for row in body.data.storeList]}
+    return {
+        "stores": [
+            {"storeCode": row.storeCd, "stock": common.stock(row.stock)} for row in body.data.storeList
+        ]
+    }
 
 
 def normalize_products(body: ProductListingResponse) -> SevenElevenCatalogProducts:
@@ -516,9 +500,9 @@ def normalize_exhibitions(body: ExhibitionListingResponse) -> SevenElevenExhibit
         exhibitions.append(
             {
                 "id": exhibition_id if isinstance(exhibition_id, str | int) else None,
-                "name": optional_text(extra.get("exhibitionName")),
-                "startDate": optional_text(extra.get("exhibitionStartDate")),
-                "endDate": optional_text(extra.get("exhibitionEndDate")),
+                "name": common.optional_text(extra.get("exhibitionName")),
+                "startDate": common.optional_text(extra.get("exhibitionStartDate")),
+                "endDate": common.optional_text(extra.get("exhibitionEndDate")),
                 "productCount": len(products) if isinstance(products, list) else None,
             }
         )
@@ -717,7 +701,7 @@ class SevenElevenStockQuery(contract.LookupQuery):
             "itemCode": item["itemCd"],
             "itemName": item["itemName"],
             "storeCode": self.storeCd,
-            "stock": stock(None),
+            "stock": common.stock(None),
         }
         if item["stokMngQty"] == UNKNOWN_QUANTITY:
             return result

@@ -9,18 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import mcp_types
 import pytest
-from mcp_types import (
-    CLIENT_CAPABILITIES_META_KEY,
-    HEADER_MISMATCH,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    PROTOCOL_VERSION_META_KEY,
-    SERVER_INFO_META_KEY,
-    UNSUPPORTED_PROTOCOL_VERSION,
-)
 from mcp_types.methods import validate_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -61,7 +51,7 @@ def post(body: object, headers: Mapping[str, str] | None = None, *, raw: str | N
 
 def modern(method: str, params: dict[str, Any] | None = None, **headers: str) -> HttpAnswer:
     """A 2026-07-28 request with its envelope and matching headers (any header can be overridden)."""
-    meta = {PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_CAPABILITIES_META_KEY: {}}
+    meta = {mcp_types.PROTOCOL_VERSION_META_KEY: MODERN, mcp_types.CLIENT_CAPABILITIES_META_KEY: {}}
     body_params = {**(params or {}), "_meta": meta}
     routing = {"mcp-protocol-version": MODERN, "mcp-method": method}
     if "name" in body_params:
@@ -108,7 +98,7 @@ def test_only_post_is_served(method: str) -> None:
 def test_transport_refusals(headers: dict[str, str], status: int) -> None:
     answer = post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers)
     assert answer.status == status
-    assert error_of(answer)["code"] == INVALID_REQUEST
+    assert error_of(answer)["code"] == mcp_types.INVALID_REQUEST
 
 
 def test_a_client_without_accept_is_served() -> None:
@@ -149,7 +139,10 @@ def rebinding_probe(version: str, host: str | None, origin: str | None) -> HttpA
 def test_a_rebound_page_is_refused_and_the_servers_own_names_are_served(version: str) -> None:
     rebound = rebinding_probe(version, "evil.example:8080", "http://evil.example:8080")
     assert rebound.status == 403
-    assert (error_of(rebound)["code"], error_of(rebound)["message"]) == (INVALID_REQUEST, "Host not allowed")
+    assert (error_of(rebound)["code"], error_of(rebound)["message"]) == (
+        mcp_types.INVALID_REQUEST,
+        "Host not allowed",
+    )
 
     assert rebinding_probe(version, "127.0.0.1:8080", "http://127.0.0.1:8080").status == 200
     assert rebinding_probe(version, "localhost:3000", "http://localhost:3000").status == 200
@@ -208,12 +201,15 @@ def test_host_names_match_exactly_or_with_any_port_and_ignore_case() -> None:
 @pytest.mark.parametrize(
     ("raw", "code"),
     [
-        ("{not json", PARSE_ERROR),
-        ('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', INVALID_REQUEST),  # batches are not in these revisions
-        ('{"jsonrpc":"1.0","method":"ping"}', INVALID_REQUEST),
-        ('{"jsonrpc":"2.0","id":true,"method":"ping"}', INVALID_REQUEST),
-        ('{"jsonrpc":"2.0","method":7}', INVALID_REQUEST),  # a malformed notification
-        ("3", INVALID_REQUEST),
+        ("{not json", mcp_types.PARSE_ERROR),
+        (
+            '[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+            mcp_types.INVALID_REQUEST,
+        ),  # batches are not in these revisions
+        ('{"jsonrpc":"1.0","method":"ping"}', mcp_types.INVALID_REQUEST),
+        ('{"jsonrpc":"2.0","id":true,"method":"ping"}', mcp_types.INVALID_REQUEST),
+        ('{"jsonrpc":"2.0","method":7}', mcp_types.INVALID_REQUEST),  # a malformed notification
+        ("3", mcp_types.INVALID_REQUEST),
     ],
 )
 def test_malformed_json_rpc_gets_json_rpc_errors_with_400(raw: str, code: int) -> None:
@@ -226,7 +222,7 @@ def test_malformed_json_rpc_gets_json_rpc_errors_with_400(raw: str, code: int) -
 def test_an_invalid_request_whose_id_was_read_echoes_it() -> None:
     answer = post(None, raw='{"jsonrpc":"1.0","id":"r-1","method":"ping"}')
     assert (answer.status, json.loads(answer.body)["id"]) == (400, "r-1")
-    assert error_of(answer)["code"] == INVALID_REQUEST
+    assert error_of(answer)["code"] == mcp_types.INVALID_REQUEST
 
 
 @pytest.mark.parametrize("request_id", [7, "r-7"])
@@ -252,7 +248,7 @@ def test_an_unsupported_version_is_refused_with_the_versions_served() -> None:
     answer = handshake("tools/list", version="2099-01-01")
     assert answer.status == 400
     error = error_of(answer)
-    assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    assert error["code"] == mcp_types.UNSUPPORTED_PROTOCOL_VERSION
     assert error["data"]["requested"] == "2099-01-01"
     assert {MODERN, *HANDSHAKE_PROTOCOL_VERSIONS} == set(error["data"]["supported"])
 
@@ -297,14 +293,22 @@ def test_handshake_era_tools_list_and_call(version: str | None) -> None:
 @pytest.mark.parametrize(
     ("method", "params", "code"),
     [
-        ("server/discover", {}, METHOD_NOT_FOUND),  # 2026-07-28 only
-        ("resources/list", {}, METHOD_NOT_FOUND),  # a method of the protocol this server does not serve
-        ("no/such", {}, METHOD_NOT_FOUND),
-        ("tools/call", {"name": "noSuchTool"}, INVALID_PARAMS),
-        ("tools/call", {"arguments": {}}, INVALID_PARAMS),  # no name
-        ("tools/call", {"name": "cuProducts", "arguments": ["x"]}, INVALID_PARAMS),
-        ("tools/list", {"_meta": "x"}, INVALID_PARAMS),
-        ("initialize", {"protocolVersion": HANDSHAKE, "capabilities": {}}, INVALID_PARAMS),  # no clientInfo
+        ("server/discover", {}, mcp_types.METHOD_NOT_FOUND),  # 2026-07-28 only
+        (
+            "resources/list",
+            {},
+            mcp_types.METHOD_NOT_FOUND,
+        ),  # a method of the protocol this server does not serve
+        ("no/such", {}, mcp_types.METHOD_NOT_FOUND),
+        ("tools/call", {"name": "noSuchTool"}, mcp_types.INVALID_PARAMS),
+        ("tools/call", {"arguments": {}}, mcp_types.INVALID_PARAMS),  # no name
+        ("tools/call", {"name": "cuProducts", "arguments": ["x"]}, mcp_types.INVALID_PARAMS),
+        ("tools/list", {"_meta": "x"}, mcp_types.INVALID_PARAMS),
+        (
+            "initialize",
+            {"protocolVersion": HANDSHAKE, "capabilities": {}},
+            mcp_types.INVALID_PARAMS,
+        ),  # no clientInfo
     ],
 )
 def test_handshake_era_dispatch_errors_are_json_rpc_errors_with_200(
@@ -324,7 +328,7 @@ def test_discover_describes_the_server() -> None:
     result = result_of(modern("server/discover"))
     assert result["supportedVersions"] == [MODERN]
     assert result["capabilities"] == {"tools": {"listChanged": False}}
-    assert result[("_meta")][SERVER_INFO_META_KEY]["name"] == "route-health"
+    assert result[("_meta")][mcp_types.SERVER_INFO_META_KEY]["name"] == "route-health"
     assert (result["resultType"], result["cacheScope"]) == ("complete", "public")
     validate_server_result("server/discover", MODERN, result)
 
@@ -336,7 +340,7 @@ def test_modern_tools_list_and_call() -> None:
 
     assert len(listed["tools"]) == len(lookup_operations(DOCUMENT))
     assert called["resultType"] == "complete"
-    assert called["_meta"][SERVER_INFO_META_KEY]["version"] == "1.0.0"
+    assert called["_meta"][mcp_types.SERVER_INFO_META_KEY]["version"] == "1.0.0"
     assert calls == [("gs25Stock", {"keyword": "콜라"})]
     validate_server_result("tools/list", MODERN, listed)
     validate_server_result("tools/call", MODERN, called)
@@ -345,12 +349,12 @@ def test_modern_tools_list_and_call() -> None:
 @pytest.mark.parametrize(
     ("method", "params", "headers", "code", "status"),
     [
-        ("tools/list", {}, {"mcp_protocol_version": "2025-11-25"}, HEADER_MISMATCH, 400),
-        ("tools/list", {}, {"mcp_method": "tools/call"}, HEADER_MISMATCH, 400),
-        ("tools/call", {"name": "cuProducts"}, {"mcp_name": "cuStores"}, HEADER_MISMATCH, 400),
-        ("initialize", {}, {}, METHOD_NOT_FOUND, 404),  # no handshake in 2026-07-28
-        ("ping", {}, {}, METHOD_NOT_FOUND, 404),
-        ("tools/call", {"name": "noSuchTool"}, {}, INVALID_PARAMS, 400),
+        ("tools/list", {}, {"mcp_protocol_version": "2025-11-25"}, mcp_types.HEADER_MISMATCH, 400),
+        ("tools/list", {}, {"mcp_method": "tools/call"}, mcp_types.HEADER_MISMATCH, 400),
+        ("tools/call", {"name": "cuProducts"}, {"mcp_name": "cuStores"}, mcp_types.HEADER_MISMATCH, 400),
+        ("initialize", {}, {}, mcp_types.METHOD_NOT_FOUND, 404),  # no handshake in 2026-07-28
+        ("ping", {}, {}, mcp_types.METHOD_NOT_FOUND, 404),
+        ("tools/call", {"name": "noSuchTool"}, {}, mcp_types.INVALID_PARAMS, 400),
     ],
 )
 def test_modern_refusals(
@@ -367,14 +371,14 @@ def test_modern_refusals(
 def test_a_handshake_revision_in_header_and_meta_is_never_served_a_2026_07_28_method(
     header: str | None,
 ) -> None:
-    meta = {PROTOCOL_VERSION_META_KEY: HANDSHAKE, CLIENT_CAPABILITIES_META_KEY: {}}
+    meta = {mcp_types.PROTOCOL_VERSION_META_KEY: HANDSHAKE, mcp_types.CLIENT_CAPABILITIES_META_KEY: {}}
     headers = {"mcp-method": "server/discover", **({"mcp-protocol-version": header} if header else {})}
     answer = post(
         {"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {"_meta": meta}}, headers
     )
 
     assert answer.status == 200  # the handshake era's status for a dispatch error
-    assert (json.loads(answer.body)["id"], error_of(answer)["code"]) == (3, METHOD_NOT_FOUND)
+    assert (json.loads(answer.body)["id"], error_of(answer)["code"]) == (3, mcp_types.METHOD_NOT_FOUND)
     listed = post({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": meta}}, headers)
     assert "resultType" not in result_of(listed)  # a handshake-era result
 
@@ -383,4 +387,4 @@ def test_a_modern_request_without_its_envelope_is_invalid() -> None:
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"}
     answer = post({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers)
     assert answer.status == 400
-    assert error_of(answer)["code"] == INVALID_PARAMS
+    assert error_of(answer)["code"] == mcp_types.INVALID_PARAMS
