@@ -18,16 +18,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from functions.core import (
-    PINNED_TO_RELAY,
-    Path,
-    Reason,
-    RelayCheck,
-    RelayGroup,
-    RouteCheck,
-    RouteKey,
-    RouteOverride,
-)
+from functions import core
 from functions.handlers.metrics import METRICS
 from functions.services.snapshot_cache import SnapshotCache
 
@@ -77,7 +68,9 @@ def report_unexpected_error(error: Exception) -> None:
     emit_metric("UnexpectedError", 1)
 
 
-def audit_override_change(action: Literal["set", "clear"], override: RouteOverride, *, caller: str) -> None:
+def audit_override_change(
+    action: Literal["set", "clear"], override: core.RouteOverride, *, caller: str
+) -> None:
     """One audit line and one `OverrideChange` count per operator change (Mode: the mode set, or `clear`).
 
     `caller` is the SHA-256 of the caller's source IP. The reason is the operator's own text, never a secret.
@@ -106,28 +99,28 @@ def emit_overrides_active(count: int) -> None:
 class MetricsRoutingEvents:
     """The router's decisions and failures as metrics and log lines (implements RoutingEvents)."""
 
-    def decided(self, key: RouteKey, path: Path, rule: str) -> None:
+    def decided(self, key: core.RouteKey, path: core.Path, rule: str) -> None:
         # A relay decision is logged (which route, why: a dimension per route would grow the metric bill with
         # every new operation); a direct one only at DEBUG (POWERTOOLS_LOG_LEVEL=DEBUG), where below DEBUG a
         # lookup does not even build the record (2.0 → 0.5 µs).
-        if path is Path.RELAY:
+        if path is core.Path.RELAY:
             logger.info("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
             emit_metric("RelayLookup", 1)
         elif logger.log_level <= logging.DEBUG:
             logger.debug("route decided", extra={"route": key.value, "path": path.value, "rule": rule})
 
-    def answered(self, key: RouteKey, path: Path) -> None:
+    def answered(self, key: core.RouteKey, path: core.Path) -> None:
         # One count per lookup, Path=unavailable for every 503: the 503-rate alarm divides these.
         emit_metric("Lookups", 1, Path=path.value)
-        if path is Path.UNAVAILABLE:
+        if path is core.Path.UNAVAILABLE:
             logger.warning("route unavailable", extra={"route": key.value})
 
-    def direct_failed(self, key: RouteKey, reason: Reason) -> None:
+    def direct_failed(self, key: core.RouteKey, reason: core.Reason) -> None:
         # Which route and why: this line (the dashboard's "Live direct failures per route"); the metric counts.
         logger.warning("direct failed", extra={"route": key.value, "reason": reason.value})
         emit_metric("DirectFailure", 1)
 
-    def relay_fallback(self, key: RouteKey) -> None:
+    def relay_fallback(self, key: core.RouteKey) -> None:
         logger.info("relay fallback", extra={"route": key.value})
         emit_metric("RelayLookup", 1)
         emit_metric("RelayFallback", 1)
@@ -156,12 +149,12 @@ class MetricsRelayEvents:
     def gs25_session_expired(self) -> None:
         logger.warning(
             "GS25 refused the convenience relay's session: renew the GS25 session on the relay",
-            extra={"route": RouteKey.GS25_STOCK.value},
+            extra={"route": core.RouteKey.GS25_STOCK.value},
         )
         emit_metric("Gs25SessionExpired", 1)
 
 
-def report_relay_configuration_invalid(group: RelayGroup, error: Exception) -> None:
+def report_relay_configuration_invalid(group: core.RelayGroup, error: Exception) -> None:
     """A relay whose URL or credentials cannot be used: its lookups answer 503 and its check `configuration`."""
     logger.warning("relay configuration invalid", extra={"group": group.value, "problem": str(error)})
 
@@ -174,15 +167,15 @@ class MetricsProbeEvents:
     that the alarms can page on them whatever the number of routes.
     """
 
-    def route_checked(self, check: RouteCheck) -> None:
-        if check.key in PINNED_TO_RELAY:  # written without a request: nothing was checked
+    def route_checked(self, check: core.RouteCheck) -> None:
+        if check.key in core.PINNED_TO_RELAY:  # written without a request: nothing was checked
             return
         logger.info(
             "probe check passed" if check.direct else "probe check failed",
             extra={"route": check.key.value, "reason": _code(check.reason)},
         )
 
-    def relay_checked(self, check: RelayCheck) -> None:
+    def relay_checked(self, check: core.RelayCheck) -> None:
         logger.info(
             "relay check passed" if check.healthy else "relay check failed",
             extra={"group": check.group.value, "reason": _code(check.reason)},
@@ -193,7 +186,7 @@ class MetricsProbeEvents:
 
     def run_finished(self, summary: ProbeSummary) -> None:
         logger.info("probe run finished", extra={"probe": summary.to_dict()})
-        checked = [check for check in summary.routes if check.key not in PINNED_TO_RELAY]
+        checked = [check for check in summary.routes if check.key not in core.PINNED_TO_RELAY]
         emit_metric("RoutesFailingDirect", sum(not check.direct for check in checked))
         emit_metric("RelaysUnhealthy", sum(not check.healthy for check in summary.relays))
         emit_metric("ProbeRunDuration", summary.duration_ms)
@@ -203,5 +196,5 @@ class MetricsProbeEvents:
         emit_metric("StoreError", 1)
 
 
-def _code(reason: Reason | None) -> str | None:
+def _code(reason: core.Reason | None) -> str | None:
     return None if reason is None else reason.value
