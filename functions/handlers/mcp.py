@@ -30,7 +30,7 @@ from functions.mcp.tools import LookupTools, server_description
 def served() -> tuple[McpServer, LookupTools]:
     """The server and its tools, from the lookup function's document: built once, at INIT in Lambda."""
     settings = McpSettings.from_environment()
-    document = lookup_document()
+    document = lookup_document(settings.limited_prefixes)  # the tools say which lookups the limit counts
     tools = LookupTools(lookup_operations(document), api.lambda_handler)
     server = McpServer(server_description(document, tools), allowed_hosts=settings.mcp_allowed_hosts)
     return server, tools

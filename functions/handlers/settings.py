@@ -111,6 +111,11 @@ class ApiSettings(CommonSettings):
     """The cache's cap on the answers' text, in bytes (the function has 512 MB)."""
     response_cache_max_entries: int = Field(default=5000, ge=1, alias="RESPONSE_CACHE_MAX_ENTRIES")
 
+    @property
+    def limited_prefixes(self) -> tuple[str, ...]:
+        """The paths whose lookups count against the daily limit: none when the limit is off."""
+        return self.daily_rate_limit_prefixes if self.daily_rate_limit else ()
+
     @field_validator("daily_rate_limit_prefixes", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:

@@ -11,8 +11,12 @@ from typing import Any
 import pytest
 
 from functions.adapters.secrets import Secrets
+from functions.catalog import LOOKUPS
 from functions.core import ErrorCode, RouteKey, group_of
 from functions.handlers import mcp
+from functions.handlers.api import operation_id
+from functions.handlers.openapi import LIMITED_NOTE
+from functions.handlers.settings import DAILY_LIMITED_PREFIXES
 from sandbox.gateway import LambdaContext
 from tests.integration.conftest import OPERATOR_SECRET, TEST_SECRET_VALUES, Lambdas, answer_of, explode
 from tests.support.catalog_fixtures import ENDPOINT_OF, ENDPOINTS, Endpoint
@@ -167,6 +171,30 @@ def test_a_deployed_function_answers_only_to_its_configured_names(
     assert rebinding_probe(lambdas, "edge.example", None)[0] == 200
     assert rebinding_probe(lambdas, SANDBOX_HOST, None)[0] == 403  # loopback is the sandbox's default only
     assert rebinding_probe(lambdas, "evil.example:8080", "http://evil.example:8080")[0] == 403
+
+
+@pytest.mark.parametrize(
+    ("environment", "limited"),
+    [
+        ({}, set(DAILY_LIMITED_PREFIXES)),
+        ({"DAILY_RATE_LIMIT_PREFIXES": "/api/cu/"}, {"/api/cu/"}),
+        ({"DAILY_RATE_LIMIT": "0"}, set()),
+    ],
+)
+def test_the_tools_say_which_lookups_the_functions_own_daily_limit_counts(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], limited: set[str]
+) -> None:
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    mcp.served.cache_clear()
+    try:
+        _, tools = mcp.served()
+    finally:
+        mcp.served.cache_clear()
+
+    noted = {tool["name"] for tool in tools.definitions if LIMITED_NOTE in tool["description"]}
+    assert noted == {operation_id(query) for query in LOOKUPS if query.path.startswith(tuple(limited))}
+    assert noted or not limited
 
 
 @pytest.mark.parametrize(
