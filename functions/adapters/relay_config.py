@@ -32,10 +32,11 @@ def relay_endpoints(
     verdict is then `configuration`)."""
     endpoints: dict[RelayGroup, RelayEndpoint | RelayConfigError] = {}
     for group in RelayGroup:
-        url = relay_url(group, urls, secrets)
+        settings_of = relay_settings_of(group, urls, secrets)
+        url = urls.get(settings_of)
         if url is None:
             continue
-        credentials = secrets.relay(relay_settings_of(group, urls, secrets)).credentials()
+        credentials = secrets.relay(settings_of).credentials()
         try:
             endpoints[group] = RelayEndpoint.parse(group, url, credentials)
         except RelayConfigError as error:

@@ -43,7 +43,8 @@ def limited_lookups(
     settings: ApiSettings, *, store: QuotaStore | None, executor: Executor, clock: Clock
 ) -> LimitedLookups | None:
     """The lookup function's quota from its settings; None when DAILY_RATE_LIMIT is 0 (no limit)."""
-    if settings.daily_rate_limit == 0:
+    prefixes = settings.limited_prefixes
+    if not prefixes:
         return None
     quota = DailyQuota(
         settings.daily_rate_limit,
@@ -54,7 +55,7 @@ def limited_lookups(
         on_untracked=_untracked,
         flush_interval_ms=round(settings.daily_rate_limit_flush_s * SECOND_MS),
     )
-    return LimitedLookups(quota, settings.daily_rate_limit_prefixes)
+    return LimitedLookups(quota, prefixes)
 
 
 def rate_limit_headers(decision: QuotaDecision) -> dict[str, str]:

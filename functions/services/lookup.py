@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextvars import copy_context
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -114,10 +113,8 @@ class Lookup:
             max_workers=max(1, min(MAX_MEMBERS_IN_FLIGHT, len(calls))), thread_name_prefix="lookup-member"
         )
         try:
-            # Each member runs in a copy of this request's context: its metrics join the request's document.
             futures: dict[K, Future[T]] = {
-                name: pool.submit(copy_context().run, timed, name, call, self.member(cancel))
-                for name, call in calls.items()
+                name: pool.submit(timed, name, call, self.member(cancel)) for name, call in calls.items()
             }
             wait(futures.values(), timeout=max(0, self.remaining_ms()) / SECOND_MS)
         finally:
